@@ -1,0 +1,31 @@
+# The two commands of a fresh machine: `make demo` and `make test`. Both create the environment first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test install bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, as the CPU build: a bare requirement would pull several GB of CUDA packages.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/cairn ingest
+	$(BIN)/cairn query "how do I fail over the ledger-db primary" --tenant acme --group sre --k 3
+	$(BIN)/cairn query "TLS certificate expired on the edge proxy" --tenant acme --group sre --k 3
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf data/index

@@ -1,0 +1,4 @@
+"""The embedding model, shared by ingestion (index/) and retrieval (query/)."""
+from embedding.model import Encoder, load_encoder
+
+__all__ = ["Encoder", "load_encoder"]

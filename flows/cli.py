@@ -1,0 +1,137 @@
+"""The `cairn` command: ingest, query, status."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from schemas.config import ConfigError, load_config
+
+EXIT_FAILURES = 1  # --strict and some inputs failed
+EXIT_USAGE = 2  # bad config, unreachable index: nothing ran
+
+
+def _print_json(data: dict) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    if args.source:
+        config.source(args.source)  # fail fast on an unknown name
+    from index.store import open_client
+
+    open_client(config.milvus, create=True).close()  # fail fast: unreachable or locked index
+    from flows.ingest import ingest_flow
+
+    report = ingest_flow(
+        config_path=str(config.config_path), source=args.source, show_progress=not args.json and sys.stderr.isatty()
+    )
+    if args.json:
+        _print_json(report)
+    else:
+        d = report["documents"]
+        print(
+            f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
+            f"{d['deleted']} deleted, {d['failed']} failed\n"
+            f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
+            f"embeddings computed: {report['embeddings_computed']}\n"
+            f"seconds: {report['seconds']:.1f}  chunks/s: {report['chunks_per_second']:.1f}"
+        )
+        for failure in report["failures"]:
+            print(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}", file=sys.stderr)
+    return EXIT_FAILURES if args.strict and report["failures"] else 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from query import Principal, Retriever
+
+    config = load_config(args.config)
+    retriever = Retriever.from_config(config)
+    try:
+        result = retriever.retrieve(args.text, Principal(args.tenant, args.group), k=args.k)
+    finally:
+        retriever.close()
+    if args.json:
+        fields = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
+        _print_json({"results": [{f: getattr(h, f) for f in fields} for h in result.hits]})
+        return 0
+    if not result.hits:
+        print("no results for this tenant and these groups")
+    for rank, hit in enumerate(result.hits, 1):
+        snippet = " ".join(hit.text.split())[:240]
+        print(f"{rank}. [{hit.score:.4f}] {hit.citation}\n   {snippet}...\n")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from index.store import MilvusStore, open_client
+
+    config = load_config(args.config)
+    client = open_client(config.milvus, create=False)
+    if not client.has_collection(config.milvus.collection):
+        print(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`", file=sys.stderr)
+        return EXIT_USAGE
+    store = MilvusStore(config.milvus, dim=0, client=client)
+    client.load_collection(config.milvus.collection)
+    counts = store.counts()
+    store.close()
+    rows = [
+        {"tenant": t, "source": s, "chunk_type": c, "rows": n} for (t, s, c), n in sorted(counts.items())
+    ]
+    if args.json:
+        _print_json({"uri": config.milvus.uri, "collection": config.milvus.collection, "rows": rows})
+    else:
+        print(f"{config.milvus.uri} / {config.milvus.collection}: {sum(counts.values())} rows")
+        print(f"{'tenant':<16}{'source':<20}{'chunk_type':<12}{'rows':>8}")
+        for row in rows:
+            print(f"{row['tenant']:<16}{row['source']:<20}{row['chunk_type']:<12}{row['rows']:>8}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", help="config TOML (default: $CAIRN_CONFIG, else data/cairn.toml)")
+    parser = argparse.ArgumentParser(prog="cairn", description="Ingest knowledge into Milvus and retrieve it.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", parents=[common], help="bring the index in line with the configured sources")
+    ingest.add_argument("--source", help="only this configured source")
+    ingest.add_argument("--json", action="store_true", help="print the run report as JSON")
+    ingest.add_argument("--strict", action="store_true", help="exit 1 when any input failed")
+    ingest.set_defaults(run=cmd_ingest)
+
+    query = commands.add_parser("query", parents=[common], help="hybrid search as a principal (tenant + groups)")
+    query.add_argument("text")
+    query.add_argument("--tenant", required=True)
+    query.add_argument("--group", action="append", required=True, help="a group of the caller (repeatable)")
+    query.add_argument("--k", type=int, default=None, help="sections to return (default: [query] k)")
+    query.add_argument("--json", action="store_true")
+    query.set_defaults(run=cmd_query)
+
+    status = commands.add_parser("status", parents=[common], help="rows per tenant, source and chunk type")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(run=cmd_status)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except ConfigError as exc:
+        print(f"cairn: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        from index.store import StoreError
+        from query import RetrievalError
+
+        if isinstance(exc, (StoreError, RetrievalError, ValueError)):
+            print(f"cairn: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""Chunked documents -> Milvus rows with both dense vectors; embeds only texts the cache lacks.
+
+Per section, the model sees each child's text (prefixed by title and breadcrumbs, since a child
+alone often lacks the words that name its subject) and the section's abstract. Rows:
+- child:     full_text_embedding = its own text; abstract_embedding = its section's abstract
+- full_text: abstract_embedding = the abstract; full_text_embedding = normalised mean of its
+             children's vectors, so all of a 400-900-token section counts despite the model's
+             256-word-piece window.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from embedding import Encoder
+from index.cache import EmbeddingCache, text_key
+from schemas import ChunkType, Section, SourceDocument, stable_id
+from schemas.collection import ARRAY_ITEM_LENGTH, ARRAY_FIELDS, MAX_TEXT, VARCHAR_FIELDS, acl_key
+
+
+@dataclass
+class ChunkedDocument:
+    document: SourceDocument
+    sections: list[Section]
+
+
+@dataclass
+class EmbedStats:
+    texts: int = 0
+    computed: int = 0
+
+
+def context_header(title: str, breadcrumbs: list[str]) -> str:
+    trail = [b for b in breadcrumbs if b]
+    if not trail or trail[0] != title:
+        trail = [title, *trail]
+    return " > ".join(trail)
+
+
+def child_input(doc: SourceDocument, section: Section, text: str) -> str:
+    return f"{context_header(doc.title, section.breadcrumbs)}\n{text}"
+
+
+def abstract_input(doc: SourceDocument, section: Section) -> str:
+    header = context_header(doc.title, section.breadcrumbs)
+    return section.abstract if section.abstract.startswith(header) else f"{header}\n{section.abstract}"
+
+
+def embed_texts(texts: list[str], encoder: Encoder, cache: EmbeddingCache, batch_size: int, stats: EmbedStats) -> list[np.ndarray]:
+    keys = [text_key(encoder.identity, t) for t in texts]
+    known = cache.get_many(keys)
+    missing = list(dict.fromkeys(k for k in keys if k not in known))
+    if missing:
+        text_of = dict(zip(keys, texts))
+        vectors = encoder.encode([text_of[k] for k in missing], batch_size=batch_size)
+        fresh = dict(zip(missing, vectors))
+        cache.put_many(fresh)
+        known.update(fresh)
+    stats.texts += len(texts)
+    stats.computed += len(missing)
+    return [known[k] for k in keys]
+
+
+def build_rows(batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int) -> tuple[list[dict], EmbedStats]:
+    """All rows for a batch of documents, embedding every missing text in one model call."""
+    stats = EmbedStats()
+    texts: list[str] = []
+    for item in batch:
+        for section in item.sections:
+            texts.append(abstract_input(item.document, section))
+            texts.extend(child_input(item.document, section, c.text) for c in section.chunks)
+    vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats))
+    rows: list[dict] = []
+    for item in batch:
+        for section in item.sections:
+            abstract_vec = next(vectors)
+            child_vecs = [next(vectors) for _ in section.chunks]
+            rows.extend(section_rows(item.document, section, abstract_vec, child_vecs))
+    return rows, stats
+
+
+def _pooled(vectors: list[np.ndarray], fallback: np.ndarray) -> np.ndarray:
+    if not vectors:
+        return fallback
+    mean = np.mean(np.stack(vectors), axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm > 0 else fallback
+
+
+def parent_chunk_id(doc: SourceDocument, section: Section) -> str:
+    return stable_id(doc.document_id, doc.version_hash, section.section_id)
+
+
+def section_rows(doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray]) -> list[dict]:
+    parent_id = parent_chunk_id(doc, section)
+    header = context_header(doc.title, section.breadcrumbs)
+    base = document_fields(doc)
+    base.update(
+        section_id=section.section_id,
+        parent_section_id=section.parent_section_id,
+        breadcrumbs=section.breadcrumbs,
+        section_level=section.section_level,
+        section_order=section.section_order,
+        quality_flags=section.quality_flags.as_dict(),
+    )
+    parent = dict(
+        base,
+        chunk_id=parent_id,
+        parent_chunk_id="",
+        chunk_type=ChunkType.FULL_TEXT.value,
+        chunk_order=-1,
+        token_count=section.token_count,
+        text=section.text,
+        search_text=f"{header}\n{section.text}",
+        abstract_embedding=abstract_vec,
+        full_text_embedding=_pooled(child_vecs, abstract_vec),
+        extra=dict(base["extra"], abstract=section.abstract, abstract_token_count=section.abstract_token_count, **section.extra),
+    )
+    rows = [parent]
+    for chunk, vector in zip(section.chunks, child_vecs):
+        rows.append(
+            dict(
+                base,
+                chunk_id=stable_id(doc.document_id, doc.version_hash, section.section_id, str(chunk.order)),
+                parent_chunk_id=parent_id,
+                chunk_type=ChunkType.CHILD.value,
+                chunk_order=chunk.order,
+                token_count=chunk.token_count,
+                text=chunk.text,
+                search_text=f"{header}\n{chunk.text}",
+                abstract_embedding=abstract_vec,
+                full_text_embedding=vector,
+                extra=dict(base["extra"], **section.extra),
+            )
+        )
+    return [fit_row(row) for row in rows]
+
+
+def document_fields(doc: SourceDocument) -> dict:
+    if not doc.access_control_list:
+        raise ValueError(f"{doc.locator}: refusing to write a document with an empty access control list")
+    too_long = [g for g in doc.access_control_list if len(g.encode("utf-8")) > ARRAY_ITEM_LENGTH]
+    if too_long:
+        raise ValueError(f"{doc.locator}: ACL group names longer than {ARRAY_ITEM_LENGTH} bytes: {too_long[:1]}")
+    if len(set(doc.access_control_list)) > ARRAY_FIELDS["access_control_list"]:
+        raise ValueError(f"{doc.locator}: more than {ARRAY_FIELDS['access_control_list']} ACL groups")
+    key = acl_key(doc.access_control_list)
+    if len(key) > VARCHAR_FIELDS["acl_key"]:
+        raise ValueError(f"{doc.locator}: ACL group names too long to filter on ({len(key)} bytes encoded)")
+    return dict(
+        document_id=doc.document_id,
+        source_name=doc.source_name,
+        source_type=doc.source_type.value,
+        source_uri=doc.source_uri,
+        locator=doc.locator,
+        title=doc.title,
+        content_type=doc.content_type.value,
+        service_name=doc.service_name,
+        environment=doc.environment.value,
+        severity=doc.severity.value,
+        tenant_id=doc.tenant_id,
+        access_control_list=sorted(set(doc.access_control_list)),
+        acl_key=key,
+        version_hash=doc.version_hash,
+        temporal_start=doc.temporal_start,
+        temporal_end=doc.temporal_end,
+        created_at=doc.created_at,
+        updated_at=doc.updated_at,
+        tags=list(doc.tags),
+        doc_tag=doc.doc_tag,
+        extra=dict(doc.extra),
+    )
+
+
+def _clip(value: str, limit: int) -> str:
+    data = value.encode("utf-8")
+    if len(data) <= limit:
+        return value
+    return data[:limit].decode("utf-8", errors="ignore")
+
+
+def fit_row(row: dict) -> dict:
+    """Clip strings to the collection's byte limits (identity fields are never long enough to clip)."""
+    for name, limit in VARCHAR_FIELDS.items():
+        row[name] = _clip(str(row[name]), limit)
+    for name in ("text", "search_text"):
+        row[name] = _clip(row[name], MAX_TEXT)
+    for name, capacity in ARRAY_FIELDS.items():
+        row[name] = [_clip(str(v), ARRAY_ITEM_LENGTH) for v in row[name][:capacity]]
+    for name in ("abstract_embedding", "full_text_embedding"):
+        row[name] = np.asarray(row[name], dtype=np.float32).tolist()
+    return row

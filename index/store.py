@@ -1,0 +1,151 @@
+"""The Milvus collection: open it (Milvus Lite file or server, same code), write, delete, read back."""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from pymilvus import MilvusClient
+from pymilvus.exceptions import MilvusException
+
+from schemas import ChunkType
+from schemas.collection import (
+    build_index_params,
+    build_schema,
+    in_list,
+    quote,
+)
+from schemas.config import MilvusConfig
+
+
+@contextmanager
+def _quiet_lite_refusals():
+    """Milvus Lite lacks the AllocTimestamp RPC that index creation and query iterators ask for;
+    pymilvus falls back on its own, but gRPC and pymilvus log each refusal as an error. Hide only that."""
+    loggers = [logging.getLogger("grpc._server"), logging.getLogger("pymilvus")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+class StoreError(RuntimeError):
+    """The index cannot be used; the message says what to fix."""
+
+
+def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
+    """A client for the configured URI; a clear StoreError when it cannot be reached or is locked."""
+    uri = config.uri
+    if config.is_lite:
+        path = Path(uri)
+        if not create and not path.exists():
+            raise StoreError(f"no index at {uri}: run `cairn ingest` first (or set [milvus] uri)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        uri = str(path)
+    try:
+        return MilvusClient(uri=uri, token=config.token, timeout=30)
+    except Exception as exc:  # pymilvus raises several types for lock, refusal and timeout
+        message = str(exc)
+        if "lock" in message.lower():
+            raise StoreError(
+                f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
+                "wait for it to finish, or point [milvus] uri at a Milvus server"
+            ) from None
+        raise StoreError(f"cannot reach Milvus at {config.uri}: {message.splitlines()[0][:300]}") from None
+
+
+class MilvusStore:
+    def __init__(self, config: MilvusConfig, dim: int, client: MilvusClient | None = None) -> None:
+        self.config = config
+        self.dim = dim
+        self.collection = config.collection
+        self.client = client or open_client(config, create=True)
+
+    def ensure_collection(self) -> None:
+        if self.client.has_collection(self.collection):
+            self._check_compatible()
+        else:
+            with _quiet_lite_refusals():
+                self.client.create_collection(
+                    self.collection,
+                    schema=build_schema(self.dim),
+                    index_params=build_index_params(self.config.hnsw_m, self.config.hnsw_ef_construction),
+                )
+        self.client.load_collection(self.collection)
+
+    def _check_compatible(self) -> None:
+        described = self.client.describe_collection(self.collection)
+        have = {f["name"]: f for f in described["fields"]}
+        want = {f.name: f for f in build_schema(self.dim).fields}
+        missing = sorted(set(want) - set(have))
+        wrong_dim = [
+            name for name in ("abstract_embedding", "full_text_embedding")
+            if name in have and int(have[name].get("params", {}).get("dim", self.dim)) != self.dim
+        ]
+        if missing or wrong_dim:
+            raise StoreError(
+                f"collection {self.collection!r} at {self.config.uri} was built by another Cairn version "
+                f"(missing fields: {missing or 'none'}; wrong vector size: {wrong_dim or 'none'}); "
+                "use a new [milvus] collection name or drop it and ingest again"
+            )
+
+    # ---- writing -------------------------------------------------------------------------------
+    def upsert(self, rows: list[dict]) -> int:
+        size = self.config.write_batch_rows
+        for start in range(0, len(rows), size):
+            self.client.upsert(self.collection, rows[start : start + size])
+        return len(rows)
+
+    def delete_other_versions(self, document_id: str, keep_version: str) -> None:
+        self.client.delete(
+            self.collection,
+            filter=f"document_id == {quote(document_id)} and version_hash != {quote(keep_version)}",
+        )
+
+    def delete_documents(self, document_ids: Iterable[str]) -> None:
+        ids = list(document_ids)
+        for start in range(0, len(ids), 200):
+            self.client.delete(self.collection, filter=in_list("document_id", ids[start : start + 200]))
+
+    def flush(self) -> None:
+        self.client.flush(self.collection)
+
+    # ---- reading -------------------------------------------------------------------------------
+    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
+        """Every matching row, paged (a plain query is capped at 16,384 rows on a server)."""
+        with _quiet_lite_refusals():
+            iterator = self.client.query_iterator(
+                self.collection, batch_size=batch_size, filter=filter, output_fields=fields
+            )
+            try:
+                while page := iterator.next():
+                    yield from page
+            finally:
+                iterator.close()
+
+    def indexed_versions(self, source_name: str) -> dict[str, set[str]]:
+        """document_id -> the version hashes its parent rows carry, for one source."""
+        versions: dict[str, set[str]] = {}
+        expr = f"source_name == {quote(source_name)} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}"
+        for row in self.iterate(expr, ["document_id", "version_hash"]):
+            versions.setdefault(row["document_id"], set()).add(row["version_hash"])
+        return versions
+
+    def counts(self) -> Counter:
+        """Rows per (tenant, source, chunk_type)."""
+        counter: Counter = Counter()
+        for row in self.iterate("", ["tenant_id", "source_name", "chunk_type"]):
+            counter[(row["tenant_id"], row["source_name"], row["chunk_type"])] += 1
+        return counter
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except MilvusException:
+            pass

@@ -1,0 +1,137 @@
+"""The one Milvus collection, derived from the records: fields, indexes, and the filter grammar.
+
+Parents (chunk_type "full_text") and children ("child") share the collection. Children are what
+similarity search hits; a child's parent_chunk_id names the parent row fetched for context.
+
+ACL filtering: Milvus Lite evaluates ARRAY_CONTAINS_ANY row by row in Python (seconds at 100k rows),
+while a LIKE on a VARCHAR is cheap. Each row therefore also carries `acl_key`, its groups hex-encoded
+between bars ("|737265|..."). Hex has no LIKE wildcard, quote or bar, so a hostile group name can
+never widen the match; access_control_list keeps the plain list the schema names.
+"""
+from __future__ import annotations
+
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+# Lengths are bytes for VARCHAR; Milvus rejects longer values, so writers must clip to them.
+MAX_TEXT = 65535
+VARCHAR_FIELDS = {
+    "chunk_id": 64,
+    "document_id": 64,
+    "section_id": 512,
+    "parent_section_id": 512,
+    "parent_chunk_id": 64,
+    "chunk_type": 16,
+    "content_type": 32,
+    "source_type": 16,
+    "source_name": 128,
+    "service_name": 256,
+    "environment": 32,
+    "tenant_id": 256,
+    "acl_key": 8192,
+    "version_hash": 128,
+    "severity": 16,
+    "title": 1024,
+    "source_uri": 2048,
+    "doc_tag": 256,
+    "locator": 2048,
+}
+INT_FIELDS = ("token_count", "section_level", "section_order", "chunk_order", "temporal_start", "temporal_end", "created_at", "updated_at")
+ARRAY_FIELDS = {"breadcrumbs": 32, "access_control_list": 64, "tags": 64}
+ARRAY_ITEM_LENGTH = 512
+JSON_FIELDS = ("quality_flags", "extra")
+DENSE_FIELDS = ("abstract_embedding", "full_text_embedding")
+SPARSE_FIELD = "text_sparse"
+BM25_INPUT = "search_text"  # title + breadcrumbs + text: what BM25 ranks (text alone lacks the heading words)
+
+# Everything a reader may ask for; vectors are never returned to callers.
+OUTPUT_FIELDS = (
+    ["chunk_id", "text", *[f for f in VARCHAR_FIELDS if f not in ("chunk_id", "acl_key")]]
+    + list(INT_FIELDS)
+    + list(ARRAY_FIELDS)
+    + list(JSON_FIELDS)
+)
+
+
+def build_schema(dim: int):
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_FIELDS["chunk_id"])
+    for name, length in VARCHAR_FIELDS.items():
+        if name == "chunk_id":
+            continue
+        schema.add_field(name, DataType.VARCHAR, max_length=length, is_partition_key=(name == "tenant_id"))
+    for name in INT_FIELDS:
+        schema.add_field(name, DataType.INT64)
+    for name, capacity in ARRAY_FIELDS.items():
+        schema.add_field(
+            name, DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=capacity, max_length=ARRAY_ITEM_LENGTH
+        )
+    for name in JSON_FIELDS:
+        schema.add_field(name, DataType.JSON)
+    schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT)
+    schema.add_field(BM25_INPUT, DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=True)
+    for name in DENSE_FIELDS:
+        schema.add_field(name, DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field(SPARSE_FIELD, DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=[BM25_INPUT],
+            output_field_names=[SPARSE_FIELD],
+        )
+    )
+    return schema
+
+
+def build_index_params(hnsw_m: int = 16, hnsw_ef_construction: int = 200):
+    params = MilvusClient.prepare_index_params()
+    for name in DENSE_FIELDS:
+        params.add_index(
+            field_name=name,
+            index_type="HNSW",
+            metric_type="COSINE",
+            params={"M": hnsw_m, "efConstruction": hnsw_ef_construction},
+        )
+    params.add_index(field_name=SPARSE_FIELD, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    for name in ("document_id", "chunk_type", "source_name"):
+        params.add_index(field_name=name, index_type="INVERTED")
+    return params
+
+
+# ---- filter expressions ------------------------------------------------------------------------
+# Milvus Lite has no filter templates, so every literal is escaped here and nowhere else.
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def quote(value: str) -> str:
+    """A Milvus string literal for any input: backslash, quote and \\n \\t \\r escaped.
+
+    Milvus's expression parser knows no \\u escape, so other control characters are refused.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"filter literal must be a string, got {type(value).__name__}: {value!r}")
+    bad = [c for c in value if (ord(c) < 32 or ord(c) == 127) and c not in _ESCAPES]
+    if bad:
+        raise ValueError(f"filter literal {value!r} contains control characters")
+    return '"' + "".join(_ESCAPES.get(c, c) for c in value) + '"'
+
+
+def acl_token(group: str) -> str:
+    return group.encode("utf-8").hex()
+
+
+def acl_key(groups: list[str]) -> str:
+    return "|" + "|".join(acl_token(g) for g in sorted(set(groups))) + "|"
+
+
+def access_filter(tenant: str, groups: tuple[str, ...] | list[str]) -> str:
+    """Tenant + ACL pre-filter: the row's tenant equals the caller's and shares at least one group."""
+    if not groups:
+        raise ValueError("access_filter needs at least one group")
+    any_group = " or ".join(f'acl_key like "%|{acl_token(g)}|%"' for g in sorted(set(groups)))
+    return f"tenant_id == {quote(tenant)} and ({any_group})"
+
+
+def in_list(field: str, values) -> str:
+    return f"{field} in [{', '.join(quote(v) for v in values)}]"

@@ -1,0 +1,156 @@
+"""Cairn's configuration: one TOML file, every knob with a default, documented here and only here.
+
+Where the file comes from: `--config PATH`, else $CAIRN_CONFIG, else `data/cairn.toml`.
+Relative paths inside it resolve against the current working directory (run Cairn from the repo root).
+Secrets never live in the file: $CAIRN_MILVUS_TOKEN (or [milvus] token_env) and $CAIRN_MILVUS_URI override.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+DEFAULT_CONFIG = Path("data/cairn.toml")
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used; the message says which key to fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MilvusConfig(_Strict):
+    uri: str = "data/index/cairn.db"  # a path ending in .db = Milvus Lite; http(s)://host:port = a server
+    collection: str = "cairn"
+    token_env: str = "CAIRN_MILVUS_TOKEN"  # the server token is read from this variable, never from the file
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 200
+    write_batch_rows: int = 512
+
+    @property
+    def is_lite(self) -> bool:
+        return not self.uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+
+    @property
+    def token(self) -> str:
+        return os.environ.get(self.token_env, "")
+
+
+class EmbeddingConfig(_Strict):
+    model: Literal["all-MiniLM-L6-v2"] = "all-MiniLM-L6-v2"  # bundled weights; the only offline model
+    batch_size: int = 64
+    cache_path: str = "data/index/embeddings.sqlite"  # (model, text hash) -> vector; never embed twice
+
+
+class ChunkingConfig(_Strict):
+    parent_min_tokens: int = 400
+    parent_max_tokens: int = 900
+    parent_target_tokens: int = 650
+    child_min_tokens: int = 100
+    child_max_tokens: int = 200
+    child_target_tokens: int = 150
+    abstract_min_tokens: int = 100
+    abstract_max_tokens: int = 200
+    hard_block_tokens: int = 4000  # a single block (code fence, table) above this is cut by lines
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "ChunkingConfig":
+        for kind in ("parent", "child"):
+            lo, target, hi = (getattr(self, f"{kind}_{k}_tokens") for k in ("min", "target", "max"))
+            if not 0 < lo <= target <= hi:
+                raise ValueError(f"chunking: need 0 < {kind}_min_tokens <= {kind}_target_tokens <= {kind}_max_tokens")
+        if not 0 < self.abstract_min_tokens <= self.abstract_max_tokens:
+            raise ValueError("chunking: need 0 < abstract_min_tokens <= abstract_max_tokens")
+        return self
+
+
+class QueryConfig(_Strict):
+    k: int = 8
+    rrf_k: int = 60
+    candidates: int = 50  # children fetched per search leg before fusion
+
+
+class SourceConfig(BaseModel):
+    """One configured source. Keys common to all types are typed; connectors read their own extras."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    type: Literal["wiki", "git", "pagerduty", "pdf"]
+    tenant: str
+    acl: list[str] = Field(default_factory=list)  # default ACL for documents that declare none
+    path: str | None = None
+    uri: str | None = None
+    batch_size: int = 16  # documents per parse/chunk/embed/write task
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not value or not value.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"source name {value!r} must be letters, digits, - or _")
+        return value
+
+
+class CairnConfig(_Strict):
+    milvus: MilvusConfig = Field(default_factory=MilvusConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    query: QueryConfig = Field(default_factory=QueryConfig)
+    sources: list[SourceConfig] = Field(default_factory=list)
+    config_path: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_sources(self) -> "CairnConfig":
+        names = [s.name for s in self.sources]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+    def source(self, name: str) -> SourceConfig:
+        for source in self.sources:
+            if source.name == name:
+                return source
+        known = ", ".join(s.name for s in self.sources) or "none configured"
+        raise ConfigError(f"no source named {name!r} in {self.config_path or 'the config'} (known: {known})")
+
+
+def resolve_config_path(path: str | os.PathLike | None = None) -> Path:
+    chosen = path or os.environ.get("CAIRN_CONFIG") or DEFAULT_CONFIG
+    return Path(chosen)
+
+
+def load_config(path: str | os.PathLike | None = None) -> CairnConfig:
+    """Read and validate the config; raise ConfigError naming the file and key at fault."""
+    config_path = resolve_config_path(path)
+    try:
+        raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file {config_path} not found: pass --config PATH or set CAIRN_CONFIG"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {config_path} is not valid TOML: {exc}") from None
+    return parse_config(raw, str(config_path))
+
+
+def parse_config(raw: dict, origin: str = "<config>") -> CairnConfig:
+    raw = dict(raw)
+    raw.setdefault("milvus", {})
+    raw["milvus"] = dict(raw["milvus"])
+    if os.environ.get("CAIRN_MILVUS_URI"):
+        raw["milvus"]["uri"] = os.environ["CAIRN_MILVUS_URI"]
+    if "token" in raw["milvus"]:
+        raise ConfigError(f"{origin}: [milvus] token must not be written in the file; set $CAIRN_MILVUS_TOKEN")
+    try:
+        return CairnConfig(**raw, config_path=origin)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{origin}: {problems}") from None

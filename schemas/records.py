@@ -1,0 +1,184 @@
+"""The records every layer shares: what a source yields, what a chunker cuts, who is asking.
+
+Times are UTC epoch seconds (int) so that they filter cheaply inside Milvus; TEMPORAL_OPEN marks a
+validity interval with no end yet.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+
+TEMPORAL_OPEN = 253402300799  # 9999-12-31T23:59:59Z: "still valid"
+
+
+class _ValueEnum(str, Enum):
+    """A string enum whose parse error lists the allowed values."""
+
+    @classmethod
+    def parse(cls, value: str | None, default: "_ValueEnum | None" = None) -> "_ValueEnum":
+        if value is None or value == "":
+            if default is None:
+                raise ValueError(f"{cls.__name__} is required; allowed: {', '.join(m.value for m in cls)}")
+            return default
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            allowed = ", ".join(m.value for m in cls)
+            raise ValueError(f"{value!r} is not a valid {cls.__name__}; allowed: {allowed}") from None
+
+
+class SourceType(_ValueEnum):
+    WIKI = "wiki"
+    GIT = "git"
+    PAGERDUTY = "pagerduty"
+    PDF = "pdf"
+
+
+class ContentType(_ValueEnum):
+    RUNBOOK = "runbook"
+    POSTMORTEM = "postmortem"
+    DOCUMENT = "document"  # Markdown that declares nothing more specific
+    README = "readme"
+    TERRAFORM = "terraform"
+    YAML = "yaml"
+    CODE = "code"
+    INCIDENT = "incident"
+    AGREEMENT = "agreement"
+
+
+class ChunkType(_ValueEnum):
+    FULL_TEXT = "full_text"  # a parent section: fetched by id for generation context
+    CHILD = "child"  # a child chunk: what similarity search hits
+
+
+class Environment(_ValueEnum):
+    PRODUCTION = "production"
+    STAGING = "staging"
+    DEVELOPMENT = "development"
+    UNSPECIFIED = "unspecified"
+
+
+class Severity(_ValueEnum):
+    SEV1 = "sev1"
+    SEV2 = "sev2"
+    SEV3 = "sev3"
+    SEV4 = "sev4"
+    SEV5 = "sev5"
+    UNSPECIFIED = "unspecified"
+
+
+def stable_id(*parts: str, length: int = 32) -> str:
+    """A deterministic id from its parts (never random: re-runs must rewrite the same rows)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return digest[:length]
+
+
+def to_epoch(value: datetime | None) -> int | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return int(value.timestamp())
+
+
+def from_epoch(value: int | None) -> datetime | None:
+    if value is None or value >= TEMPORAL_OPEN:
+        return None
+    return datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+@dataclass(frozen=True)
+class DocumentRef:
+    """What discovery knows about a document before reading it: enough to skip it when unchanged."""
+
+    source_name: str
+    locator: str  # path relative to the source root, object key, incident id...
+    document_id: str
+    version_hash: str
+
+
+@dataclass
+class SourceDocument:
+    document_id: str
+    source_name: str
+    source_type: SourceType
+    source_uri: str
+    locator: str
+    title: str
+    content: str
+    tenant_id: str
+    access_control_list: list[str]
+    content_type: ContentType
+    version_hash: str
+    created_at: int
+    updated_at: int
+    temporal_start: int
+    temporal_end: int = TEMPORAL_OPEN
+    service_name: str = ""
+    environment: Environment = Environment.UNSPECIFIED
+    severity: Severity = Severity.UNSPECIFIED
+    tags: list[str] = field(default_factory=list)
+    doc_tag: str = ""
+    extra: dict = field(default_factory=dict)  # source-specific metadata (commit, pages, parties...)
+
+
+@dataclass
+class QualityFlags:
+    merge_count: int = 0  # heading sections folded into this one (0 = none)
+    split_count: int = 0  # pieces its heading section was cut into (0 = not split)
+    chunk_health_score: float = 1.0
+
+    def as_dict(self) -> dict:
+        return {
+            "merge_count": self.merge_count,
+            "split_count": self.split_count,
+            "chunk_health_score": round(self.chunk_health_score, 4),
+        }
+
+
+@dataclass
+class Chunk:
+    """A child chunk (~100-200 tokens) inside a section."""
+
+    order: int
+    text: str
+    token_count: int
+
+
+@dataclass
+class Section:
+    """A parent section (target 400-900 tokens) with its abstract and child chunks."""
+
+    section_id: str  # stable heading path, e.g. "auth-gateway.restart.step-2"
+    breadcrumbs: list[str]
+    section_level: int
+    section_order: int
+    parent_section_id: str
+    text: str
+    token_count: int
+    abstract: str
+    abstract_token_count: int
+    chunks: list[Chunk]
+    quality_flags: QualityFlags = field(default_factory=QualityFlags)
+    extra: dict = field(default_factory=dict)  # layout-specific (page range, defined term...)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: a tenant and the groups they belong to. Every query requires one."""
+
+    tenant: str
+    groups: tuple[str, ...]
+
+    def __init__(self, tenant: str, groups) -> None:
+        if not isinstance(tenant, str) or not tenant.strip():
+            raise ValueError("Principal needs a non-empty tenant")
+        if isinstance(groups, str):
+            groups = (groups,)
+        cleaned = tuple(sorted({str(g) for g in groups if str(g).strip()}))
+        if not cleaned:
+            raise ValueError("Principal needs at least one group (default deny: no group sees nothing)")
+        object.__setattr__(self, "tenant", tenant)
+        object.__setattr__(self, "groups", cleaned)

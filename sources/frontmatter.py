@@ -1,0 +1,77 @@
+"""YAML front matter of Markdown pages: split it off and type-check the keys Cairn reads."""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+import yaml
+
+KNOWN_KEYS = {
+    "title", "tenant", "acl", "service", "environment", "severity", "tags", "content_type", "doc_tag",
+    "updated", "created", "valid_from", "valid_until",
+}
+
+
+class FrontMatterError(ValueError):
+    pass
+
+
+def split_front_matter(text: str) -> tuple[dict, str]:
+    """(metadata, body). A page without a leading '---' line has no front matter."""
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---", 4)
+    while end != -1 and text[end + 4 : end + 5] not in ("\n", ""):
+        end = text.find("\n---", end + 4)
+    if end == -1:
+        raise FrontMatterError("front matter opened with '---' is never closed")
+    block = text[4:end]
+    body = text[end + 4 :].lstrip("\n")
+    try:
+        meta = yaml.safe_load(block) if block.strip() else {}
+    except yaml.YAMLError as exc:
+        raise FrontMatterError(f"front matter is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise FrontMatterError(f"front matter must be a mapping of keys, got {type(meta).__name__}")
+    return meta, body
+
+
+def string(meta: dict, key: str) -> str | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value).strip()
+    raise FrontMatterError(f"front matter '{key}' must be a string, got {type(value).__name__}")
+
+
+def string_list(meta: dict, key: str) -> list[str] | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+        raise FrontMatterError(f"front matter '{key}' must be a list of strings")
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def timestamp(meta: dict, key: str) -> int | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise FrontMatterError(f"front matter '{key}' is not an ISO date: {value!r}") from None
+    else:
+        raise FrontMatterError(f"front matter '{key}' must be a date, got {type(value).__name__}")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp())

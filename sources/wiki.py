@@ -1,0 +1,116 @@
+"""Wiki Markdown from a folder: one document per .md file, front matter over the source's defaults."""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Iterator
+
+from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
+from schemas.config import SourceConfig
+from sources import frontmatter as fm
+from sources.base import DiscoveryFailure, DocumentError, SourceError
+
+SUFFIXES = (".md", ".markdown")
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def normalise(raw: bytes) -> bytes:
+    """What version_hash is taken over: no BOM, LF line ends (an editor's re-save changes nothing)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def version_hash(raw: bytes) -> str:
+    return hashlib.sha256(normalise(raw)).hexdigest()
+
+
+def document_id(source_name: str, locator: str) -> str:
+    return stable_id(SourceType.WIKI.value, source_name, locator)
+
+
+class WikiSource:
+    def __init__(self, config: SourceConfig) -> None:
+        if not config.path:
+            raise SourceError(f"source {config.name!r}: a wiki source needs path = \"folder\"")
+        self.name = config.name
+        self.config = config
+        self.root = Path(config.path)
+        self.uri_base = getattr(config, "uri_base", None) or self.root.resolve().as_uri() + "/"
+
+    def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
+        if not self.root.is_dir():
+            raise SourceError(f"source {self.name!r}: folder {self.root} does not exist")
+        for path in sorted(self.root.rglob("*")):
+            if not path.is_file() or path.suffix.lower() not in SUFFIXES:
+                continue
+            locator = path.relative_to(self.root).as_posix()
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                yield DiscoveryFailure(locator, document_id(self.name, locator), f"cannot read file: {exc.strerror}")
+                continue
+            yield DocumentRef(self.name, locator, document_id(self.name, locator), version_hash(raw))
+
+    def load(self, ref: DocumentRef) -> SourceDocument:
+        path = self.root / ref.locator
+        try:
+            raw = path.read_bytes()
+            mtime = int(path.stat().st_mtime)
+        except OSError as exc:
+            raise DocumentError(ref.locator, f"cannot read file: {exc.strerror}") from None
+        text = decode_markdown(ref.locator, raw)
+        try:
+            meta, body = fm.split_front_matter(text)
+            return self._document(ref, meta, body, version_hash(raw), mtime)
+        except ValueError as exc:  # FrontMatterError and enum parse errors name the key
+            raise DocumentError(ref.locator, str(exc)) from None
+
+    def _document(self, ref: DocumentRef, meta: dict, body: str, version: str, mtime: int) -> SourceDocument:
+        if not body.strip():
+            raise DocumentError(ref.locator, "no Markdown content after the front matter")
+        acl = fm.string_list(meta, "acl") or list(self.config.acl)
+        if not acl:
+            raise DocumentError(
+                ref.locator, "no access control list: declare 'acl' in front matter or a default acl on the source"
+            )
+        updated = fm.timestamp(meta, "updated") or mtime
+        heading = _H1.search(body)
+        title = fm.string(meta, "title") or (heading.group(1).strip() if heading else Path(ref.locator).stem)
+        return SourceDocument(
+            document_id=ref.document_id,
+            source_name=self.name,
+            source_type=SourceType.WIKI,
+            source_uri=self.uri_base + ref.locator,
+            locator=ref.locator,
+            title=title,
+            content=body,
+            tenant_id=fm.string(meta, "tenant") or self.config.tenant,
+            access_control_list=acl,
+            content_type=ContentType.parse(fm.string(meta, "content_type"), ContentType.DOCUMENT),
+            version_hash=version,
+            created_at=fm.timestamp(meta, "created") or updated,
+            updated_at=updated,
+            temporal_start=fm.timestamp(meta, "valid_from") or updated,
+            temporal_end=fm.timestamp(meta, "valid_until") or TEMPORAL_OPEN,
+            service_name=fm.string(meta, "service") or getattr(self.config, "service", "") or "",
+            environment=Environment.parse(fm.string(meta, "environment"), Environment.UNSPECIFIED),
+            severity=Severity.parse(fm.string(meta, "severity"), Severity.UNSPECIFIED),
+            tags=fm.string_list(meta, "tags") or [],
+            doc_tag=fm.string(meta, "doc_tag") or "",
+        )
+
+
+def decode_markdown(locator: str, raw: bytes) -> str:
+    """UTF-8 text with LF line ends, or a DocumentError that says why not."""
+    if not raw.strip():
+        raise DocumentError(locator, "empty file")
+    if b"\x00" in raw[:8192]:
+        raise DocumentError(locator, "binary file (contains NUL bytes), not Markdown")
+    try:
+        return normalise(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(
+            locator, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); re-save it as UTF-8"
+        ) from None

@@ -1,0 +1,67 @@
+"""Shared fixtures: a Prefect test server per session, scratch configs, a small wiki written per test."""
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+os.environ.setdefault("DO_NOT_TRACK", "1")
+import flows  # noqa: E402,F401  (Prefect defaults before any Prefect import)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "integration" in str(item.fspath):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    from prefect.testing.utilities import prefect_test_harness
+
+    os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(tmp_path_factory.mktemp("prefect-results"))
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+def write_page(root: Path, relative: str, body: str, **front) -> Path:
+    """A Markdown page with YAML front matter built from keyword arguments."""
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for key, value in front.items():
+        lines.append(f"{key}: {value!r}" if not isinstance(value, list) else f"{key}: {value}")
+    header = "---\n" + "\n".join(lines) + "\n---\n" if lines else ""
+    path.write_text(header + textwrap.dedent(body).lstrip(), encoding="utf-8")
+    return path
+
+
+def write_config(path: Path, index_dir: Path, sources: list[dict], collection: str = "cairn") -> Path:
+    import json
+
+    parts = [
+        "[milvus]",
+        f"uri = {json.dumps(str(index_dir / 'cairn.db'))}",
+        f"collection = {json.dumps(collection)}",
+        "[embedding]",
+        f"cache_path = {json.dumps(str(index_dir / 'embeddings.sqlite'))}",
+    ]
+    for source in sources:
+        parts.append("[[sources]]")
+        for key, value in source.items():
+            parts.append(f"{key} = {json.dumps(value)}")
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def shared_corpora() -> Path:
+    root = SHARED / "corpora"
+    if not root.is_dir():
+        pytest.skip("../shared/corpora is absent")
+    return root

@@ -1,0 +1,75 @@
+"""End to end through the `cairn` command, in subprocesses, as a user runs it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO, write_config
+from tests.integration import corpus
+
+
+def cairn(*args, cwd=REPO, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
+    """The README's demo on data/, into a scratch index (the sample config with its paths made absolute)."""
+    sample = (REPO / "data" / "cairn.toml").read_text()
+    sample = sample.replace('"data/', f'"{REPO}/data/').replace(f'"{REPO}/data/index/', f'"{tmp_path}/index/')
+    config = tmp_path / "cairn.toml"
+    config.write_text(sample)
+
+    ingest = cairn("ingest", "--config", str(config), "--json")
+    assert ingest.returncode == 0, ingest.stderr
+    report = json.loads(ingest.stdout)
+    assert set(report) >= {"run_id", "documents", "sections", "chunks", "embeddings_computed", "seconds", "failures"}
+    assert report["documents"]["indexed"] >= 15 and report["documents"]["failed"] == 0, report["failures"]
+
+    query = cairn("query", "how do I fail over the ledger-db primary", "--tenant", "acme", "--group", "sre",
+                  "--k", "3", "--json", "--config", str(config))
+    assert query.returncode == 0, query.stderr
+    results = json.loads(query.stdout)["results"]
+    assert 0 < len(results) <= 3
+    assert set(results[0]) >= {"chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text"}
+
+    status = cairn("status", "--json", "--config", str(config))
+    assert status.returncode == 0, status.stderr
+    counted = json.loads(status.stdout)["rows"]
+    assert {r["tenant"] for r in counted} == {"acme", "globex"}
+    assert sum(r["rows"] for r in counted) == report["sections"] + report["chunks"]
+
+
+def test_failures_exit_zero_unless_strict(tmp_path):
+    corpus.build(tmp_path / "wiki")
+    (tmp_path / "wiki" / "acme" / "binary.md").write_bytes(b"\x00\x01\x02")
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+    ])
+    lenient = cairn("ingest", "--config", str(config))
+    assert lenient.returncode == 0, lenient.stderr
+    assert "3 indexed" in lenient.stdout and "1 failed" in lenient.stdout
+    assert "binary.md" in lenient.stderr and "binary file" in lenient.stderr
+    strict = cairn("ingest", "--config", str(config), "--strict")
+    assert strict.returncode == 1 and "binary.md" in strict.stderr
+
+
+def test_config_error_fails_fast_with_what_to_fix(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[sources]]\nname = "x"\ntype = "ftp"\ntenant = "t"\n')
+    result = cairn("ingest", "--config", str(bad))
+    assert result.returncode == 2
+    assert "config error" in result.stderr and "sources.0.type" in result.stderr
+    missing = cairn("query", "x", "--tenant", "t", "--group", "g", "--config", str(tmp_path / "none.toml"))
+    assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+def test_query_before_ingest_says_to_ingest(tmp_path):
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [])
+    result = cairn("query", "anything", "--tenant", "t", "--group", "g", "--config", str(config))
+    assert result.returncode == 2 and "run `cairn ingest` first" in result.stderr

@@ -1,0 +1,90 @@
+import pytest
+
+from schemas import ContentType, Environment, Severity, TEMPORAL_OPEN
+from schemas.config import SourceConfig
+from sources import DiscoveryFailure, DocumentError, SourceError
+from sources.wiki import WikiSource
+from tests.conftest import write_page
+
+
+def source(root, **extra):
+    return WikiSource(SourceConfig(name="wiki", type="wiki", path=str(root), tenant="acme", acl=["sre"], **extra))
+
+
+def load_all(src):
+    out = {}
+    for ref in src.discover():
+        assert not isinstance(ref, DiscoveryFailure)
+        try:
+            out[ref.locator] = src.load(ref)
+        except DocumentError as exc:
+            out[ref.locator] = exc
+    return out
+
+
+def test_front_matter_overrides_source_defaults(tmp_path):
+    write_page(tmp_path, "ops/db.md", "# Ledger DB failover\n\nSteps.\n", tenant="globex", acl=["dba", "sre"],
+               service="ledger-db", environment="production", severity="sev2", tags=["postgres"],
+               content_type="runbook", doc_tag="ledger", updated="2026-03-14")
+    doc = load_all(source(tmp_path))["ops/db.md"]
+    assert (doc.tenant_id, doc.access_control_list, doc.service_name) == ("globex", ["dba", "sre"], "ledger-db")
+    assert (doc.environment, doc.severity, doc.content_type) == (Environment.PRODUCTION, Severity.SEV2, ContentType.RUNBOOK)
+    assert doc.title == "Ledger DB failover" and doc.doc_tag == "ledger" and doc.tags == ["postgres"]
+    assert doc.updated_at == 1773446400 and doc.temporal_start == doc.updated_at and doc.temporal_end == TEMPORAL_OPEN
+    assert doc.content.startswith("# Ledger DB failover")
+
+
+def test_defaults_apply_without_front_matter(tmp_path):
+    write_page(tmp_path, "a.md", "Plain text, no heading.\n")
+    doc = load_all(source(tmp_path))["a.md"]
+    assert (doc.tenant_id, doc.access_control_list, doc.title) == ("acme", ["sre"], "a")
+
+
+def test_document_id_is_stable_and_version_ignores_line_endings(tmp_path):
+    (tmp_path / "a.md").write_bytes(b"# T\n\nbody\n")
+    first = next(source(tmp_path).discover())
+    (tmp_path / "a.md").write_bytes(b"\xef\xbb\xbf# T\r\n\r\nbody\r\n")
+    second = next(source(tmp_path).discover())
+    assert first.document_id == second.document_id and first.version_hash == second.version_hash
+    (tmp_path / "a.md").write_bytes(b"# T\n\nbody changed\n")
+    assert next(source(tmp_path).discover()).version_hash != first.version_hash
+
+
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"", "empty file"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "binary file"),
+        (b"# caf\xe9\n", "not valid UTF-8 (byte 0xe9 at offset 5)"),
+        (b"---\ntitle: [unclosed\n---\n# x\n", "front matter is not valid YAML"),
+        (b"---\ntitle: x\n# never closed\n", "never closed"),
+        (b"---\nacl: {a: 1}\n---\n# x\n", "'acl' must be a list of strings"),
+        (b"---\nenvironment: moon\n---\n# x\n", "'moon' is not a valid Environment"),
+        (b"---\nupdated: yesterday\n---\n# x\n", "not an ISO date"),
+        (b"---\ntitle: x\n---\n\n", "no Markdown content"),
+    ],
+)
+def test_bad_input_is_a_document_error_with_a_reason(tmp_path, content, reason):
+    (tmp_path / "bad.md").write_bytes(content)
+    (tmp_path / "good.md").write_text("# Good\n\ntext\n")
+    loaded = load_all(source(tmp_path))
+    assert isinstance(loaded["bad.md"], DocumentError) and reason in loaded["bad.md"].reason
+    assert not isinstance(loaded["good.md"], DocumentError)
+
+
+def test_no_acl_anywhere_is_refused_default_deny(tmp_path):
+    write_page(tmp_path, "a.md", "# T\n\ntext\n")
+    src = WikiSource(SourceConfig(name="wiki", type="wiki", path=str(tmp_path), tenant="acme"))
+    assert "no access control list" in load_all(src)["a.md"].reason
+
+
+def test_missing_folder_is_a_source_error(tmp_path):
+    with pytest.raises(SourceError, match="does not exist"):
+        list(source(tmp_path / "missing").discover())
+
+
+def test_only_markdown_files_are_discovered(tmp_path):
+    write_page(tmp_path, "a.md", "# A\n")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    (tmp_path / "notes.txt").write_text("x")
+    assert [r.locator for r in source(tmp_path).discover()] == ["a.md"]
