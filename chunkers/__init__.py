@@ -1,0 +1,33 @@
+"""Chunkers: a SourceDocument -> parent sections, each with an abstract and child chunks. Pure, no I/O.
+
+Every layout turns its document into units (units.py) and hands them to the one shared packer
+(sections.py), so sizing, ids, abstracts and health behave the same whatever the source.
+
+    from chunkers import chunk_document
+    sections = chunk_document(document, ChunkingConfig())
+
+An empty result means the document had no text to index; the caller reports it as a failure.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from chunkers.markdown import markdown_units
+from chunkers.sections import pack_sections
+from chunkers.units import Unit
+from schemas.config import ChunkingConfig
+from schemas.records import ContentType, Section, SourceDocument
+
+LayoutChunker = Callable[[str, ChunkingConfig], list[Unit]]
+
+# Legal, incident and code/config layouts will take their content types from Markdown here.
+_LAYOUTS: dict[ContentType, LayoutChunker] = {content_type: markdown_units for content_type in ContentType}
+
+
+def chunk_document(doc: SourceDocument, config: ChunkingConfig) -> list[Section]:
+    """The document's parent sections in order; [] when its body holds no text."""
+    units = _LAYOUTS[doc.content_type](doc.content, config)
+    return pack_sections(units, doc.title, config)
+
+
+__all__ = ["chunk_document", "Unit", "markdown_units", "pack_sections"]
