@@ -1,0 +1,155 @@
+"""Ingest the shared runbook corpora; chunk SLA, ingest vs raw model throughput, recall@5 by document.
+
+    python -m bench.runbooks [--runs 3]
+
+Per corpus and run, in one process: (1) a clean ingest through the real Prefect flow into a scratch
+Milvus Lite file, (2) the raw model encoding exactly the texts that ingest embedded, (3) the ratio.
+Then recall@5 by document on ../shared/eval/dev/runbooks (query = the alert's summary).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import median, require_shared, save, scratch_config
+
+CORPORA = {
+    "prometheus-operator-runbooks": "wiki/prometheus-operator-runbooks",
+    "openshift-runbooks": "wiki/openshift-runbooks",
+}
+
+
+def texts_embedded(config_path: Path) -> list[str]:
+    """Exactly the model inputs an ingest of this config produces (re-derived, not read from a cache)."""
+    from chunkers import chunk_document
+    from index.rows import abstract_input, child_input
+    from schemas.config import load_config
+    from sources import DiscoveryFailure, DocumentError, open_source
+
+    config = load_config(config_path)
+    texts: list[str] = []
+    for source_config in config.sources:
+        source = open_source(source_config)
+        for ref in source.discover():
+            if isinstance(ref, DiscoveryFailure):
+                continue
+            try:
+                doc = source.load(ref)
+            except DocumentError:
+                continue
+            for section in chunk_document(doc, config.chunking):
+                texts.append(abstract_input(doc, section))
+                texts.extend(child_input(doc, section, c.text) for c in section.chunks)
+    return list(dict.fromkeys(texts))
+
+
+def sla(config_path: Path) -> dict:
+    from index.store import MilvusStore
+    from schemas.config import load_config
+
+    config = load_config(config_path)
+    store = MilvusStore(config.milvus, dim=384)
+    store.ensure_collection()
+    parents = list(store.iterate('chunk_type == "full_text"', ["document_id", "token_count", "extra"]))
+    children = list(store.iterate('chunk_type == "child"', ["token_count"]))
+    store.close()
+    lo, hi = config.chunking.parent_min_tokens, config.chunking.parent_max_tokens
+    doc_tokens: dict[str, int] = {}
+    for p in parents:
+        doc_tokens[p["document_id"]] = doc_tokens.get(p["document_id"], 0) + p["token_count"]
+    eligible = [p for p in parents if doc_tokens[p["document_id"]] >= lo]
+    within = lambda rows: sum(lo <= r["token_count"] <= hi for r in rows) / max(1, len(rows))  # noqa: E731
+    abstracts = [p["extra"].get("abstract_token_count", 0) for p in parents]
+    return {
+        "sections": len(parents),
+        "chunks": len(children),
+        "sections_within_400_900": round(within(parents), 4),
+        "sections_within_400_900_docs_over_400_tokens": round(within(eligible), 4),
+        "documents_under_400_tokens": sum(t < lo for t in doc_tokens.values()),
+        "children_within_100_200": round(sum(100 <= c["token_count"] <= 200 for c in children) / max(1, len(children)), 4),
+        "abstracts_within_100_200": round(sum(100 <= a <= 200 for a in abstracts) / max(1, len(abstracts)), 4),
+    }
+
+
+def recall_at_5(config_path: Path, shared: Path, source_name: str) -> dict:
+    from query import Principal, Retriever
+    from sources.wiki import document_id
+
+    alerts = [json.loads(line) for line in (shared / "eval/dev/runbooks/prometheus-operator-runbooks.alerts.jsonl").open()]
+    retriever = Retriever.from_config(config_path)
+    principal = Principal("bench", ["all"])
+    found_sections, found_docs, latencies = 0, 0, []
+    for alert in alerts:
+        want = document_id(source_name, alert["relevant_doc"])
+        text = alert.get("summary") or alert.get("description") or alert["alertname"]
+        started = time.perf_counter()
+        hits = retriever.retrieve(text, principal, k=20).hits
+        latencies.append((time.perf_counter() - started) * 1000)
+        found_sections += want in [h.document_id for h in hits[:5]]
+        found_docs += want in list(dict.fromkeys(h.document_id for h in hits))[:5]
+    retriever.close()
+    return {
+        "queries": len(alerts),
+        "recall@5_distinct_documents": round(found_docs / len(alerts), 4),
+        "recall@5_sections": round(found_sections / len(alerts), 4),
+        "query_ms_p50": round(median(latencies), 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    shared = require_shared()
+    from embedding import load_encoder
+    from flows.ingest import ingest_flow
+
+    encoder = load_encoder()
+    encoder.encode(["warm up"])
+    results: dict = {"runs": args.runs, "corpora": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = Path(tmp) / "warm"
+        (warm / "wiki").mkdir(parents=True)
+        (warm / "wiki" / "w.md").write_text("# Warm up\n\nStarts Prefect's temporary server before timing.\n")
+        ingest_flow(config_path=str(scratch_config(warm, [{"name": "w", "type": "wiki", "path": str(warm / "wiki"), "tenant": "bench", "acl": ["all"]}])))
+        for name, relative in CORPORA.items():
+            runs = []
+            for run in range(args.runs):
+                work = Path(tmp) / f"{name}-{run}"
+                work.mkdir()
+                config = scratch_config(work, [{"name": name, "type": "wiki", "path": str(shared / "corpora" / relative), "tenant": "bench", "acl": ["all"]}])
+                report = ingest_flow(config_path=str(config))
+                texts = texts_embedded(config)
+                started = time.perf_counter()
+                encoder.encode(texts, batch_size=64)
+                raw_seconds = time.perf_counter() - started
+                runs.append({
+                    "ingest_seconds": report["seconds"],
+                    "raw_encode_seconds": round(raw_seconds, 3),
+                    "texts_embedded": report["embeddings_computed"],
+                    "texts_rederived": len(texts),
+                    "ingest_chunks_per_s": round(report["chunks"] / report["seconds"], 2),
+                    "ingest_texts_per_s": round(report["embeddings_computed"] / report["seconds"], 2),
+                    "raw_texts_per_s": round(len(texts) / raw_seconds, 2),
+                    "throughput_ratio": round((report["embeddings_computed"] / report["seconds"]) / (len(texts) / raw_seconds), 3),
+                    "documents": report["documents"],
+                })
+            entry = {
+                "documents": runs[0]["documents"],
+                **sla(config),
+                "runs": runs,
+                "median_throughput_ratio": median([r["throughput_ratio"] for r in runs]),
+                "median_ingest_chunks_per_s": median([r["ingest_chunks_per_s"] for r in runs]),
+                "median_raw_texts_per_s": median([r["raw_texts_per_s"] for r in runs]),
+            }
+            if name == "prometheus-operator-runbooks":
+                entry["eval"] = recall_at_5(config, shared, name)
+            results["corpora"][name] = entry
+    save("runbooks", results)
+
+
+if __name__ == "__main__":
+    main()
