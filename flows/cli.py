@@ -26,7 +26,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from flows.ingest import ingest_flow
 
     report = ingest_flow(
-        config_path=str(config.config_path), source=args.source, show_progress=not args.json and sys.stderr.isatty()
+        config_path=str(config.config_path),
+        source=args.source,
+        show_progress=not args.json and sys.stderr.isatty(),
+        cleanup=args.cleanup,
     )
     if args.json:
         _print_json(report)
@@ -98,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = commands.add_parser("ingest", parents=[common], help="bring the index in line with the configured sources")
     ingest.add_argument("--source", help="only this configured source")
+    ingest.add_argument(
+        "--cleanup", choices=["incremental", "full", "none"], help="override each source's cleanup mode for this run"
+    )
     ingest.add_argument("--json", action="store_true", help="print the run report as JSON")
     ingest.add_argument("--strict", action="store_true", help="exit 1 when any input failed")
     ingest.set_defaults(run=cmd_ingest)

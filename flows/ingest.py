@@ -21,11 +21,12 @@ from chunkers import chunk_document
 from embedding import Encoder, load_encoder
 from index.cache import EmbeddingCache
 from index.rows import ChunkedDocument, build_rows
+from index.state import SourceState
 from index.store import MilvusStore
 from index.sync import plan_sync
 from schemas.config import CairnConfig, ChunkingConfig, SourceConfig, load_config
 from schemas.report import RunReport
-from sources import DiscoveryFailure, DocumentError, Source, SourceError, open_source
+from sources import DiscoveryFailure, DocumentError, Source, SourceError, open_source, source_cursor
 
 ProgressHook = Callable[[str, int, int], None]  # (source name, documents done, documents to do)
 
@@ -87,11 +88,15 @@ def sync_source(
     store: MilvusStore,
     encoder: Encoder,
     cache: EmbeddingCache,
+    state: SourceState,
     progress: ProgressHook | None = None,
+    cleanup: str | None = None,
 ) -> RunReport:
     report = RunReport(run_id="", sources=[source_config.name])
+    cleanup = cleanup or source_config.cleanup
     try:
-        source = open_source(source_config)
+        # cleanup "full" ignores the cursor: the source lists everything, so absence means removal
+        source = open_source(source_config, {} if cleanup == "full" else state.get(source_config.name))
         found = discover(source)
     except SourceError as exc:
         report.fail(source_config.name, "*", str(exc))
@@ -103,6 +108,7 @@ def sync_source(
         found.refs,
         store.indexed_versions(source_config.name),
         keep_ids={f.document_id for f in found.failures},
+        cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
     )
     report.documents.unchanged = len(plan.unchanged)
     todo, size = plan.to_index, source_config.batch_size
@@ -124,6 +130,10 @@ def sync_source(
             progress(source_config.name, start + len(batch), len(todo))
     if plan.stale_document_ids:
         report.documents.deleted = delete_stale(store, plan.stale_document_ids)
+    store.flush()
+    cursor = source_cursor(source)
+    if cursor is not None:
+        state.put(source_config.name, cursor)  # only now: a killed run re-reads the same window
     return report
 
 
@@ -144,7 +154,9 @@ def report_markdown(report: RunReport) -> str:
 
 
 @flow(name="cairn-ingest")
-def ingest_flow(config_path: str | None = None, source: str | None = None, show_progress: bool = False) -> dict:
+def ingest_flow(
+    config_path: str | None = None, source: str | None = None, show_progress: bool = False, cleanup: str | None = None
+) -> dict:
     """Bring the collection in line with the configured sources (all, or the one named)."""
     started = time.perf_counter()
     config = load_config(config_path)
@@ -154,6 +166,7 @@ def ingest_flow(config_path: str | None = None, source: str | None = None, show_
     encoder = load_encoder(config.embedding.model)
     cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
     store = MilvusStore(config.milvus, encoder.dim)
+    state = SourceState(config.state_path)
     bar = tqdm(desc="documents", unit="doc", disable=not show_progress, file=sys.stderr)
 
     def progress(name: str, done: int, total: int) -> None:
@@ -165,7 +178,7 @@ def ingest_flow(config_path: str | None = None, source: str | None = None, show_
     try:
         store.ensure_collection()
         for source_config in selected:
-            part = sync_source(source_config, config, store, encoder, cache, progress)
+            part = sync_source(source_config, config, store, encoder, cache, state, progress, cleanup)
             report.merge(part)
             report.sources.append(source_config.name)
         store.flush()
@@ -173,6 +186,7 @@ def ingest_flow(config_path: str | None = None, source: str | None = None, show_
         bar.close()
         store.close()
         cache.close()
+        state.close()
     report.seconds = time.perf_counter() - started
     create_markdown_artifact(key="cairn-ingest-report", markdown=report_markdown(report), description="Cairn ingest run report")
     if report.failures:

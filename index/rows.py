@@ -165,6 +165,7 @@ def document_fields(doc: SourceDocument) -> dict:
         version_hash=doc.version_hash,
         temporal_start=doc.temporal_start,
         temporal_end=doc.temporal_end,
+        is_current=doc.is_current,
         created_at=doc.created_at,
         updated_at=doc.updated_at,
         tags=list(doc.tags),

@@ -36,6 +36,7 @@ VARCHAR_FIELDS = {
     "locator": 2048,
 }
 INT_FIELDS = ("token_count", "section_level", "section_order", "chunk_order", "temporal_start", "temporal_end", "created_at", "updated_at")
+BOOL_FIELDS = ("is_current",)  # False for superseded versions kept as history
 ARRAY_FIELDS = {"breadcrumbs": 32, "access_control_list": 64, "tags": 64}
 ARRAY_ITEM_LENGTH = 512
 JSON_FIELDS = ("quality_flags", "extra")
@@ -47,6 +48,7 @@ BM25_INPUT = "search_text"  # title + breadcrumbs + text: what BM25 ranks (text 
 OUTPUT_FIELDS = (
     ["chunk_id", "text", *[f for f in VARCHAR_FIELDS if f not in ("chunk_id", "acl_key")]]
     + list(INT_FIELDS)
+    + list(BOOL_FIELDS)
     + list(ARRAY_FIELDS)
     + list(JSON_FIELDS)
 )
@@ -61,6 +63,8 @@ def build_schema(dim: int):
         schema.add_field(name, DataType.VARCHAR, max_length=length, is_partition_key=(name == "tenant_id"))
     for name in INT_FIELDS:
         schema.add_field(name, DataType.INT64)
+    for name in BOOL_FIELDS:
+        schema.add_field(name, DataType.BOOL)
     for name, capacity in ARRAY_FIELDS.items():
         schema.add_field(
             name, DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=capacity, max_length=ARRAY_ITEM_LENGTH

@@ -87,6 +87,10 @@ class SourceConfig(BaseModel):
     path: str | None = None
     uri: str | None = None
     batch_size: int = 16  # documents per parse/chunk/embed/write task
+    # incremental: drop rows of documents the source no longer yields (when its discovery is complete);
+    # full: list everything (ignore the source's cursor) and drop whatever it did not yield; none: never drop.
+    cleanup: Literal["incremental", "full", "none"] = "incremental"
+    keep_history: bool = False  # superseded versions keep their rows (temporal_end = when replaced)
 
     @field_validator("name")
     @classmethod
@@ -102,6 +106,7 @@ class CairnConfig(_Strict):
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     query: QueryConfig = Field(default_factory=QueryConfig)
     sources: list[SourceConfig] = Field(default_factory=list)
+    state_path: str = "data/index/state.sqlite"  # per-source cursors (last commit, high-water mark)
     config_path: str | None = None
 
     @model_validator(mode="after")

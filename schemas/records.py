@@ -122,6 +122,7 @@ class SourceDocument:
     tags: list[str] = field(default_factory=list)
     doc_tag: str = ""
     extra: dict = field(default_factory=dict)  # source-specific metadata (commit, pages, parties...)
+    is_current: bool = True  # False for a past version written by a history backfill
 
 
 @dataclass

@@ -1,14 +1,27 @@
-"""Connectors: each yields SourceDocuments with a stable document_id and a version_hash."""
+"""Connectors: each yields SourceDocuments with a stable document_id and a version_hash.
+
+One entry per source type in _CONNECTORS ("module:Class"); a connector's constructor takes
+(SourceConfig, cursor: dict) and raises SourceError when the source cannot be used.
+"""
+from importlib import import_module
+
 from schemas.config import SourceConfig
-from sources.base import DiscoveryFailure, DocumentError, Source, SourceError
+from sources.base import DiscoveryFailure, DocumentError, Source, SourceError, source_cursor, source_history
+
+_CONNECTORS = {
+    "wiki": "sources.wiki:WikiSource",
+}
 
 
-def open_source(config: SourceConfig) -> Source:
-    if config.type == "wiki":
-        from sources.wiki import WikiSource
+def open_source(config: SourceConfig, cursor: dict | None = None) -> Source:
+    target = _CONNECTORS.get(config.type)
+    if target is None:
+        supported = ", ".join(sorted(_CONNECTORS))
+        raise SourceError(f"source {config.name!r}: type {config.type!r} is not supported yet (supported: {supported})")
+    module, _, cls = target.partition(":")
+    return getattr(import_module(module), cls)(config, dict(cursor or {}))
 
-        return WikiSource(config)
-    raise SourceError(f"source {config.name!r}: type {config.type!r} is not supported yet (supported: wiki)")
 
-
-__all__ = ["DiscoveryFailure", "DocumentError", "Source", "SourceError", "open_source"]
+__all__ = [
+    "DiscoveryFailure", "DocumentError", "Source", "SourceError", "open_source", "source_cursor", "source_history",
+]

@@ -31,7 +31,9 @@ def document_id(source_name: str, locator: str) -> str:
 
 
 class WikiSource:
-    def __init__(self, config: SourceConfig) -> None:
+    complete = True
+
+    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
         if not config.path:
             raise SourceError(f"source {config.name!r}: a wiki source needs path = \"folder\"")
         self.name = config.name
