@@ -20,6 +20,7 @@ def require_shared() -> Path:
 
 def scratch_config(workdir: Path, sources: list[dict], collection: str = "bench") -> Path:
     lines = [
+        f"state_path = {json.dumps(str(workdir / 'index' / 'state.sqlite'))}",
         "[milvus]", f"uri = {json.dumps(str(workdir / 'index' / 'cairn.db'))}", f"collection = {json.dumps(collection)}",
         "[embedding]", f"cache_path = {json.dumps(str(workdir / 'index' / 'embeddings.sqlite'))}",
     ]

@@ -1,4 +1,4 @@
-"""The `cairn` command: ingest, query, status."""
+"""The `cairn` command: ingest, backfill, reconcile, query, status."""
 from __future__ import annotations
 
 import argparse
@@ -20,9 +20,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.source:
         config.source(args.source)  # fail fast on an unknown name
-    from index.store import open_client
+    if not config.milvus.is_lite:
+        from index.store import open_client
 
-    open_client(config.milvus, create=True).close()  # fail fast: unreachable or locked index
+        open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
     from flows.ingest import ingest_flow
 
     report = ingest_flow(
@@ -30,7 +31,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         source=args.source,
         show_progress=not args.json and sys.stderr.isatty(),
         cleanup=args.cleanup,
+        wait_seconds=args.wait,
     )
+    return _print_report(report, args)
+
+
+def _print_report(report: dict, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report)
     else:
@@ -45,6 +51,63 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for failure in report["failures"]:
             print(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}", file=sys.stderr)
     return EXIT_FAILURES if args.strict and report["failures"] else 0
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    config.source(args.source)
+    from flows.ingest import backfill_flow, parse_day
+
+    parse_day(args.since), parse_day(args.until)  # fail fast on a bad date
+    report = backfill_flow(
+        config_path=str(config.config_path),
+        source=args.source,
+        since=args.since,
+        until=args.until,
+        full=args.full,
+        show_progress=not args.json and sys.stderr.isatty(),
+        wait_seconds=args.wait,
+    )
+    return _print_report(report, args)
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    from flows.reconcile import reconcile
+
+    config = load_config(args.config)
+    if args.source:
+        config.source(args.source)
+    drifts = reconcile(config, args.source)
+    repaired = None
+    if args.fix and not all(d.clean for d in drifts):
+        from flows.ingest import ingest_flow
+
+        for drift in drifts:
+            if not drift.clean and not drift.error:
+                ingest_flow(config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=args.wait)
+        repaired = reconcile(config, args.source)
+    final = repaired if repaired is not None else drifts
+    if args.json:
+        data = {"clean": all(d.clean for d in final), "sources": [d.to_dict() for d in drifts]}
+        if repaired is not None:
+            data["after_fix"] = [d.to_dict() for d in repaired]
+        _print_json(data)
+    else:
+        for label, batch in (("found", drifts), ("after fix", repaired or [])):
+            for d in batch:
+                state = "clean" if d.clean else "DRIFT"
+                print(f"[{label}] {d.source}: {state}: {d.documents_in_source} in source, {d.documents_indexed} indexed, "
+                      f"{d.rows_current} current rows")
+                for name in ("missing", "outdated", "stale"):
+                    for item in getattr(d, name):
+                        print(f"  {name}: {item}")
+                for item, problems in d.incomplete.items():
+                    print(f"  incomplete: {item}: {'; '.join(problems)}")
+                if d.orphan_rows:
+                    print(f"  orphan rows: {d.orphan_rows}")
+                if d.error:
+                    print(f"  error: {d.error}")
+    return 0 if all(d.clean for d in final) else EXIT_FAILURES
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -106,7 +169,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("--json", action="store_true", help="print the run report as JSON")
     ingest.add_argument("--strict", action="store_true", help="exit 1 when any input failed")
+    ingest.add_argument("--wait", type=float, default=0.0, help="seconds to wait for another run holding the index")
     ingest.set_defaults(run=cmd_ingest)
+
+    backfill = commands.add_parser("backfill", parents=[common], help="re-process a window of a source, or all of it")
+    backfill.add_argument("--source", required=True)
+    backfill.add_argument("--since", help="ISO date: documents updated at or after it")
+    backfill.add_argument("--until", help="ISO date: documents updated before it")
+    backfill.add_argument("--full", action="store_true", help="every document, whatever its date")
+    backfill.add_argument("--json", action="store_true")
+    backfill.add_argument("--strict", action="store_true", help="exit 1 when any input failed")
+    backfill.add_argument("--wait", type=float, default=0.0, help="seconds to wait for another run holding the index")
+    backfill.set_defaults(run=cmd_backfill)
+
+    rec = commands.add_parser("reconcile", parents=[common], help="compare the sources with the collection; --fix repairs")
+    rec.add_argument("--source")
+    rec.add_argument("--fix", action="store_true", help="re-index and clean up until the collection matches")
+    rec.add_argument("--json", action="store_true")
+    rec.add_argument("--wait", type=float, default=0.0)
+    rec.set_defaults(run=cmd_reconcile)
 
     query = commands.add_parser("query", parents=[common], help="hybrid search as a principal (tenant + groups)")
     query.add_argument("text")

@@ -1,13 +1,17 @@
-"""The ingest flow: discover -> parse+chunk a batch -> embed -> write -> clean up, per source.
+"""The ingest and backfill flows: discover -> parse+chunk a batch -> embed -> write -> retire, per source.
 
 Tasks are coarse (a batch of documents each) and thin: the logic lives in sources/, chunkers/ and index/.
+What is indexed is read from the collection itself at the start of each source (index/ledger.py), so a run
+killed anywhere is repaired by the next: incomplete or doubled documents are re-indexed under the same
+deterministic ids, leftovers removed.
 """
 from __future__ import annotations
 
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Callable
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
@@ -19,14 +23,18 @@ from tqdm import tqdm
 
 from chunkers import chunk_document
 from embedding import Encoder, load_encoder
+from flows.failpoints import failpoint
 from index.cache import EmbeddingCache
+from index.ledger import IndexedDocument
+from index.lock import writer_lock
 from index.rows import ChunkedDocument, build_rows
 from index.state import SourceState
 from index.store import MilvusStore
 from index.sync import plan_sync
+from schemas import to_epoch
 from schemas.config import CairnConfig, ChunkingConfig, SourceConfig, load_config
 from schemas.report import RunReport
-from sources import DiscoveryFailure, DocumentError, Source, SourceError, open_source, source_cursor
+from sources import DiscoveryFailure, DocumentError, Source, SourceError, open_source, source_cursor, source_history
 
 ProgressHook = Callable[[str, int, int], None]  # (source name, documents done, documents to do)
 
@@ -35,6 +43,24 @@ ProgressHook = Callable[[str, int, int], None]  # (source name, documents done, 
 class Discovery:
     refs: list
     failures: list[DiscoveryFailure]
+
+
+@dataclass
+class Window:
+    """A backfill's time window over updated_at (epoch seconds, either end open)."""
+
+    since: int | None = None
+    until: int | None = None
+
+    def __contains__(self, when: int) -> bool:
+        return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
+
+
+@dataclass
+class Chunked:
+    documents: list[ChunkedDocument] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    skipped: int = 0  # up to date and outside a backfill window
 
 
 @task(cache_policy=NO_CACHE)
@@ -46,20 +72,25 @@ def discover(source: Source) -> Discovery:
 
 
 @task(cache_policy=NO_CACHE)
-def parse_and_chunk(source: Source, refs: list, chunking: ChunkingConfig) -> tuple[list[ChunkedDocument], list[tuple[str, str]]]:
-    chunked, failures = [], []
+def parse_and_chunk(
+    source: Source, refs: list, chunking: ChunkingConfig, window: Window | None = None, up_to_date: frozenset = frozenset()
+) -> Chunked:
+    out = Chunked()
     for ref in refs:
         try:
             document = source.load(ref)
+            if window is not None and ref.document_id in up_to_date and document.updated_at not in window:
+                out.skipped += 1
+                continue
             sections = chunk_document(document, chunking)
             if not sections:
                 raise DocumentError(ref.locator, "no text to index after parsing")
-            chunked.append(ChunkedDocument(document, sections))
+            out.documents.append(ChunkedDocument(document, sections))
         except DocumentError as exc:
-            failures.append((ref.locator, exc.reason))
+            out.failures.append((ref.locator, exc.reason))
         except Exception as exc:  # a parser bug on one input must not stop the others
-            failures.append((ref.locator, f"unexpected {type(exc).__name__}: {exc}"))
-    return chunked, failures
+            out.failures.append((ref.locator, f"unexpected {type(exc).__name__}: {exc}"))
+    return out
 
 
 @task(cache_policy=NO_CACHE)
@@ -68,18 +99,61 @@ def embed(chunked: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCach
 
 
 @task(cache_policy=NO_CACHE)
-def write(store: MilvusStore, rows: list[dict], chunked: list[ChunkedDocument]) -> int:
-    """New version first, then the old versions of the same documents: a reader never finds one missing."""
-    written = store.upsert(rows)
+def write(
+    store: MilvusStore, rows: list[dict], chunked: list[ChunkedDocument], ledger: dict[str, IndexedDocument],
+    history: bool,
+) -> int:
+    """New version first (children before parents), then everything else the documents had in service:
+    a reader never finds a document missing."""
+    size = store.config.write_batch_rows
+    for start in range(0, len(rows), size):
+        store.upsert(rows[start : start + size])
+        failpoint("rows-batch-written")
+    failpoint("written")
+    written_ids: dict[str, set[str]] = {}
+    for row in rows:
+        written_ids.setdefault(row["document_id"], set()).add(row["chunk_id"])
     for item in chunked:
-        store.delete_other_versions(item.document.document_id, item.document.version_hash)
-    return written
+        doc = item.document
+        if not doc.is_current:
+            continue  # a past version from a history backfill sits beside the current one
+        store.retire_other_versions(doc.document_id, doc.version_hash, history, at=doc.temporal_start)
+        previous = ledger.get(doc.document_id)
+        if previous is not None:
+            store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
+    failpoint("retired")
+    return len(rows)
 
 
 @task(cache_policy=NO_CACHE)
-def delete_stale(store: MilvusStore, document_ids: list[str]) -> int:
-    store.delete_documents(document_ids)
+def retire_stale(store: MilvusStore, document_ids: list[str], history: bool) -> int:
+    store.retire_documents(document_ids, history, at=int(time.time()))
+    failpoint("stale-retired")
     return len(document_ids)
+
+
+def _index_batches(todo, source, source_config, config, store, encoder, cache, ledger, report, progress, window=None):
+    up_to_date = frozenset(d for d, state in ledger.items() if state.complete_version is not None)
+    size = source_config.batch_size
+    for start in range(0, len(todo), size):
+        batch = todo[start : start + size]
+        chunked = parse_and_chunk(source, batch, config.chunking, window, up_to_date)
+        failpoint("chunked")
+        report.documents.unchanged += chunked.skipped
+        for locator, reason in chunked.failures:
+            report.fail(source_config.name, locator, reason)
+        if chunked.documents:
+            rows, stats = embed(chunked.documents, encoder, cache, config.embedding.batch_size)
+            failpoint("embedded")
+            report.rows_written += write(store, rows, chunked.documents, ledger, source_config.keep_history)
+            report.embeddings_computed += stats.computed
+            report.documents.indexed += len(chunked.documents)
+            for item in chunked.documents:
+                report.sections += len(item.sections)
+                report.chunks += sum(len(s.chunks) for s in item.sections)
+                report.tokens += sum(s.token_count for s in item.sections)
+        if progress:
+            progress(source_config.name, start + len(batch), len(todo))
 
 
 def sync_source(
@@ -91,56 +165,60 @@ def sync_source(
     state: SourceState,
     progress: ProgressHook | None = None,
     cleanup: str | None = None,
+    backfill: Window | None = None,
+    backfill_all: bool = False,
 ) -> RunReport:
+    """Make the collection hold exactly what the source holds. A backfill re-processes every document in
+    its window (or all of them) through the same path; documents outside it are skipped when up to date."""
     report = RunReport(run_id="", sources=[source_config.name])
     cleanup = cleanup or source_config.cleanup
+    backfilling = backfill is not None or backfill_all
     try:
-        # cleanup "full" ignores the cursor: the source lists everything, so absence means removal
-        source = open_source(source_config, {} if cleanup == "full" else state.get(source_config.name))
+        # a full listing (cleanup "full" or a backfill) ignores the cursor: absence then means removal
+        cursor = {} if cleanup == "full" or backfilling else state.get(source_config.name)
+        source = open_source(source_config, cursor)
         found = discover(source)
     except SourceError as exc:
         report.fail(source_config.name, "*", str(exc))
         return report
+    failpoint("discovered")
     report.documents.seen = len(found.refs) + len(found.failures)
     for failure in found.failures:
         report.fail(source_config.name, failure.locator, failure.reason)
+    ledger = store.ledger(source_config.name)
     plan = plan_sync(
         found.refs,
-        store.indexed_versions(source_config.name),
+        ledger,
         keep_ids={f.document_id for f in found.failures},
         cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
+        force={r.document_id for r in found.refs} if backfilling else None,
     )
     report.documents.unchanged = len(plan.unchanged)
-    todo, size = plan.to_index, source_config.batch_size
-    for start in range(0, len(todo), size):
-        batch = todo[start : start + size]
-        chunked, failures = parse_and_chunk(source, batch, config.chunking)
-        for locator, reason in failures:
-            report.fail(source_config.name, locator, reason)
-        if chunked:
-            rows, stats = embed(chunked, encoder, cache, config.embedding.batch_size)
-            report.rows_written += write(store, rows, chunked)
-            report.embeddings_computed += stats.computed
-            report.documents.indexed += len(chunked)
-            for item in chunked:
-                report.sections += len(item.sections)
-                report.chunks += sum(len(s.chunks) for s in item.sections)
-                report.tokens += sum(s.token_count for s in item.sections)
-        if progress:
-            progress(source_config.name, start + len(batch), len(todo))
+    window = backfill if backfill is not None and not backfill_all else None
+    _index_batches(plan.to_index, source, source_config, config, store, encoder, cache, ledger, report, progress, window)
+    if backfill is not None and source_config.keep_history:
+        past = source_history(source, *(from_ts(t) for t in (backfill.since, backfill.until)))
+        if past is not None:
+            past_refs = list(past)
+            report.documents.seen += len(past_refs)
+            _index_batches(past_refs, source, source_config, config, store, encoder, cache, {}, report, progress)
     if plan.stale_document_ids:
-        report.documents.deleted = delete_stale(store, plan.stale_document_ids)
+        report.documents.deleted = retire_stale(store, plan.stale_document_ids, source_config.keep_history)
     store.flush()
-    cursor = source_cursor(source)
-    if cursor is not None:
-        state.put(source_config.name, cursor)  # only now: a killed run re-reads the same window
+    saved = source_cursor(source)
+    if saved is not None:
+        state.put(source_config.name, saved)  # only now: a killed run re-reads the same window
     return report
 
 
-def report_markdown(report: RunReport) -> str:
+def from_ts(value: int | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def report_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
     d = report.documents
     lines = [
-        f"### Cairn ingest {report.run_id}",
+        f"### {title} {report.run_id}",
         "",
         "| seen | indexed | unchanged | deleted | failed | sections | chunks | embeddings computed | seconds |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -153,42 +231,91 @@ def report_markdown(report: RunReport) -> str:
     return "\n".join(lines)
 
 
-@flow(name="cairn-ingest")
-def ingest_flow(
-    config_path: str | None = None, source: str | None = None, show_progress: bool = False, cleanup: str | None = None
+def run_sources(
+    config_path: str | None,
+    source: str | None,
+    show_progress: bool,
+    cleanup: str | None = None,
+    backfill: Window | None = None,
+    backfill_all: bool = False,
+    wait_seconds: float = 0.0,
+    title: str = "Cairn ingest",
 ) -> dict:
-    """Bring the collection in line with the configured sources (all, or the one named)."""
     started = time.perf_counter()
     config = load_config(config_path)
     selected = [config.source(source)] if source else config.sources
     context = get_run_context()
     report = RunReport(run_id=str(getattr(context.flow_run, "id", uuid.uuid4())))
-    encoder = load_encoder(config.embedding.model)
-    cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
-    store = MilvusStore(config.milvus, encoder.dim)
-    state = SourceState(config.state_path)
-    bar = tqdm(desc="documents", unit="doc", disable=not show_progress, file=sys.stderr)
+    with writer_lock(config.milvus, wait_seconds):
+        encoder = load_encoder(config.embedding.model)
+        cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
+        store = MilvusStore(config.milvus, encoder.dim)
+        state = SourceState(config.state_path)
+        bar = tqdm(desc="documents", unit="doc", disable=not show_progress, file=sys.stderr)
 
-    def progress(name: str, done: int, total: int) -> None:
-        bar.set_description(name)
-        bar.total = total
-        bar.n = done
-        bar.refresh()
+        def progress(name: str, done: int, total: int) -> None:
+            bar.set_description(name)
+            bar.total = total
+            bar.n = done
+            bar.refresh()
 
-    try:
-        store.ensure_collection()
-        for source_config in selected:
-            part = sync_source(source_config, config, store, encoder, cache, state, progress, cleanup)
-            report.merge(part)
-            report.sources.append(source_config.name)
-        store.flush()
-    finally:
-        bar.close()
-        store.close()
-        cache.close()
-        state.close()
+        try:
+            store.ensure_collection()
+            for source_config in selected:
+                part = sync_source(
+                    source_config, config, store, encoder, cache, state, progress, cleanup, backfill, backfill_all
+                )
+                report.merge(part)
+                report.sources.append(source_config.name)
+        finally:
+            bar.close()
+            store.close()
+            cache.close()
+            state.close()
     report.seconds = time.perf_counter() - started
-    create_markdown_artifact(key="cairn-ingest-report", markdown=report_markdown(report), description="Cairn ingest run report")
+    create_markdown_artifact(key="cairn-run-report", markdown=report_markdown(report, title), description=title)
     if report.failures:
         get_run_logger().warning("%d input(s) failed; see the run report", len(report.failures))
     return report.to_dict()
+
+
+@flow(name="cairn-ingest")
+def ingest_flow(
+    config_path: str | None = None,
+    source: str | None = None,
+    show_progress: bool = False,
+    cleanup: str | None = None,
+    wait_seconds: float = 0.0,
+) -> dict:
+    """Bring the collection in line with the configured sources (all, or the one named)."""
+    return run_sources(config_path, source, show_progress, cleanup=cleanup, wait_seconds=wait_seconds)
+
+
+@flow(name="cairn-backfill")
+def backfill_flow(
+    config_path: str | None = None,
+    source: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    full: bool = False,
+    show_progress: bool = False,
+    wait_seconds: float = 0.0,
+) -> dict:
+    """Re-process a window of documents (updated_at in [since, until)) or all of them (full) through the
+    ingest path, idempotently; with keep_history, past versions in the window too (sources that have them)."""
+    window = Window(parse_day(since), parse_day(until))
+    return run_sources(
+        config_path, source, show_progress, backfill=window, backfill_all=full, wait_seconds=wait_seconds,
+        title="Cairn backfill",
+    )
+
+
+def parse_day(value: str | None) -> int | None:
+    """ISO date or date-time (UTC unless it says otherwise) -> epoch seconds."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+    return to_epoch(parsed)

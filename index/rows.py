@@ -76,7 +76,9 @@ def build_rows(batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingC
         for section in item.sections:
             abstract_vec = next(vectors)
             child_vecs = [next(vectors) for _ in section.chunks]
-            rows.extend(section_rows(item.document, section, abstract_vec, child_vecs))
+            rows.extend(section_rows(item.document, section, abstract_vec, child_vecs, len(item.sections)))
+    # Children before parents: a parent row is visible only once its children are (see index/ledger.py).
+    rows.sort(key=lambda row: row["chunk_type"] == ChunkType.FULL_TEXT.value)
     return rows, stats
 
 
@@ -88,11 +90,20 @@ def _pooled(vectors: list[np.ndarray], fallback: np.ndarray) -> np.ndarray:
     return mean / norm if norm > 0 else fallback
 
 
+def version_key(doc: SourceDocument) -> str:
+    """What row ids are derived from besides the section: the version, and for a past version written by
+    a history backfill also when it began (a file reverted to old content must not overwrite the current
+    rows with history ones). A current version that is later superseded keeps its ids."""
+    return doc.version_hash if doc.is_current else f"{doc.version_hash}@{doc.temporal_start}"
+
+
 def parent_chunk_id(doc: SourceDocument, section: Section) -> str:
-    return stable_id(doc.document_id, doc.version_hash, section.section_id)
+    return stable_id(doc.document_id, version_key(doc), section.section_id)
 
 
-def section_rows(doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray]) -> list[dict]:
+def section_rows(
+    doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray], section_count: int
+) -> list[dict]:
     parent_id = parent_chunk_id(doc, section)
     header = context_header(doc.title, section.breadcrumbs)
     base = document_fields(doc)
@@ -115,14 +126,21 @@ def section_rows(doc: SourceDocument, section: Section, abstract_vec: np.ndarray
         search_text=f"{header}\n{section.text}",
         abstract_embedding=abstract_vec,
         full_text_embedding=_pooled(child_vecs, abstract_vec),
-        extra=dict(base["extra"], abstract=section.abstract, abstract_token_count=section.abstract_token_count, **section.extra),
+        extra=dict(
+            base["extra"],
+            **section.extra,
+            abstract=section.abstract,
+            abstract_token_count=section.abstract_token_count,
+            section_count=section_count,  # what the ledger checks completeness against
+            child_count=len(section.chunks),
+        ),
     )
     rows = [parent]
     for chunk, vector in zip(section.chunks, child_vecs):
         rows.append(
             dict(
                 base,
-                chunk_id=stable_id(doc.document_id, doc.version_hash, section.section_id, str(chunk.order)),
+                chunk_id=stable_id(doc.document_id, version_key(doc), section.section_id, str(chunk.order)),
                 parent_chunk_id=parent_id,
                 chunk_type=ChunkType.CHILD.value,
                 chunk_order=chunk.order,

@@ -12,6 +12,9 @@ from pymilvus.exceptions import MilvusException
 
 from schemas import ChunkType
 from schemas.collection import (
+    BM25_INPUT,
+    DENSE_FIELDS,
+    OUTPUT_FIELDS,
     build_index_params,
     build_schema,
     in_list,
@@ -35,6 +38,10 @@ def _quiet_lite_refusals():
             lg.setLevel(level)
 
 
+# Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
+ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
+
+
 class StoreError(RuntimeError):
     """The index cannot be used; the message says what to fix."""
 
@@ -52,7 +59,7 @@ def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
         return MilvusClient(uri=uri, token=config.token, timeout=30)
     except Exception as exc:  # pymilvus raises several types for lock, refusal and timeout
         message = str(exc)
-        if "lock" in message.lower():
+        if "lock" in message.lower() or (config.is_lite and "open local milvus failed" in message.lower()):
             raise StoreError(
                 f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
                 "wait for it to finish, or point [milvus] uri at a Milvus server"
@@ -102,16 +109,36 @@ class MilvusStore:
             self.client.upsert(self.collection, rows[start : start + size])
         return len(rows)
 
-    def delete_other_versions(self, document_id: str, keep_version: str) -> None:
-        self.client.delete(
-            self.collection,
-            filter=f"document_id == {quote(document_id)} and version_hash != {quote(keep_version)}",
+    def retire_other_versions(self, document_id: str, keep_version: str, history: bool, at: int) -> int:
+        """Take every current row of the document that is not `keep_version` out of service: delete it,
+        or with history mark it superseded (is_current false, temporal_end = `at`)."""
+        expr = (
+            f"document_id == {quote(document_id)} and version_hash != {quote(keep_version)} and is_current == true"
         )
+        return self._retire(expr, history, at)
 
-    def delete_documents(self, document_ids: Iterable[str]) -> None:
+    def retire_documents(self, document_ids: Iterable[str], history: bool, at: int) -> None:
         ids = list(document_ids)
         for start in range(0, len(ids), 200):
-            self.client.delete(self.collection, filter=in_list("document_id", ids[start : start + 200]))
+            self._retire(f"{in_list('document_id', ids[start : start + 200])} and is_current == true", history, at)
+
+    def _retire(self, expr: str, history: bool, at: int) -> int:
+        if not history:
+            result = self.client.delete(self.collection, filter=expr)
+            return int(result.get("delete_count", 0)) if isinstance(result, dict) else 0
+        rows = list(self.iterate(expr, ROW_FIELDS))
+        for row in rows:
+            row["is_current"] = False
+            row["temporal_end"] = min(int(row["temporal_end"]), at)
+        # parents first: while children are retired a parent may briefly have fewer children, never orphans
+        rows.sort(key=lambda row: row["chunk_type"] != ChunkType.FULL_TEXT.value)
+        self.upsert(rows)
+        return len(rows)
+
+    def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
+        ids = list(chunk_ids)
+        for start in range(0, len(ids), 500):
+            self.client.delete(self.collection, filter=in_list("chunk_id", ids[start : start + 500]))
 
     def flush(self) -> None:
         self.client.flush(self.collection)
@@ -129,13 +156,10 @@ class MilvusStore:
             finally:
                 iterator.close()
 
-    def indexed_versions(self, source_name: str) -> dict[str, set[str]]:
-        """document_id -> the version hashes its parent rows carry, for one source."""
-        versions: dict[str, set[str]] = {}
-        expr = f"source_name == {quote(source_name)} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}"
-        for row in self.iterate(expr, ["document_id", "version_hash"]):
-            versions.setdefault(row["document_id"], set()).add(row["version_hash"])
-        return versions
+    def ledger(self, source_name: str):
+        from index.ledger import read_ledger
+
+        return read_ledger(self, source_name)
 
     def counts(self) -> Counter:
         """Rows per (tenant, source, chunk_type)."""
@@ -149,3 +173,16 @@ class MilvusStore:
             self.client.close()
         except MilvusException:
             pass
+        release_lite(self.config)
+
+
+def release_lite(config: MilvusConfig) -> None:
+    """Stop this process's embedded Milvus Lite server for the file, so another process can open it
+    (a Lite file is served by one process at a time; pymilvus otherwise keeps it until exit)."""
+    if not config.is_lite:
+        return
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return
+    server_manager_instance.release_server(str(Path(config.uri)))

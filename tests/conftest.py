@@ -45,6 +45,7 @@ def write_config(path: Path, index_dir: Path, sources: list[dict], collection: s
     import json
 
     parts = [
+        f"state_path = {json.dumps(str(index_dir / 'state.sqlite'))}",
         "[milvus]",
         f"uri = {json.dumps(str(index_dir / 'cairn.db'))}",
         f"collection = {json.dumps(collection)}",

@@ -73,3 +73,33 @@ def test_query_before_ingest_says_to_ingest(tmp_path):
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [])
     result = cairn("query", "anything", "--tenant", "t", "--group", "g", "--config", str(config))
     assert result.returncode == 2 and "run `cairn ingest` first" in result.stderr
+
+
+def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_path):
+    from index.store import MilvusStore
+    from schemas.config import load_config
+
+    corpus.build(tmp_path / "wiki")
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+    ])
+    assert cairn("ingest", "--config", str(config)).returncode == 0
+    store = MilvusStore(load_config(config).milvus, dim=384)
+    store.client.load_collection(store.collection)
+    victim = next(store.iterate('chunk_type == "child"', ["chunk_id"]))["chunk_id"]
+    store.delete_chunks([victim])
+    store.close()  # releases the Lite file for the subprocesses
+
+    found = cairn("reconcile", "--json", "--config", str(config))
+    assert found.returncode == 1, found.stderr
+    drift = json.loads(found.stdout)
+    assert drift["clean"] is False and list(drift["sources"][0]["incomplete"].values()) == [["1 child rows missing"]]
+
+    fixed = cairn("reconcile", "--fix", "--json", "--config", str(config))
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["after_fix"][0]["clean"] is True
+
+    backfill = cairn("backfill", "--source", "w", "--full", "--json", "--config", str(config))
+    assert backfill.returncode == 0, backfill.stderr
+    report = json.loads(backfill.stdout)
+    assert report["documents"]["indexed"] == 3 and report["embeddings_computed"] == 0

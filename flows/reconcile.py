@@ -1,0 +1,79 @@
+"""`cairn reconcile`: what the sources yield against what the collection holds, and the repair.
+
+The comparison is discovery (cheap, nothing parsed) against the ledger read from the collection
+(index/ledger.py); nothing else is trusted. The repair is an ordinary ingest with cleanup "full", which
+re-indexes every document that is not exactly and completely its current version and removes the rest.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from index.store import MilvusStore
+from schemas.config import CairnConfig, SourceConfig
+from sources import DiscoveryFailure, SourceError, open_source
+
+
+@dataclass
+class Drift:
+    source: str
+    documents_in_source: int = 0
+    documents_indexed: int = 0
+    rows_current: int = 0
+    missing: list[str] = field(default_factory=list)  # yielded by the source, not in the collection
+    outdated: list[str] = field(default_factory=list)  # indexed, but not the version the source holds
+    incomplete: dict[str, list[str]] = field(default_factory=dict)  # locator/document -> problems
+    stale: list[str] = field(default_factory=list)  # in the collection, no longer in the source
+    orphan_rows: int = 0
+    unreadable: list[str] = field(default_factory=list)  # seen by discovery but unreadable (not drift)
+    error: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return not (self.missing or self.outdated or self.incomplete or self.stale or self.orphan_rows or self.error)
+
+    def to_dict(self) -> dict:
+        return dict(asdict(self), clean=self.clean)
+
+
+def check_source(source_config: SourceConfig, store: MilvusStore) -> Drift:
+    drift = Drift(source_config.name)
+    try:
+        source = open_source(source_config, {})  # a full listing: a cursor would hide documents
+        items = list(source.discover())
+    except SourceError as exc:
+        drift.error = str(exc)
+        return drift
+    refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
+    drift.unreadable = [i.locator for i in items if isinstance(i, DiscoveryFailure)]
+    kept = {i.document_id for i in items if isinstance(i, DiscoveryFailure)}
+    ledger = store.ledger(source_config.name)
+    drift.documents_in_source = len(items)
+    drift.documents_indexed = len(ledger)
+    drift.rows_current = sum(len(d.rows) for d in ledger.values())
+    drift.orphan_rows = sum(len(d.orphans) for d in ledger.values())
+    yielded = set()
+    for ref in refs:
+        yielded.add(ref.document_id)
+        state = ledger.get(ref.document_id)
+        if state is None:
+            drift.missing.append(ref.locator)
+        elif state.problems():
+            drift.incomplete[ref.locator] = state.problems()
+        elif state.complete_version != ref.version_hash:
+            drift.outdated.append(ref.locator)
+    for document_id in sorted(set(ledger) - yielded - kept):
+        if source.complete:
+            drift.stale.append(document_id)
+    return drift
+
+
+def reconcile(config: CairnConfig, source: str | None = None) -> list[Drift]:
+    selected = [config.source(source)] if source else config.sources
+    store = MilvusStore(config.milvus, dim=0)
+    try:
+        if not store.client.has_collection(store.collection):
+            return [Drift(s.name, error=f"no collection {store.collection!r}: run `cairn ingest`") for s in selected]
+        store.client.load_collection(store.collection)
+        return [check_source(s, store) for s in selected]
+    finally:
+        store.close()

@@ -1,0 +1,89 @@
+"""What the collection holds for one source, read from the collection itself: the only ledger Cairn trusts.
+
+A document version is *complete* when every parent row it promised is present (each parent carries the
+number of sections of its version) and every parent has all the children it promised. Writers put children
+before parents, so a parent row is only ever visible once its children are; a run killed mid-write leaves a
+version that is visibly incomplete here, and the next run re-indexes it. Nothing is kept outside Milvus
+that could drift from it.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from schemas import ChunkType
+from schemas.collection import quote
+
+
+@dataclass
+class IndexedDocument:
+    """The current (is_current) rows of one document, summarised."""
+
+    document_id: str
+    versions: set[str] = field(default_factory=set)  # versions among its current rows (parents or children)
+    rows: dict[str, str] = field(default_factory=dict)  # chunk_id -> version_hash, every current row
+    parents: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk_id -> (version, sections, children)
+    children_per_parent: Counter = field(default_factory=Counter)
+    orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
+
+    @property
+    def complete_version(self) -> str | None:
+        """The one version whose rows are all present, alone; None when anything is off."""
+        if len(self.versions) != 1 or self.orphans or not self.parents:
+            return None
+        (version,) = self.versions
+        promised = {sections for _, sections, _ in self.parents.values()}
+        if len(promised) != 1 or len(self.parents) != promised.pop():
+            return None
+        for chunk_id, (_, _, children) in self.parents.items():
+            if self.children_per_parent[chunk_id] != children:
+                return None
+        return version
+
+    def leftovers(self, version: str, written: set[str]) -> list[str]:
+        """Rows of `version` that a rewrite of it did not produce (a chunker change, a half-written run)."""
+        return sorted(cid for cid, v in self.rows.items() if v == version and cid not in written)
+
+    def problems(self) -> list[str]:
+        out = []
+        if len(self.versions) > 1:
+            out.append(f"{len(self.versions)} versions served at once")
+        if self.orphans:
+            out.append(f"{len(self.orphans)} orphan child rows")
+        if not self.parents:
+            out.append("no parent rows")
+        else:
+            promised = {sections for _, sections, _ in self.parents.values()}
+            if len(promised) == 1 and len(self.parents) != next(iter(promised)):
+                out.append(f"{len(self.parents)} of {next(iter(promised))} parent rows")
+            missing = sum(
+                max(0, children - self.children_per_parent[cid]) for cid, (_, _, children) in self.parents.items()
+            )
+            if missing:
+                out.append(f"{missing} child rows missing")
+        return out
+
+
+def read_ledger(store, source_name: str) -> dict[str, IndexedDocument]:
+    """document_id -> its current rows, for one source (two paged scans: parents, then children)."""
+    docs: dict[str, IndexedDocument] = {}
+    base = f"source_name == {quote(source_name)} and is_current == true"
+    parent_expr = f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}"
+    for row in store.iterate(parent_expr, ["chunk_id", "document_id", "version_hash", "extra"]):
+        doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
+        extra = row.get("extra") or {}
+        doc.versions.add(row["version_hash"])
+        doc.rows[row["chunk_id"]] = row["version_hash"]
+        doc.parents[row["chunk_id"]] = (
+            row["version_hash"], int(extra.get("section_count", -1)), int(extra.get("child_count", -1))
+        )
+    child_expr = f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}"
+    for row in store.iterate(child_expr, ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]):
+        doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
+        doc.versions.add(row["version_hash"])
+        doc.rows[row["chunk_id"]] = row["version_hash"]
+        if row["parent_chunk_id"] in doc.parents:
+            doc.children_per_parent[row["parent_chunk_id"]] += 1
+        else:
+            doc.orphans.append(row["chunk_id"])
+    return docs
