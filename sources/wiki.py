@@ -12,6 +12,7 @@ from sources import frontmatter as fm
 from sources.base import DiscoveryFailure, DocumentError, SourceError
 
 SUFFIXES = (".md", ".markdown")
+MAX_FILE_BYTES = 5_000_000  # default per-page limit (key max_file_bytes): a runbook is kilobytes, not megabytes
 _H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
@@ -40,6 +41,7 @@ class WikiSource:
         self.config = config
         self.root = Path(config.path)
         self.uri_base = getattr(config, "uri_base", None) or self.root.resolve().as_uri() + "/"
+        self.max_bytes = int(getattr(config, "max_file_bytes", MAX_FILE_BYTES))
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         if not self.root.is_dir():
@@ -49,6 +51,13 @@ class WikiSource:
                 continue
             locator = path.relative_to(self.root).as_posix()
             try:
+                size = path.stat().st_size
+                if size > self.max_bytes:  # refused before reading: memory stays bounded
+                    yield DiscoveryFailure(
+                        locator, document_id(self.name, locator),
+                        f"file is {size:,} bytes, over the source's max_file_bytes ({self.max_bytes:,})",
+                    )
+                    continue
                 raw = path.read_bytes()
             except OSError as exc:
                 yield DiscoveryFailure(locator, document_id(self.name, locator), f"cannot read file: {exc.strerror}")

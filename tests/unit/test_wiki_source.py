@@ -88,3 +88,16 @@ def test_only_markdown_files_are_discovered(tmp_path):
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
     (tmp_path / "notes.txt").write_text("x")
     assert [r.locator for r in source(tmp_path).discover()] == ["a.md"]
+
+
+def test_oversized_page_is_refused_at_discovery_without_being_read(tmp_path):
+    big = tmp_path / "huge.md"
+    with big.open("wb") as handle:  # 50 MB of Markdown, sparse on disk
+        handle.write(b"# Huge\n\n")
+        handle.truncate(50 * 1024 * 1024)
+    write_page(tmp_path, "ok.md", "# Fine\n\ntext\n")
+    found = list(source(tmp_path).discover())
+    failures = [f for f in found if isinstance(f, DiscoveryFailure)]
+    assert [f.locator for f in failures] == ["huge.md"] and "max_file_bytes" in failures[0].reason
+    assert [r.locator for r in found if not isinstance(r, DiscoveryFailure)] == ["ok.md"]
+    assert not any(isinstance(f, DiscoveryFailure) for f in source(tmp_path, max_file_bytes=60_000_000).discover())
