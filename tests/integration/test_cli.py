@@ -103,3 +103,12 @@ def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_p
     assert backfill.returncode == 0, backfill.stderr
     report = json.loads(backfill.stdout)
     assert report["documents"]["indexed"] == 3 and report["embeddings_computed"] == 0
+
+
+def test_unreachable_server_fails_fast_and_never_prints_the_token(tmp_path):
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [])
+    secret = "s3cr3t-milvus-token-do-not-print"
+    result = cairn("ingest", "--config", str(config),
+                   env={"CAIRN_MILVUS_URI": "http://127.0.0.1:9", "CAIRN_MILVUS_TOKEN": secret})
+    assert result.returncode == 2 and "cannot reach Milvus at http://127.0.0.1:9" in result.stderr
+    assert secret not in result.stdout + result.stderr
