@@ -295,3 +295,16 @@ def test_a_document_with_ten_thousand_headings_chunks_quickly_into_sane_sections
     assert all(s.token_count <= CONFIG.parent_max_tokens for s in sections)
     assert sum(in_band(s.token_count, 400, 900) for s in sections) / len(sections) >= 0.99
     assert len({s.section_id for s in sections}) == len(sections)
+
+
+def test_deeply_nested_lists_chunk_without_recursion_errors():
+    depth = 400  # markdown-it nests list tokens; a recursive walker would blow the stack
+    body = "# Nested\n\n" + "".join("  " * i + f"- level {i} item with a few words\n" for i in range(depth))
+    doc = SourceDocument(
+        document_id="n", source_name="t", source_type=SourceType.WIKI, source_uri="file:///n.md", locator="n.md",
+        title="Nested", content=body, tenant_id="t", access_control_list=["g"], content_type=ContentType.DOCUMENT,
+        version_hash="v", created_at=0, updated_at=0, temporal_start=0,
+    )
+    sections = chunk_document(doc, ChunkingConfig())
+    joined = "\n".join(s.text for s in sections)
+    assert sections and "level 0 item" in joined and f"level {depth - 1} item" in joined
