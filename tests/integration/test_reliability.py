@@ -1,0 +1,45 @@
+"""What Cairn promises when things go wrong around it: a second writer, a broken source among good ones."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from flows.ingest import ingest_flow
+from tests.conftest import REPO, write_config
+from tests.integration import corpus
+
+
+def test_one_unusable_source_does_not_stop_the_others(tmp_path, prefect_server):
+    corpus.build(tmp_path / "wiki")
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "gone", "type": "wiki", "path": str(tmp_path / "no-such-folder"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "good", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+    ])
+    report = ingest_flow(config_path=str(config))
+    assert report["documents"]["indexed"] == 3
+    assert [(f["source"], f["document"]) for f in report["failures"]] == [("gone", "*")]
+    assert "does not exist" in report["failures"][0]["error"]
+
+
+def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp_path):
+    corpus.build(tmp_path / "wiki")
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+    ])
+    env = {**os.environ, "CAIRN_FAILPOINT": ""}
+    command = [sys.executable, "-m", "flows.cli", "ingest", "--config", str(config)]
+    first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = tmp_path / "index" / "cairn.lock"
+    deadline = time.monotonic() + 120
+    while not (lock.exists() and lock.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the first run holds the writer lock once its flow has started
+    second = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err[-2000:]
+    assert second.returncode == 2, second.stderr[-2000:]
+    assert "being written by another Cairn run" in second.stderr
+    # and nothing was corrupted: a third run finds everything up to date
+    third = subprocess.run([*command, "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0 and '"unchanged": 3' in third.stdout
