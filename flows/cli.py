@@ -56,7 +56,8 @@ def _print_report(report: dict, args: argparse.Namespace) -> int:
 def cmd_backfill(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     config.source(args.source)
-    from flows.ingest import backfill_flow, parse_day
+    from flows.ingest import backfill_flow
+    from schemas.records import parse_day
 
     parse_day(args.since), parse_day(args.until)  # fail fast on a bad date
     report = backfill_flow(
@@ -112,11 +113,13 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 def cmd_query(args: argparse.Namespace) -> int:
     from query import Principal, Retriever
+    from schemas.records import parse_day
 
     config = load_config(args.config)
     retriever = Retriever.from_config(config)
     try:
-        result = retriever.retrieve(args.text, Principal(args.tenant, args.group), k=args.k)
+        as_of = parse_day(args.as_of) if args.as_of else None
+        result = retriever.retrieve(args.text, Principal(args.tenant, args.group), k=args.k, doc_tag=args.doc_tag, as_of=as_of)
     finally:
         retriever.close()
     if args.json:
@@ -194,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--tenant", required=True)
     query.add_argument("--group", action="append", required=True, help="a group of the caller (repeatable)")
     query.add_argument("--k", type=int, default=None, help="sections to return (default: [query] k)")
+    query.add_argument("--doc-tag", help="only sections of this document family (e.g. one contract)")
+    query.add_argument("--as-of", help="ISO date: answer with what was valid then (history kept on purpose)")
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=cmd_query)
 

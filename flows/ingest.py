@@ -31,7 +31,7 @@ from index.rows import ChunkedDocument, build_rows
 from index.state import SourceState
 from index.store import MilvusStore
 from index.sync import plan_sync
-from schemas import to_epoch
+from schemas.records import parse_day
 from schemas.config import CairnConfig, ChunkingConfig, SourceConfig, load_config
 from schemas.report import RunReport
 from sources import DiscoveryFailure, DocumentError, Source, SourceError, open_source, source_cursor, source_history
@@ -308,14 +308,3 @@ def backfill_flow(
         config_path, source, show_progress, backfill=window, backfill_all=full, wait_seconds=wait_seconds,
         title="Cairn backfill",
     )
-
-
-def parse_day(value: str | None) -> int | None:
-    """ISO date or date-time (UTC unless it says otherwise) -> epoch seconds."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
-    return to_epoch(parsed)

@@ -56,8 +56,29 @@ class RetrievalResult:
         return {"query": self.query, "results": [h.to_dict() for h in self.hits], "diagnostics": self.diagnostics}
 
 
+def time_filter(as_of: int | None) -> str:
+    """Current rows by default; with as_of (epoch seconds) the rows valid then, history included."""
+    if as_of is None:
+        return "is_current == true"
+    return f"temporal_start <= {int(as_of)} and temporal_end > {int(as_of)}"
+
+
+def one_version_per_document(rows: list[dict]) -> set[str]:
+    """While a document is being replaced both versions are briefly current; an answer must never mix
+    them. Returns the chunk ids to keep: per document, only the rows of its newest version."""
+    newest: dict[str, tuple[int, str]] = {}
+    for row in rows:
+        key = (int(row["temporal_start"]), row["version_hash"])
+        if row["document_id"] not in newest or key > newest[row["document_id"]]:
+            newest[row["document_id"]] = key
+    return {r["chunk_id"] for r in rows if (int(r["temporal_start"]), r["version_hash"]) == newest[r["document_id"]]}
+
+
 def citation(row: dict) -> str:
-    trail = " › ".join(row["breadcrumbs"]) or row["section_id"]
+    crumbs = list(row["breadcrumbs"])
+    if crumbs and crumbs[0] == row["title"]:
+        crumbs = crumbs[1:]  # the title is already said once
+    trail = " › ".join(crumbs) or row["section_id"]
     updated = from_epoch(row["updated_at"])
     date = updated.date().isoformat() if updated else "unknown"
     return f"{row['title']} › {trail} (v{row['version_hash'][:7]}, updated {date}) {row['source_uri']}#{row['section_id']}"
@@ -90,7 +111,11 @@ class Retriever:
             config = load_config(config)
         return cls(config.milvus, config.query, load_encoder(config.embedding.model))
 
-    def retrieve(self, text: str, principal: Principal, k: int | None = None, doc_tag: str | None = None) -> RetrievalResult:
+    def retrieve(
+        self, text: str, principal: Principal, k: int | None = None, doc_tag: str | None = None, as_of: int | None = None
+    ) -> RetrievalResult:
+        """Parent sections for `text` that `principal` may read; `as_of` (epoch seconds) answers with what
+        was valid then (superseded versions kept as history included)."""
         if not isinstance(principal, Principal):
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
@@ -100,6 +125,7 @@ class Retriever:
         timings["embed_ms"] = (time.perf_counter() - started) * 1000
 
         allowed = access_filter(principal.tenant, principal.groups)
+        allowed = f"{allowed} and {time_filter(as_of)}"
         expr = f"{allowed} and chunk_type == {quote(ChunkType.CHILD.value)}"
         if doc_tag:
             expr += f" and doc_tag == {quote(doc_tag)}"
@@ -129,6 +155,8 @@ class Retriever:
         top = sorted(best, key=lambda p: -best[p])[:k]
         mark = time.perf_counter()
         parents = self._fetch(top, allowed)
+        keep = one_version_per_document(list(parents.values()))
+        parents = {pid: row for pid, row in parents.items() if pid in keep}
         timings["fetch_ms"] = (time.perf_counter() - mark) * 1000
         hits = [
             Hit(

@@ -83,6 +83,17 @@ def to_epoch(value: datetime | None) -> int | None:
     return int(value.timestamp())
 
 
+def parse_day(value: str | None) -> int | None:
+    """ISO date or date-time (UTC unless it says otherwise) -> epoch seconds; None for None or ""."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+    return to_epoch(parsed)
+
+
 def from_epoch(value: int | None) -> datetime | None:
     if value is None or value >= TEMPORAL_OPEN:
         return None

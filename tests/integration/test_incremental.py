@@ -15,6 +15,7 @@ from index.lock import IndexBusy, writer_lock
 from index.store import MilvusStore
 from schemas import ChunkType
 from schemas.config import load_config
+from schemas.records import parse_day
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 
@@ -89,10 +90,13 @@ def test_sources_sharing_a_tenant_never_touch_each_others_rows(wiki, tmp_path):
 
 
 def test_history_keeps_superseded_versions_out_of_service_with_their_bounds(wiki, tmp_path):
+    from query import Principal, Retriever
+
     config = make_config(tmp_path, wiki, keep_history=True)
-    ingest_flow(config_path=str(config))
     page = wiki / "acme" / "kafka-lag.md"
-    page.write_text(page.read_text().replace("twelve replicas", "sixteen replicas"))
+    page.write_text(page.read_text().replace("---\n", "---\nupdated: '2026-01-10'\n", 1))
+    ingest_flow(config_path=str(config))
+    page.write_text(page.read_text().replace("twelve replicas", "sixteen replicas").replace("2026-01-10", "2026-03-01"))
     ingest_flow(config_path=str(config))
     kafka = [r for r in snapshot(config).values() if r["locator"] == "kafka-lag.md"]
     current = [r for r in kafka if r["is_current"]]
@@ -102,6 +106,17 @@ def test_history_keeps_superseded_versions_out_of_service_with_their_bounds(wiki
     assert all(r["temporal_end"] <= current[0]["temporal_start"] for r in old)
     # a third, unchanged run treats the page as up to date despite the history rows beside it
     assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 0
+    retriever = Retriever.from_config(config)
+    try:
+        question, who = "how many settlement-writer replicas to mitigate kafka lag", Principal("acme", ["sre"])
+        now = retriever.retrieve(question, who, k=3).hits
+        then = retriever.retrieve(question, who, k=3, as_of=parse_day("2026-02-01")).hits
+        before = retriever.retrieve(question, who, k=3, as_of=parse_day("2025-12-01")).hits
+    finally:
+        retriever.close()
+    assert "sixteen replicas" in " ".join(h.text for h in now) and "twelve" not in " ".join(h.text for h in now)
+    assert "twelve replicas" in " ".join(h.text for h in then) and "sixteen" not in " ".join(h.text for h in then)
+    assert not any(h.title == "Kafka consumer lag" for h in before)  # the page did not exist yet
 
 
 def test_backfill_reprocesses_its_window_idempotently(wiki, tmp_path):

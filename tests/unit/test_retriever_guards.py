@@ -1,0 +1,21 @@
+from query.retriever import citation, one_version_per_document, time_filter
+
+
+def row(chunk_id, document_id, version, start):
+    return {"chunk_id": chunk_id, "document_id": document_id, "version_hash": version, "temporal_start": start}
+
+
+def test_an_answer_never_mixes_two_versions_of_one_document():
+    rows = [row("a1", "a", "v1", 100), row("a2", "a", "v2", 200), row("a3", "a", "v2", 200), row("b1", "b", "v9", 50)]
+    assert one_version_per_document(rows) == {"a2", "a3", "b1"}
+
+
+def test_time_filter_defaults_to_current_rows_and_as_of_uses_the_bounds():
+    assert time_filter(None) == "is_current == true"
+    assert time_filter(1_700_000_000) == "temporal_start <= 1700000000 and temporal_end > 1700000000"
+
+
+def test_citation_says_the_title_once():
+    cited = citation({"title": "Ledger failover", "breadcrumbs": ["Ledger failover", "Procedure"], "section_id": "lf.procedure",
+                      "updated_at": 1_773_446_400, "version_hash": "e755cdc0ff", "source_uri": "file:///w/lf.md"})
+    assert cited == "Ledger failover › Procedure (ve755cdc, updated 2026-03-14) file:///w/lf.md#lf.procedure"
