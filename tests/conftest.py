@@ -41,6 +41,17 @@ def write_page(root: Path, relative: str, body: str, **front) -> Path:
     return path
 
 
+def toml_value(value) -> str:
+    """A TOML literal for str, number, bool, list and dict (inline table) values."""
+    import json
+
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
 def write_config(path: Path, index_dir: Path, sources: list[dict], collection: str = "cairn") -> Path:
     import json
 
@@ -55,7 +66,7 @@ def write_config(path: Path, index_dir: Path, sources: list[dict], collection: s
     for source in sources:
         parts.append("[[sources]]")
         for key, value in source.items():
-            parts.append(f"{key} = {json.dumps(value)}")
+            parts.append(f"{key} = {toml_value(value)}")
     path.write_text("\n".join(parts) + "\n", encoding="utf-8")
     return path
 

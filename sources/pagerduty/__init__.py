@@ -1,0 +1,262 @@
+"""PagerDuty incidents as documents, from the REST API (`api_url`) or an export folder (`path`).
+
+One document per incident. Export folder layout, shaped like the API's responses:
+
+    incidents*.json              {"incidents": [...]}            (one or several pages)
+    <incident id>/log_entries.json, notes.json, alerts.json      ({"log_entries": [...]} ...)
+
+Incremental (API mode): the cursor keeps a high-water mark (latest change seen); the next run asks
+`/log_entries` what changed since then minus `overlap_minutes` and fetches only those incidents, so its
+discovery is not a complete listing (`complete = False`: nothing is cleaned up on such a run; `cairn
+ingest --cleanup full` lists everything). Config keys, all optional but one of api_url / path:
+api_url, token_env (default PAGERDUTY_TOKEN), statuses, service_ids, team_ids, since, until, page_size,
+concurrency, overlap_minutes, timeout_seconds, retry_attempts, retry_base_seconds, severity_map,
+access = [{team | service, tenant, acl}] (first match wins; else the source's tenant and acl).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator
+
+from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
+from schemas.config import SourceConfig
+from sources.base import DiscoveryFailure, DocumentError, SourceError
+from sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy
+from sources.pagerduty.render import incident_heading, render
+
+DEFAULT_SEVERITY = {"P1": "sev1", "P2": "sev2", "P3": "sev3", "P4": "sev4", "P5": "sev5", "high": "sev2", "low": "sev4"}
+PARTS = ("log_entries", "notes", "alerts")
+VERSION_FIELDS = (
+    "id", "incident_number", "title", "description", "status", "urgency", "priority", "service", "teams",
+    "assignments", "updated_at", "last_status_change_at", "resolved_at", "incident_type", "custom_fields",
+)
+
+
+def document_id(source_name: str, incident_id: str) -> str:
+    return stable_id(SourceType.PAGERDUTY.value, source_name, incident_id)
+
+
+def parse_time(value, field: str, incident_id: str) -> int:
+    if not isinstance(value, str) or not value:
+        raise DocumentError(incident_id, f"'{field}' must be an ISO timestamp, got {value!r}")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise DocumentError(incident_id, f"'{field}' is not an ISO timestamp: {value!r}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return int(parsed.timestamp())
+
+
+class PagerDutySource:
+    complete = True
+
+    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
+        self.name = config.name
+        self.config = config
+        self.cursor_in = dict(cursor or {})
+        self.api_url = getattr(config, "api_url", None)
+        self.folder = Path(config.path) if config.path else None
+        if bool(self.api_url) == bool(self.folder):
+            raise SourceError(f"source {self.name!r}: a pagerduty source needs exactly one of api_url or path")
+        self.severity_map = {**DEFAULT_SEVERITY, **dict(getattr(config, "severity_map", {}) or {})}
+        self.access = list(getattr(config, "access", []) or [])
+        self.incidents: dict[str, dict] = {}  # discovered incident objects, by id
+        self.high_water = self.cursor_in.get("high_water")
+        self.api: PagerDutyApi | None = None
+        if self.api_url:
+            token_env = getattr(config, "token_env", "PAGERDUTY_TOKEN")
+            token = os.environ.get(token_env, "")
+            if not token:
+                raise SourceError(f"source {self.name!r}: no PagerDuty token: set the variable {token_env}")
+            self.api = PagerDutyApi(
+                self.api_url, token, page_size=int(getattr(config, "page_size", 100)),
+                timeout=float(getattr(config, "timeout_seconds", 30)),
+                retry=RetryPolicy(int(getattr(config, "retry_attempts", 5)), float(getattr(config, "retry_base_seconds", 0.5))),
+            )
+
+    # ---- discovery ------------------------------------------------------------------------------
+    def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
+        items = self._list_api() if self.api else self._list_export()
+        for position, (where, incident) in enumerate(items):
+            incident_id = incident.get("id") if isinstance(incident, dict) else None
+            if not isinstance(incident_id, str) or not incident_id:
+                yield DiscoveryFailure(f"{where}[{position}]", "", "incident without a string 'id'")
+                continue
+            self.incidents[incident_id] = incident
+            for field in ("last_status_change_at", "updated_at"):
+                value = incident.get(field)
+                if isinstance(value, str) and (self.high_water is None or value > self.high_water):
+                    self.high_water = value
+            yield DocumentRef(self.name, incident_id, document_id(self.name, incident_id), self._version(incident_id, incident))
+
+    def _list_api(self) -> Iterator[tuple[str, dict]]:
+        filters = {
+            "statuses[]": list(getattr(self.config, "statuses", []) or []),
+            "service_ids[]": list(getattr(self.config, "service_ids", []) or []),
+            "team_ids[]": list(getattr(self.config, "team_ids", []) or []),
+        }
+        since, until = getattr(self.config, "since", None), getattr(self.config, "until", None)
+        try:
+            if self.cursor_in.get("high_water"):
+                self.complete = False  # only what changed since the mark
+                mark = datetime.fromisoformat(self.cursor_in["high_water"].replace("Z", "+00:00"))
+                window = mark - timedelta(minutes=float(getattr(self.config, "overlap_minutes", 10)))
+                changed = []
+                for entry in self.api.pages("/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}):
+                    incident_id = (entry.get("incident") or {}).get("id") if isinstance(entry, dict) else None
+                    if incident_id and incident_id not in changed:
+                        changed.append(incident_id)
+                for incident_id in changed:
+                    yield "/incidents", self.api.get(f"/incidents/{incident_id}").get("incident")
+                return
+            self.complete = not (since or until or any(filters.values()))
+            params = {k: v for k, v in filters.items() if v}
+            params.update({"since": since} if since else {}, **({"until": until} if until else {}))
+            if not since and not until:
+                params["date_range"] = "all"
+            for incident in self.api.pages("/incidents", "incidents", params):
+                yield "/incidents", incident
+        except ApiError as exc:
+            raise SourceError(f"source {self.name!r}: PagerDuty API at {self.api_url}: {exc}") from None
+
+    def _list_export(self) -> Iterator[tuple[str, dict]]:
+        if not self.folder.is_dir():
+            raise SourceError(f"source {self.name!r}: export folder {self.folder} does not exist")
+        pages = sorted(self.folder.glob("incidents*.json"))
+        if not pages:
+            raise SourceError(f"source {self.name!r}: no incidents*.json in {self.folder}")
+        for page in pages:
+            try:
+                data = json.loads(page.read_text(encoding="utf-8"))
+                incidents = data["incidents"]
+                if not isinstance(incidents, list):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                yield from [(page.name, {"id": None})]  # reported as a discovery failure naming the file
+                continue
+            for incident in incidents:
+                yield page.name, incident
+
+    def _version(self, incident_id: str, incident: dict) -> str:
+        material = {k: incident.get(k) for k in VERSION_FIELDS}
+        if self.folder is not None:  # an export's notes and timeline can change without the incident
+            for part in PARTS:
+                path = self.folder / incident_id / f"{part}.json"
+                material[part] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+    def cursor(self) -> dict | None:
+        return {"high_water": self.high_water} if self.api and self.high_water else None
+
+    # ---- loading --------------------------------------------------------------------------------
+    def load(self, ref: DocumentRef) -> SourceDocument:
+        incident = self.incidents.get(ref.locator)
+        if incident is None:
+            raise DocumentError(ref.locator, "incident was not discovered in this run")
+        parts = self._parts_api(ref.locator) if self.api else self._parts_export(ref.locator)
+        return self._document(ref, incident, *parts)
+
+    def _parts_api(self, incident_id: str) -> tuple[list, list, list]:
+        def fetch(part: str) -> list:
+            try:
+                return list(self.api.pages(f"/incidents/{incident_id}/{part}", part))
+            except ApiError as exc:
+                raise DocumentError(incident_id, f"{part}: {exc.reason}") from None
+
+        with ThreadPoolExecutor(max_workers=max(1, int(getattr(self.config, "concurrency", 3)))) as pool:
+            return tuple(pool.map(fetch, PARTS))
+
+    def _parts_export(self, incident_id: str) -> tuple[list, list, list]:
+        out = []
+        for part in PARTS:
+            path = self.folder / incident_id / f"{part}.json"
+            if not path.is_file():
+                out.append([])
+                continue
+            try:
+                items = json.loads(path.read_text(encoding="utf-8"))[part]
+                if not isinstance(items, list):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                raise DocumentError(incident_id, f"{incident_id}/{part}.json is not a {{\"{part}\": [...]}} response") from None
+            out.append([i for i in items if isinstance(i, dict)])
+        return tuple(out)
+
+    def _document(self, ref: DocumentRef, incident: dict, log_entries: list, notes: list, alerts: list) -> SourceDocument:
+        incident_id = ref.locator
+        title = incident.get("title") or incident.get("summary")
+        if not isinstance(title, str) or not title.strip():
+            raise DocumentError(incident_id, "incident has no 'title' string")
+        if not isinstance(incident.get("service"), dict):
+            raise DocumentError(incident_id, "incident has no 'service' object")
+        created = parse_time(incident.get("created_at"), "created_at", incident_id)
+        changed_raw = incident.get("last_status_change_at") or incident.get("updated_at") or incident.get("created_at")
+        changed = parse_time(changed_raw, "last_status_change_at", incident_id)
+        resolved = [e.get("created_at") for e in log_entries if e.get("type") == "resolve_log_entry"]
+        end = TEMPORAL_OPEN
+        if resolved:
+            end = max(parse_time(r, "resolve_log_entry.created_at", incident_id) for r in resolved)
+        elif incident.get("status") == "resolved" and incident.get("resolved_at"):
+            end = parse_time(incident.get("resolved_at"), "resolved_at", incident_id)
+        service = str(incident["service"].get("summary") or incident["service"].get("id") or "")
+        teams = [t for t in incident.get("teams") or [] if isinstance(t, dict)]
+        tenant, acl = self._access(service, incident["service"].get("id"), teams)
+        if not acl:
+            raise DocumentError(incident_id, "no access control list: map its team or service in 'access', or set acl on the source")
+        tags = []
+        if isinstance(incident.get("incident_type"), dict) and incident["incident_type"].get("name"):
+            tags.append(str(incident["incident_type"]["name"]))
+        environment = Environment.UNSPECIFIED
+        for field in incident.get("custom_fields") or []:
+            if isinstance(field, dict) and field.get("name") and field.get("value") not in (None, "", []):
+                values = field["value"] if isinstance(field["value"], list) else [field["value"]]
+                tags += [f"{field['name']}:{v}" for v in values]
+                if field["name"] == "environment":
+                    try:
+                        environment = Environment.parse(str(values[0]))
+                    except ValueError:
+                        pass
+        number = incident.get("incident_number")
+        return SourceDocument(
+            document_id=ref.document_id,
+            source_name=self.name,
+            source_type=SourceType.PAGERDUTY,
+            source_uri=str(incident.get("html_url") or f"{self.api_url or self.folder.resolve().as_uri()}/incidents/{incident_id}"),
+            locator=incident_id,
+            title=f"[#{number}] {title}" if number is not None else title,
+            content=render(incident, log_entries, notes, alerts),
+            tenant_id=tenant,
+            access_control_list=acl,
+            content_type=ContentType.INCIDENT,
+            version_hash=ref.version_hash,
+            created_at=created,
+            updated_at=changed,
+            temporal_start=created,
+            temporal_end=end,
+            service_name=service,
+            environment=environment,
+            severity=self._severity(incident),
+            tags=tags,
+            doc_tag=str(number) if number is not None else incident_id,
+            extra={"incident_id": incident_id, "status": str(incident.get("status", "")), "heading": incident_heading(incident)},
+        )
+
+    def _severity(self, incident: dict) -> Severity:
+        priority = incident.get("priority") if isinstance(incident.get("priority"), dict) else {}
+        for key in (priority.get("summary"), priority.get("name"), incident.get("urgency")):
+            if key and key in self.severity_map:
+                return Severity.parse(self.severity_map[key])
+        return Severity.UNSPECIFIED
+
+    def _access(self, service_name: str, service_id, teams: list[dict]) -> tuple[str, list[str]]:
+        team_keys = {str(t.get(k)) for t in teams for k in ("id", "summary") if t.get(k)}
+        for rule in self.access:
+            if ("team" in rule and rule["team"] in team_keys) or ("service" in rule and rule["service"] in (service_name, service_id)):
+                return rule.get("tenant", self.config.tenant), list(rule.get("acl", self.config.acl))
+        return self.config.tenant, list(self.config.acl)

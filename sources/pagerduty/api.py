@@ -1,0 +1,113 @@
+"""PagerDuty REST API v2, read-only: the incidents, their log entries, notes and alerts.
+
+Token auth (`Authorization: Token token=...`); offset/limit pagination following `more`; HTTP 429 honours
+Retry-After; 5xx, timeouts and truncated bodies are retried with capped exponential backoff. The token is
+held only in the request header: it never appears in a log line, an exception or a report.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Iterator
+
+
+class ApiError(Exception):
+    """A request that failed for good; `status` is the HTTP status (0 for network errors)."""
+
+    def __init__(self, path: str, status: int, reason: str) -> None:
+        super().__init__(f"GET {path}: {reason}")
+        self.path = path
+        self.status = status
+        self.reason = reason
+
+
+@dataclass
+class RetryPolicy:
+    attempts: int = 5
+    base_seconds: float = 0.5
+    cap_seconds: float = 8.0
+
+    def delay(self, attempt: int) -> float:
+        return min(self.cap_seconds, self.base_seconds * (2**attempt))
+
+
+class PagerDutyApi:
+    def __init__(
+        self, base_url: str, token: str, page_size: int = 100, timeout: float = 30.0, retry: RetryPolicy | None = None
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self.page_size = page_size
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.requests_made = 0
+
+    def __repr__(self) -> str:  # never show the token
+        return f"PagerDutyApi({self.base_url!r})"
+
+    def get(self, path: str, params: dict | None = None) -> dict:
+        query = urllib.parse.urlencode(
+            [(k, v) for k, values in (params or {}).items() for v in (values if isinstance(values, list) else [values])]
+        )
+        url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
+        request = urllib.request.Request(url, headers={
+            "Authorization": f"Token token={self._token}",
+            "Accept": "application/vnd.pagerduty+json;version=2",
+        })
+        last = "no attempt made"
+        for attempt in range(self.retry.attempts):
+            self.requests_made += 1
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    body = response.read()
+                try:
+                    data = json.loads(body)
+                except ValueError:
+                    last = f"truncated or invalid JSON body ({len(body)} bytes)"
+                    time.sleep(self.retry.delay(attempt))
+                    continue
+                if not isinstance(data, dict):
+                    raise ApiError(path, 200, f"expected a JSON object, got {type(data).__name__}")
+                return data
+            except urllib.error.HTTPError as exc:
+                if exc.code == 429:
+                    last = "rate limited (429)"
+                    time.sleep(_retry_after(exc.headers.get("Retry-After"), self.retry.delay(attempt), self.retry.cap_seconds))
+                    continue
+                if exc.code >= 500:
+                    last = f"server error {exc.code}"
+                    time.sleep(self.retry.delay(attempt))
+                    continue
+                if exc.code == 401:
+                    raise ApiError(path, 401, "401 Unauthorized: the API token was refused (check the variable named by token_env)") from None
+                raise ApiError(path, exc.code, f"HTTP {exc.code}") from None
+            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+                reason = getattr(exc, "reason", exc)
+                last = f"network error: {reason}"
+                time.sleep(self.retry.delay(attempt))
+        raise ApiError(path, 0, f"gave up after {self.retry.attempts} attempts ({last})")
+
+    def pages(self, path: str, key: str, params: dict | None = None) -> Iterator[dict]:
+        """Every item of a paginated list endpoint, following `more` with offset/limit."""
+        offset = 0
+        while True:
+            page = self.get(path, {**(params or {}), "limit": self.page_size, "offset": offset})
+            items = page.get(key)
+            if not isinstance(items, list):
+                raise ApiError(path, 200, f"response has no '{key}' list")
+            yield from items
+            if not page.get("more") or not items:
+                return
+            offset += len(items)
+
+
+def _retry_after(header: str | None, fallback: float, cap: float) -> float:
+    try:
+        return min(cap, max(0.0, float(header))) if header is not None else fallback
+    except ValueError:
+        return fallback

@@ -1,0 +1,120 @@
+"""The PagerDuty source against a real HTTP server on 127.0.0.1 and through the real ingest flow."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pytest
+
+from flows.ingest import ingest_flow
+from index.store import MilvusStore
+from schemas.config import load_config
+from tests.conftest import REPO, write_config
+from tests.pagerduty_server import TOKEN, FakePagerDuty
+
+SAMPLE = REPO / "data" / "pagerduty"
+
+
+def sample() -> tuple[list[dict], dict]:
+    incidents = json.loads((SAMPLE / "incidents.json").read_text())["incidents"]
+    parts = {
+        i["id"]: {p: json.loads((SAMPLE / i["id"] / f"{p}.json").read_text())[p] for p in ("log_entries", "notes", "alerts")}
+        for i in incidents
+    }
+    return incidents, parts
+
+
+def api_config(tmp_path, url, **extra):
+    source = {"name": "pd", "type": "pagerduty", "api_url": url, "token_env": "CAIRN_TEST_PD_TOKEN", "tenant": "acme",
+              "acl": ["sre"], "page_size": 2, "retry_base_seconds": 0.01, **extra}
+    return write_config(tmp_path / "pd.toml", tmp_path / "index", [source])
+
+
+def stored_rows(config_path) -> list[dict]:
+    store = MilvusStore(load_config(config_path).milvus, dim=384)
+    store.ensure_collection()
+    try:
+        return list(store.iterate("", ["chunk_id", "locator", "text", "extra", "tenant_id", "temporal_end"]))
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def token(monkeypatch):
+    monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", TOKEN)
+
+
+def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefect_server, token):
+    incidents, parts = sample()
+    with FakePagerDuty(incidents, parts) as api:
+        api.faults["/incidents"] = [429, 500, "truncate"]  # each retried, then the real pages
+        config = api_config(tmp_path, api.url)
+        first = ingest_flow(config_path=str(config))
+        assert first["documents"] == {"seen": 6, "indexed": 6, "unchanged": 0, "deleted": 0, "failed": 0}, first["failures"]
+        listing = [q for p, q in api.requests if p == "/incidents"]
+        assert len(listing) == 3 + 3  # three faults, then three pages of two
+        assert [q["offset"] for q in listing[3:]] == [["0"], ["2"], ["4"]]
+        rows = stored_rows(config)
+        assert TOKEN not in json.dumps(rows, default=str) + json.dumps(first)
+        assert {r["tenant_id"] for r in rows} == {"acme"}  # no access rules here: the source's tenant
+
+        # a day later one incident is resolved; the next run asks only for what changed since the mark
+        kafka = next(i for i in incidents if i["id"] == "Q4KAFKA")
+        kafka.update(status="resolved", last_status_change_at="2026-04-06T09:00:00Z", updated_at="2026-04-06T09:00:00Z")
+        parts["Q4KAFKA"]["log_entries"].append({
+            "id": "Q4KAFKAL99", "type": "resolve_log_entry", "summary": "Resolved by Marcus Chen",
+            "created_at": "2026-04-06T09:00:00Z", "incident": {"id": "Q4KAFKA"},
+        })
+        api.requests.clear()
+        second = ingest_flow(config_path=str(config))
+        # the overlap window re-reads the latest incident (Q5AUTHG, unchanged) besides the changed one
+        assert second["documents"] == {"seen": 2, "indexed": 1, "unchanged": 1, "deleted": 0, "failed": 0}
+        assert "/incidents" not in api.paths() and "/log_entries" in api.paths()
+        assert {p for p in api.paths() if p.count("/") == 2} == {"/incidents/Q4KAFKA", "/incidents/Q5AUTHG"}
+        since = next(q for p, q in api.requests if p == "/log_entries")["since"][0]
+        assert since.startswith("2026-04-05T18:20:00")  # the previous mark (18:30) minus the 10-minute overlap
+        resolved = [r for r in stored_rows(config) if r["locator"] == "Q4KAFKA"]
+        assert resolved and all(r["temporal_end"] == 1775466000 for r in resolved)  # 2026-04-06T09:00:00Z
+
+
+def test_bad_incidents_are_reported_by_id_and_the_rest_indexed(tmp_path, prefect_server, token):
+    incidents, parts = sample()
+    broken = copy.deepcopy(incidents[0])
+    broken.update(id="QBADTIME", created_at=12345)
+    no_notes = copy.deepcopy(incidents[1])
+    no_notes.update(id="QNONOTES")  # the server has no parts for it: 404 on its sub-resources
+    nameless = {"title": "no id at all", "created_at": "2026-01-01T00:00:00Z"}
+    parts["QBADTIME"] = parts[incidents[0]["id"]]
+    with FakePagerDuty([*incidents, broken, no_notes, nameless], parts) as api:
+        report = ingest_flow(config_path=str(api_config(tmp_path, api.url)))
+    reasons = {f["document"]: f["error"] for f in report["failures"]}
+    assert report["documents"]["indexed"] == 6 and report["documents"]["failed"] == 3
+    assert "'created_at' must be an ISO timestamp" in reasons["QBADTIME"]
+    assert "404" in reasons["QNONOTES"]
+    assert any(k.startswith("/incidents[") and "without a string 'id'" in v for k, v in reasons.items())
+
+
+def test_a_refused_token_stops_the_source_with_a_message_that_does_not_print_it(tmp_path, prefect_server, monkeypatch):
+    monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", "wrong-token-value-123")
+    incidents, parts = sample()
+    with FakePagerDuty(incidents, parts) as api:
+        report = ingest_flow(config_path=str(api_config(tmp_path, api.url)))
+    (failure,) = report["failures"]
+    assert failure["document"] == "*" and "401 Unauthorized" in failure["error"] and "token_env" in failure["error"]
+    assert "wrong-token-value-123" not in json.dumps(report)
+
+
+def test_export_folder_with_a_broken_file_indexes_the_rest(tmp_path, prefect_server):
+    folder = tmp_path / "export"
+    shutil.copytree(SAMPLE, folder)
+    (folder / "Q3PAYER" / "notes.json").write_text('{"notes": [ {"id": ')
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "pd", "type": "pagerduty", "path": str(folder), "tenant": "acme", "acl": ["sre"],
+         "access": [{"team": "Globex Ops", "tenant": "globex", "acl": ["globex-ops"]}]},
+    ])
+    report = ingest_flow(config_path=str(config))
+    assert report["documents"]["indexed"] == 5
+    assert [(f["document"], "notes.json" in f["error"]) for f in report["failures"]] == [("Q3PAYER", True)]
+    tenants = {r["locator"]: r["tenant_id"] for r in stored_rows(config)}
+    assert tenants["Q6GLXSC"] == "globex" and tenants["Q1LEDGR"] == "acme"
