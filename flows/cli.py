@@ -1,4 +1,4 @@
-"""The `cairn` command: ingest, backfill, reconcile, query, status."""
+"""The `cairn` command: ingest, backfill, reconcile, query, report, status."""
 from __future__ import annotations
 
 import argparse
@@ -134,6 +134,44 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from index.store import open_client
+    from quality import check_rows
+    from schemas.collection import quote
+
+    config = load_config(args.config)
+    if args.source:
+        config.source(args.source)
+    client = open_client(config.milvus, create=False)
+    if not client.has_collection(config.milvus.collection):
+        print(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`", file=sys.stderr)
+        return EXIT_USAGE
+    client.close()
+    expr = "is_current == true"
+    if args.source:
+        expr += f" and source_name == {quote(args.source)}"
+    if args.tenant:
+        expr += f" and tenant_id == {quote(args.tenant)}"
+    scope = "-".join(filter(None, [args.source, args.tenant])) or "all"
+    result = check_rows(config, expr, dim=_model_dim(config), name=f"report-{scope}", title=f"Cairn data quality: {scope}")
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        failed = result.failed()
+        print(f"{'PASSED' if result.success else 'FAILED'}: {len(failed)} of {len(result.results)} expectations failed "
+              f"over {result.rows} rows")
+        for r in failed:
+            print(f"  {r.suite}: {r.column} ({r.expectation}): {r.unexpected_percent:.2f}% unexpected")
+        print(f"report: {result.report_dir}/index.html")
+    return 0 if result.success else EXIT_FAILURES
+
+
+def _model_dim(config) -> int:
+    from embedding.model import MODELS
+
+    return MODELS[config.embedding.model].dim
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from index.store import MilvusStore, open_client
 
@@ -201,6 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--as-of", help="ISO date: answer with what was valid then (history kept on purpose)")
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=cmd_query)
+
+    report = commands.add_parser("report", parents=[common], help="data-quality checks over the collection, as a report")
+    report.add_argument("--source")
+    report.add_argument("--tenant")
+    report.add_argument("--json", action="store_true")
+    report.set_defaults(run=cmd_report)
 
     status = commands.add_parser("status", parents=[common], help="rows per tenant, source and chunk type")
     status.add_argument("--json", action="store_true")

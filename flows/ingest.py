@@ -31,6 +31,7 @@ from index.rows import ChunkedDocument, build_rows
 from index.state import SourceState
 from index.store import MilvusStore
 from index.sync import plan_sync
+from schemas.collection import quote
 from schemas.records import parse_day
 from schemas.config import CairnConfig, ChunkingConfig, SourceConfig, load_config
 from schemas.report import RunReport
@@ -148,6 +149,9 @@ def _index_batches(todo, source, source_config, config, store, encoder, cache, l
             report.rows_written += write(store, rows, chunked.documents, ledger, source_config.keep_history)
             report.embeddings_computed += stats.computed
             report.documents.indexed += len(chunked.documents)
+            report.written_documents.setdefault(source_config.name, []).extend(
+                item.document.document_id for item in chunked.documents
+            )
             for item in chunked.documents:
                 report.sections += len(item.sections)
                 report.chunks += sum(len(s.chunks) for s in item.sections)
@@ -272,11 +276,48 @@ def run_sources(
             store.close()
             cache.close()
             state.close()
+    quality = None
+    if config.quality.on_ingest and report.written_documents:
+        quality = check_quality(config, report.written_documents, encoder.dim, report.run_id)
+        report.quality = {
+            "success": quality.success, "report_dir": quality.report_dir,
+            "failed": [f"{r.suite}: {r.column}" for r in quality.failed()],
+        }
     report.seconds = time.perf_counter() - started
     create_markdown_artifact(key="cairn-run-report", markdown=report_markdown(report, title), description=title)
     if report.failures:
         get_run_logger().warning("%d input(s) failed; see the run report", len(report.failures))
+    if quality is not None and not quality.success:
+        strict = {s.name for s in selected if s.quality_policy == "fail"} & quality.failed_sources()
+        if strict:
+            raise QualityFailed(
+                f"data quality failed for {', '.join(sorted(strict))} (quality_policy = \"fail\"); "
+                f"report: {quality.report_dir}/index.html"
+            )
+        get_run_logger().warning("data-quality expectations failed; report: %s/index.html", quality.report_dir)
     return report.to_dict()
+
+
+class QualityFailed(RuntimeError):
+    """A source with quality_policy = "fail" did not meet its expectations (the report was written)."""
+
+
+@task(cache_policy=NO_CACHE)
+def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str):
+    """Great-expectations over the current rows of the documents this run wrote (whole sources when a run
+    wrote many), a report folder, and a Prefect artifact with the table."""
+    from quality import check_rows
+    from quality.report import report_markdown
+    from schemas.collection import in_list
+
+    parts = []
+    for source, ids in written.items():
+        scope = f"source_name == {quote(source)}"
+        parts.append(f"({scope} and {in_list('document_id', ids)})" if len(ids) <= 2000 else f"({scope})")
+    expr = f"is_current == true and ({' or '.join(parts)})"
+    result = check_rows(config, expr, dim, name=f"run-{run_id[:8]}", title=f"Cairn data quality, run {run_id}")
+    create_markdown_artifact(key="cairn-quality-report", markdown=report_markdown(result), description="Cairn data quality")
+    return result
 
 
 @flow(name="cairn-ingest")

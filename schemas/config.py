@@ -75,6 +75,27 @@ class QueryConfig(_Strict):
     candidates: int = 50  # children fetched per search leg before fusion
 
 
+class QualityConfig(_Strict):
+    """Data-quality checks (quality/): size bands per chunk type, `mostly` = the share of rows that must pass.
+    `overrides` narrows bands per source, per content type, or per "source.content_type" (most specific
+    wins), e.g. overrides = { incident = { parent_min_tokens = 150 } }."""
+
+    on_ingest: bool = True  # check the rows each ingest or backfill wrote, and write a report for it
+    report_dir: str = "data/reports"  # one folder per run or `cairn report` below this
+    report_uri: str | None = None  # s3://bucket/prefix: each report folder is uploaded there too
+    s3_endpoint_url: str | None = None  # an S3-compatible server; else the AWS default chain decides
+    s3_region: str | None = None
+    parent_min_tokens: int | None = None  # None = the chunking band
+    parent_max_tokens: int | None = None
+    parent_mostly: float = 0.95
+    abstract_mostly: float = 0.95
+    child_mostly: float = 0.95  # one child per section (the remainder, its smallest) is not held to the band
+    health_min: float = 0.5
+    health_mostly: float = 0.90
+    examples: int = 5  # failing rows named per expectation
+    overrides: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
 class SourceConfig(BaseModel):
     """One configured source. Keys common to all types are typed; connectors read their own extras."""
 
@@ -91,6 +112,7 @@ class SourceConfig(BaseModel):
     # full: list everything (ignore the source's cursor) and drop whatever it did not yield; none: never drop.
     cleanup: Literal["incremental", "full", "none"] = "incremental"
     keep_history: bool = False  # superseded versions keep their rows (temporal_end = when replaced)
+    quality_policy: Literal["warn", "fail"] = "warn"  # fail: the flow run fails after writing its report
 
     @field_validator("name")
     @classmethod
@@ -105,6 +127,7 @@ class CairnConfig(_Strict):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     query: QueryConfig = Field(default_factory=QueryConfig)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
     sources: list[SourceConfig] = Field(default_factory=list)
     state_path: str = "data/index/state.sqlite"  # per-source cursors (last commit, high-water mark)
     config_path: str | None = None

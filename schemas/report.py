@@ -32,6 +32,8 @@ class RunReport:
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
+    quality: dict | None = None  # {"success", "report_dir", "failed": [...]} when a data-quality report was written
 
     @property
     def chunks_per_second(self) -> float:
@@ -47,9 +49,12 @@ class RunReport:
         for name in ("sections", "chunks", "tokens", "embeddings_computed", "rows_written"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures.extend(other.failures)
+        for source, ids in other.written_documents.items():
+            self.written_documents.setdefault(source, []).extend(ids)
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        data.pop("written_documents")
         data["seconds"] = round(self.seconds, 3)
         data["chunks_per_second"] = round(self.chunks_per_second, 2)
         return data

@@ -52,7 +52,8 @@ def toml_value(value) -> str:
     return json.dumps(value)
 
 
-def write_config(path: Path, index_dir: Path, sources: list[dict], collection: str = "cairn") -> Path:
+def write_config(path: Path, index_dir: Path, sources: list[dict], collection: str = "cairn", quality: dict | None = None) -> Path:
+    """A scratch config; data-quality reports are off unless `quality` is given (GE adds seconds per run)."""
     import json
 
     parts = [
@@ -62,7 +63,11 @@ def write_config(path: Path, index_dir: Path, sources: list[dict], collection: s
         f"collection = {json.dumps(collection)}",
         "[embedding]",
         f"cache_path = {json.dumps(str(index_dir / 'embeddings.sqlite'))}",
+        "[quality]",
+        f"report_dir = {json.dumps(str(index_dir.parent / 'reports'))}",
     ]
+    for key, value in {"on_ingest": False, **(quality or {})}.items():
+        parts.append(f"{key} = {toml_value(value)}")
     for source in sources:
         parts.append("[[sources]]")
         for key, value in source.items():

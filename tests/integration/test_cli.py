@@ -22,6 +22,7 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
     """The README's demo on data/, into a scratch index (the sample config with its paths made absolute)."""
     sample = (REPO / "data" / "cairn.toml").read_text()
     sample = sample.replace('"data/', f'"{REPO}/data/').replace(f'"{REPO}/data/index/', f'"{tmp_path}/index/')
+    sample = sample.replace(f'"{REPO}/data/reports', f'"{tmp_path}/reports')
     config = tmp_path / "cairn.toml"
     config.write_text(sample)
 

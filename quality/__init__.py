@@ -1,0 +1,25 @@
+"""Data-quality checks over what Cairn wrote, with great-expectations, and the reports people read.
+
+    from quality import check_rows
+    report = check_rows(config, expr)   # a QualityReport; report.report_dir holds index.html & summary.json
+"""
+from __future__ import annotations
+
+from schemas.config import CairnConfig
+
+
+def check_rows(config: CairnConfig, expr: str, dim: int, name: str = "report", title: str = "Cairn data quality", store=None):
+    """Read the rows matching `expr` (current rows only unless the filter says otherwise) and report on them."""
+    from index.store import MilvusStore
+    from quality.frames import read_rows
+    from quality.report import write_report
+
+    own = store is None
+    store = store or MilvusStore(config.milvus, dim)
+    try:
+        store.client.load_collection(store.collection)
+        frame = read_rows(store, expr)
+    finally:
+        if own:
+            store.close()
+    return write_report(frame, config, dim, name, title)

@@ -1,0 +1,163 @@
+"""A data-quality report folder: summary.json, plots, a readable index.html, GE's Data Docs, optional S3.
+
+    report_dir/
+      index.html          the page to open: verdict, failing expectations with examples, plots
+      summary.json        {"success", "report_dir", "results": [{"expectation", "column", "success",
+                           "unexpected_percent", "suite", "examples", ...}], "health": {...}}
+      token_counts.png    token counts per chunk type and source, the SLA band shaded
+      health.png          chunk_health_score distribution of parent sections
+      gx/uncommitted/data_docs/local_site/index.html   great-expectations Data Docs
+"""
+from __future__ import annotations
+
+import html
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from quality.checks import Result, bands, validate
+from schemas.config import CairnConfig
+
+
+@dataclass
+class QualityReport:
+    success: bool
+    report_dir: str
+    rows: int
+    results: list[Result] = field(default_factory=list)
+    health: dict = field(default_factory=dict)
+    uploaded_to: str | None = None
+
+    def failed(self) -> list[Result]:
+        return [r for r in self.results if not r.success]
+
+    def failed_sources(self) -> set[str]:
+        return {r.suite.split(".", 1)[0] for r in self.failed()}
+
+    def to_dict(self) -> dict:
+        return {
+            "success": self.success, "report_dir": self.report_dir, "rows": self.rows,
+            "results": [r.to_dict() for r in self.results], "health": self.health, "uploaded_to": self.uploaded_to,
+        }
+
+
+def health_summary(frame: pd.DataFrame, worst: int = 10) -> dict:
+    parents = frame[frame["chunk_type"] == "full_text"].dropna(subset=["chunk_health_score"])
+    if parents.empty:
+        return {"sections": 0}
+    scores = parents["chunk_health_score"].astype(float)
+    lowest = parents.sort_values("chunk_health_score").head(worst)
+    return {
+        "sections": int(len(parents)),
+        "mean": round(float(scores.mean()), 4),
+        "quantiles": {f"p{int(q * 100)}": round(float(scores.quantile(q)), 4) for q in (0.05, 0.25, 0.5, 0.75)},
+        "worst": [
+            {"score": round(float(r.chunk_health_score), 4), "document_id": r.document_id, "locator": r.locator,
+             "section_id": r.section_id, "token_count": int(r.token_count), "merge_count": r.merge_count,
+             "split_count": r.split_count}
+            for r in lowest.itertuples()
+        ],
+    }
+
+
+def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    groups = sorted({(s, t) for s, t in zip(frame["source_name"], frame["chunk_type"])})
+    if groups:
+        fig, axes = plt.subplots(len(groups), 1, figsize=(8, 2.4 * len(groups)), squeeze=False)
+        for ax, (source, chunk_type) in zip(axes[:, 0], groups):
+            rows = frame[(frame["source_name"] == source) & (frame["chunk_type"] == chunk_type)]
+            content = rows["content_type"].mode().iat[0] if not rows.empty else ""
+            b = bands(config, source, content)
+            lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
+            ax.axvspan(lo, hi, color="#2e7d32", alpha=0.12, label=f"SLA {int(lo)}-{int(hi)}")
+            ax.hist(rows["token_count"], bins=40, color="#1565c0")
+            inside = ((rows["token_count"] >= lo) & (rows["token_count"] <= hi)).mean() * 100 if len(rows) else 0
+            ax.set_title(f"{source} · {chunk_type}: {len(rows)} rows, {inside:.1f}% inside the band", fontsize=10, loc="left")
+            ax.set_xlabel("tokens")
+            ax.legend(loc="upper right", fontsize=8)
+        fig.tight_layout()
+        fig.savefig(folder / "token_counts.png", dpi=110)
+        plt.close(fig)
+        written.append("token_counts.png")
+    parents = frame[frame["chunk_type"] == "full_text"].dropna(subset=["chunk_health_score"])
+    if not parents.empty:
+        fig, ax = plt.subplots(figsize=(8, 3))
+        ax.hist(parents["chunk_health_score"].astype(float), bins=20, range=(0, 1), color="#6a1b9a")
+        ax.axvline(config.quality.health_min, color="#c62828", linestyle="--", label=f"health_min {config.quality.health_min}")
+        ax.set_title(f"chunk_health_score of {len(parents)} sections (mean {parents['chunk_health_score'].mean():.3f})", fontsize=10, loc="left")
+        ax.set_xlabel("score")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(folder / "health.png", dpi=110)
+        plt.close(fig)
+        written.append("health.png")
+    return written
+
+
+def render_html(report: QualityReport, title: str, plots: list[str]) -> str:
+    verdict = "PASSED" if report.success else "FAILED"
+    colour = "#2e7d32" if report.success else "#c62828"
+    rows = []
+    for r in sorted(report.results, key=lambda r: (r.success, r.suite)):
+        examples = "<br>".join(html.escape(f"{e.get('locator') or e.get('document_id')} #{e.get('section_id')} ({e.get('token_count')} tokens)") for e in r.examples)
+        mark = "✔" if r.success else "✘"
+        rows.append(f"<tr class={'ok' if r.success else 'bad'}><td>{mark}</td><td>{html.escape(r.suite)}</td>"
+                    f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td>"
+                    f"<td>{r.unexpected_percent:.2f}%</td><td>{r.element_count}</td><td>{examples}</td></tr>")
+    worst = "".join(
+        f"<tr><td>{w['score']}</td><td>{html.escape(str(w['locator']))}</td><td>{html.escape(str(w['section_id']))}</td>"
+        f"<td>{w['token_count']}</td><td>{w['merge_count']}</td><td>{w['split_count']}</td></tr>"
+        for w in report.health.get("worst", [])
+    )
+    images = "".join(f'<img src="{p}" alt="{p}">' for p in plots)
+    return f"""<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font:14px system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}}table{{border-collapse:collapse;width:100%}}
+td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}}tr.bad{{background:#fdecea}}
+.verdict{{color:{colour};font-size:1.6em;font-weight:600}}img{{max-width:100%;margin:1em 0}}</style>
+<h1>{html.escape(title)}</h1><p class=verdict>{verdict}: {len(report.failed())} of {len(report.results)} expectations failed over {report.rows} rows</p>
+<p>Great-expectations Data Docs: <a href="gx/uncommitted/data_docs/local_site/index.html">gx/uncommitted/data_docs/local_site/index.html</a></p>
+<h2>Expectations</h2><table><tr><th></th><th>suite</th><th>check</th><th>expectation</th><th>unexpected</th><th>rows</th><th>examples</th></tr>{''.join(rows)}</table>
+<h2>Plots</h2>{images}
+<h2>Least healthy sections</h2><table><tr><th>score</th><th>document</th><th>section</th><th>tokens</th><th>merges</th><th>splits</th></tr>{worst}</table>
+"""
+
+
+def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, title: str) -> QualityReport:
+    folder = Path(config.quality.report_dir) / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    results = validate(frame, config, dim, folder) if not frame.empty else []
+    report = QualityReport(
+        success=all(r.success for r in results), report_dir=str(folder), rows=int(len(frame)), results=results,
+        health=health_summary(frame) if not frame.empty else {"sections": 0},
+    )
+    plots = plot(frame, config, folder) if not frame.empty else []
+    (folder / "index.html").write_text(render_html(report, title, plots), encoding="utf-8")
+    if config.quality.report_uri:
+        from quality.upload import destination
+
+        report.uploaded_to = destination(folder, config.quality)
+    (folder / "summary.json").write_text(json.dumps(report.to_dict(), indent=2, default=str), encoding="utf-8")
+    if config.quality.report_uri:
+        from quality.upload import upload_folder
+
+        upload_folder(folder, config.quality)
+    return report
+
+
+def report_markdown(report: QualityReport) -> str:
+    lines = [
+        f"### Cairn data quality: {'passed' if report.success else 'FAILED'} ({report.rows} rows)",
+        "", f"Report: `{report.report_dir}`" + (f" (uploaded to {report.uploaded_to})" if report.uploaded_to else ""), "",
+        "| suite | check | success | unexpected % |", "|---|---|---|---|",
+    ]
+    lines += [f"| {r.suite} | {r.column} | {'yes' if r.success else '**no**'} | {r.unexpected_percent:.2f} |" for r in report.results]
+    return "\n".join(lines)

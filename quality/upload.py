@@ -1,0 +1,38 @@
+"""Upload a report folder to S3 (`[quality] report_uri = "s3://bucket/prefix"`) through boto3.
+
+Endpoint and region come from the config when set, else from the standard AWS environment/profile chain;
+credentials only ever from that chain.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from schemas.config import QualityConfig
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    if not uri.startswith("s3://") or len(uri) <= 5:
+        raise ValueError(f"report_uri {uri!r} must look like s3://bucket/prefix")
+    bucket, _, prefix = uri[5:].partition("/")
+    return bucket, prefix.strip("/")
+
+
+def _base(folder: Path, config: QualityConfig) -> tuple[str, str]:
+    bucket, prefix = split_uri(config.report_uri)
+    return bucket, "/".join(p for p in (prefix, folder.name) if p)
+
+
+def destination(folder: Path, config: QualityConfig) -> str:
+    bucket, base = _base(folder, config)
+    return f"s3://{bucket}/{base}/"
+
+
+def upload_folder(folder: Path, config: QualityConfig) -> str:
+    import boto3
+
+    bucket, base = _base(folder, config)
+    client = boto3.client("s3", endpoint_url=config.s3_endpoint_url, region_name=config.s3_region)
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            client.upload_file(str(path), bucket, f"{base}/{path.relative_to(folder).as_posix()}")
+    return destination(folder, config)

@@ -1,0 +1,132 @@
+"""Data-quality checks with real great-expectations over rows in a real Milvus Lite collection."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from chunkers import chunk_document
+from embedding import load_encoder
+from flows.ingest import QualityFailed, ingest_flow
+from index.cache import EmbeddingCache
+from index.rows import ChunkedDocument, build_rows
+from index.store import MilvusStore
+from quality import check_rows
+from schemas import ContentType, SourceDocument, SourceType, stable_id
+from schemas.config import load_config
+from tests.conftest import REPO, write_config, write_page
+
+SENTENCES = [
+    "The ledger writer consumes settled payment events and appends balance movements in order.",
+    "Operators confirm replication lag on every standby before promoting one of them.",
+    "Each alert links to a dashboard that shows error rate, latency and saturation together.",
+    "A rollback restores the previous image tag and waits for the canary analysis to pass.",
+    "Credentials are rotated through Vault and the old lease is revoked once clients reconnect.",
+]
+
+
+def well_formed(n: int, tenant: str = "acme") -> SourceDocument:
+    """A page with three ~550-token sections: inside every band."""
+    body = f"# Service guide {n}\n\n"
+    for part in ("Overview", "Procedure", "Verification"):
+        paragraphs = "\n\n".join(" ".join(SENTENCES[(i + j) % 5] for j in range(5)) for i in range(7))
+        body += f"## {part}\n\n{paragraphs}\n\n"
+    return SourceDocument(
+        document_id=stable_id("q", str(n)), source_name="guides", source_type=SourceType.WIKI,
+        source_uri=f"file:///guides/{n}.md", locator=f"{n}.md", title=f"Service guide {n}", content=body,
+        tenant_id=tenant, access_control_list=["sre"], content_type=ContentType.RUNBOOK,
+        version_hash=stable_id("v", str(n)), created_at=1, updated_at=1, temporal_start=1,
+    )
+
+
+@pytest.fixture
+def collection(tmp_path):
+    config_path = write_config(tmp_path / "c.toml", tmp_path / "index", [])
+    config = load_config(config_path)
+    encoder = load_encoder(config.embedding.model)
+    docs = [well_formed(n) for n in range(4)]
+    cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
+    rows, _ = build_rows([ChunkedDocument(d, chunk_document(d, config.chunking)) for d in docs], encoder, cache, 64)
+    cache.close()
+    store = MilvusStore(config.milvus, encoder.dim)
+    store.ensure_collection()
+    store.upsert(rows)
+    store.flush()
+    yield config, store, rows
+    store.close()
+
+
+def test_a_corpus_inside_the_sla_passes_and_the_report_folder_is_complete(collection):
+    config, store, _ = collection
+    report = check_rows(config, "is_current == true", 384, store=store)
+    assert report.success, [r.to_dict() for r in report.failed()]
+    assert len(report.results) >= 20 and report.rows > 0
+    folder = report.report_dir
+    for name in ("index.html", "summary.json", "token_counts.png", "health.png", "gx/uncommitted/data_docs/local_site/index.html"):
+        assert os.path.getsize(os.path.join(folder, name)) > 0, name
+    summary = json.load(open(os.path.join(folder, "summary.json")))
+    assert summary["success"] is True and {"expectation", "column", "success", "unexpected_percent"} <= set(summary["results"][0])
+
+
+def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(collection):
+    config, store, rows = collection
+    parents = [r for r in rows if r["chunk_type"] == "full_text"]
+    broken = [dict(parents[0], token_count=2400), dict(parents[1], token_count=35), dict(parents[2], tenant_id="")]
+    store.upsert(broken)  # the same ids: rows now carrying the defects
+    store.flush()
+    report = check_rows(config, "is_current == true", 384, store=store)
+    failed = {(r.column, r.expectation): r for r in report.failed()}
+    assert not report.success
+    size = failed[("full_text token_count", "expect_column_values_to_be_between")]
+    assert {e["chunk_id"] for e in size.examples} == {parents[0]["chunk_id"], parents[1]["chunk_id"]}
+    assert size.examples[0]["document_id"] and size.examples[0]["section_id"]
+    tenant = failed[("tenant_id", "expect_column_values_to_not_be_null")]
+    assert [e["chunk_id"] for e in tenant.examples] == [parents[2]["chunk_id"]]
+    assert ("chunk_id", "expect_column_values_to_be_unique") not in failed
+
+
+def test_the_flow_writes_a_report_and_fails_the_run_only_under_a_fail_policy(tmp_path, prefect_server):
+    write_page(tmp_path / "wiki", "tiny.md", "# Tiny\n\nA page of one short sentence.\n")
+    source = {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki"), "tenant": "acme", "acl": ["sre"]}
+    warn = write_config(tmp_path / "warn.toml", tmp_path / "index", [source], quality={"on_ingest": True})
+    report = ingest_flow(config_path=str(warn))
+    assert report["quality"]["success"] is False and "w.runbook: full_text token_count" not in report["quality"]["failed"]
+    assert any("full_text token_count" in f for f in report["quality"]["failed"])
+    assert os.path.exists(os.path.join(report["quality"]["report_dir"], "index.html"))
+    strict = write_config(tmp_path / "fail.toml", tmp_path / "index2", [dict(source, quality_policy="fail")],
+                          quality={"on_ingest": True})
+    with pytest.raises(QualityFailed, match="data quality failed for w"):
+        ingest_flow(config_path=str(strict))
+
+
+def test_cairn_report_json_contract_and_s3_upload(collection, tmp_path):
+    from moto.server import ThreadedMotoServer
+    import boto3
+
+    config, store, _ = collection
+    store.close()  # release the Lite file for the subprocess
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server._server.server_port}"
+        env = {**os.environ, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+        s3.create_bucket(Bucket="reports")
+        text = open(config.config_path).read().replace(
+            "[quality]", f'[quality]\nreport_uri = "s3://reports/cairn"\ns3_endpoint_url = "{endpoint}"', 1)
+        path = tmp_path / "with-s3.toml"
+        path.write_text(text)
+        result = subprocess.run([sys.executable, "-m", "flows.cli", "report", "--json", "--config", str(path)],
+                                cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+        data = json.loads(result.stdout)
+        assert data["success"] is True and os.path.isdir(data["report_dir"])
+        assert {"expectation", "column", "success", "unexpected_percent"} <= set(data["results"][0])
+        keys = {o["Key"] for o in s3.list_objects_v2(Bucket="reports")["Contents"]}
+        folder = os.path.basename(data["report_dir"])
+        assert {f"cairn/{folder}/index.html", f"cairn/{folder}/summary.json"} <= keys
+    finally:
+        server.stop()
