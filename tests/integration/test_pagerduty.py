@@ -118,3 +118,15 @@ def test_export_folder_with_a_broken_file_indexes_the_rest(tmp_path, prefect_ser
     assert [(f["document"], "notes.json" in f["error"]) for f in report["failures"]] == [("Q3PAYER", True)]
     tenants = {r["locator"]: r["tenant_id"] for r in stored_rows(config)}
     assert tenants["Q6GLXSC"] == "globex" and tenants["Q1LEDGR"] == "acme"
+
+
+def test_a_backfill_window_is_passed_to_the_api_and_respected(tmp_path, prefect_server, token):
+    incidents, parts = sample()
+    with FakePagerDuty(incidents, parts) as api:
+        config = api_config(tmp_path, api.url, since="2026-01-01T00:00:00Z", until="2026-03-15T00:00:00Z", statuses=["resolved"])
+        report = ingest_flow(config_path=str(config))
+        listing = [q for p, q in api.requests if p == "/incidents"]
+    assert listing[0]["since"] == ["2026-01-01T00:00:00Z"] and listing[0]["until"] == ["2026-03-15T00:00:00Z"]
+    assert listing[0]["statuses[]"] == ["resolved"]
+    assert sorted(r["locator"] for r in stored_rows(config) if r["extra"].get("section_count")) == ["Q2EDGTL", "Q3PAYER"]
+    assert report["documents"]["indexed"] == 2
