@@ -48,6 +48,10 @@ def _print_report(report: dict, args: argparse.Namespace) -> int:
             f"embeddings computed: {report['embeddings_computed']}\n"
             f"seconds: {report['seconds']:.1f}  chunks/s: {report['chunks_per_second']:.1f}"
         )
+        quality = report.get("quality")
+        if quality:
+            verdict = "passed" if quality["success"] else f"FAILED ({'; '.join(quality['failed'])})"
+            print(f"data quality: {verdict}; report: {quality['report_dir']}/index.html")
         for failure in report["failures"]:
             print(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}", file=sys.stderr)
     return EXIT_FAILURES if args.strict and report["failures"] else 0
