@@ -78,10 +78,10 @@ def citation(row: dict) -> str:
     crumbs = list(row["breadcrumbs"])
     if crumbs and crumbs[0] == row["title"]:
         crumbs = crumbs[1:]  # the title is already said once
-    trail = " › ".join(crumbs) or row["section_id"]
+    where = " › ".join([row["title"], *crumbs])
     updated = from_epoch(row["updated_at"])
     date = updated.date().isoformat() if updated else "unknown"
-    return f"{row['title']} › {trail} (v{row['version_hash'][:7]}, updated {date}) {row['source_uri']}#{row['section_id']}"
+    return f"{where} (v{row['version_hash'][:7]}, updated {date}) {row['source_uri']}#{row['section_id']}"
 
 
 def connect(config: MilvusConfig) -> MilvusClient:

@@ -19,3 +19,9 @@ def test_citation_says_the_title_once():
     cited = citation({"title": "Ledger failover", "breadcrumbs": ["Ledger failover", "Procedure"], "section_id": "lf.procedure",
                       "updated_at": 1_773_446_400, "version_hash": "e755cdc0ff", "source_uri": "file:///w/lf.md"})
     assert cited == "Ledger failover › Procedure (ve755cdc, updated 2026-03-14) file:///w/lf.md#lf.procedure"
+
+
+def test_a_section_that_is_the_whole_page_is_cited_by_its_title_alone():
+    cited = citation({"title": "Ledger failover", "breadcrumbs": ["Ledger failover"], "section_id": "lf",
+                      "updated_at": None, "version_hash": "e755cdc0ff", "source_uri": "file:///w/lf.md"})
+    assert cited == "Ledger failover (ve755cdc, updated unknown) file:///w/lf.md#lf"
