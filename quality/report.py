@@ -131,6 +131,17 @@ td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-ali
 """
 
 
+def prune(root: Path, keep: int) -> None:
+    """Keep the newest `keep` report folders (names start with their UTC time, so they sort by age)."""
+    if keep <= 0 or not root.is_dir():
+        return
+    import shutil
+
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and (p / "summary.json").exists())
+    for old in folders[: max(0, len(folders) - keep)]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, title: str) -> QualityReport:
     folder = Path(config.quality.report_dir) / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{name}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -150,6 +161,7 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
         from quality.upload import upload_folder
 
         upload_folder(folder, config.quality)
+    prune(folder.parent, config.quality.keep_reports)
     return report
 
 

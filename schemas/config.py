@@ -82,6 +82,7 @@ class QualityConfig(_Strict):
 
     on_ingest: bool = True  # check the rows each ingest or backfill wrote, and write a report for it
     report_dir: str = "data/reports"  # one folder per run or `cairn report` below this
+    keep_reports: int = 50  # older report folders are removed (0 keeps them all)
     report_uri: str | None = None  # s3://bucket/prefix: each report folder is uploaded there too
     s3_endpoint_url: str | None = None  # an S3-compatible server; else the AWS default chain decides
     s3_region: str | None = None

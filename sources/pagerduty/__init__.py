@@ -68,6 +68,7 @@ class PagerDutySource:
         self.access = list(getattr(config, "access", []) or [])
         self.incidents: dict[str, dict] = {}  # discovered incident objects, by id
         self.high_water = self.cursor_in.get("high_water")
+        self.failed_changes: list[str] = []  # change times of incidents that could not be loaded this run
         self.api: PagerDutyApi | None = None
         if self.api_url:
             token_env = getattr(config, "token_env", "PAGERDUTY_TOKEN")
@@ -152,15 +153,25 @@ class PagerDutySource:
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
     def cursor(self) -> dict | None:
-        return {"high_water": self.high_water} if self.api and self.high_water else None
+        """The high-water mark to resume from: the latest change seen, but never past an incident that
+        failed to load this run, so the next run's window reads it again (nothing is skipped for good)."""
+        if not self.api or not self.high_water:
+            return None
+        return {"high_water": min([self.high_water, *self.failed_changes])}
 
     # ---- loading --------------------------------------------------------------------------------
     def load(self, ref: DocumentRef) -> SourceDocument:
         incident = self.incidents.get(ref.locator)
         if incident is None:
             raise DocumentError(ref.locator, "incident was not discovered in this run")
-        parts = self._parts_api(ref.locator) if self.api else self._parts_export(ref.locator)
-        return self._document(ref, incident, *parts)
+        try:
+            parts = self._parts_api(ref.locator) if self.api else self._parts_export(ref.locator)
+            return self._document(ref, incident, *parts)
+        except DocumentError:
+            changed = incident.get("last_status_change_at") or incident.get("updated_at")
+            if isinstance(changed, str):
+                self.failed_changes.append(changed)
+            raise
 
     def _parts_api(self, incident_id: str) -> tuple[list, list, list]:
         def fetch(part: str) -> list:

@@ -87,7 +87,14 @@ def test_bad_incidents_are_reported_by_id_and_the_rest_indexed(tmp_path, prefect
     nameless = {"title": "no id at all", "created_at": "2026-01-01T00:00:00Z"}
     parts["QBADTIME"] = parts[incidents[0]["id"]]
     with FakePagerDuty([*incidents, broken, no_notes, nameless], parts) as api:
-        report = ingest_flow(config_path=str(api_config(tmp_path, api.url)))
+        config = api_config(tmp_path, api.url)
+        report = ingest_flow(config_path=str(config))
+    # the mark does not move past the failed incidents: the next window reads them again
+    from index.state import SourceState
+
+    state = SourceState(load_config(config).state_path)
+    assert state.get("pd")["high_water"] == "2025-11-14T03:41:52Z"  # QBADTIME's change time, the earliest failure
+    state.close()
     reasons = {f["document"]: f["error"] for f in report["failures"]}
     assert report["documents"]["indexed"] == 6 and report["documents"]["failed"] == 3
     assert "'created_at' must be an ISO timestamp" in reasons["QBADTIME"]
