@@ -270,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, (StoreError, RetrievalError, ValueError)):
             print(f"cairn: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        if type(exc).__name__ == "QualityFailed":  # flows.ingest: the report is written, the run failed on purpose
+            print(f"cairn: {exc}", file=sys.stderr)
+            return EXIT_FAILURES
         raise
 
 

@@ -30,9 +30,5 @@ class SourceState:
         )
         self._db.commit()
 
-    def clear(self, source: str) -> None:
-        self._db.execute("delete from cursor where source = ?", (source,))
-        self._db.commit()
-
     def close(self) -> None:
         self._db.close()

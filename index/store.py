@@ -130,8 +130,8 @@ class MilvusStore:
         for row in rows:
             row["is_current"] = False
             row["temporal_end"] = min(int(row["temporal_end"]), at)
-        # parents first: while children are retired a parent may briefly have fewer children, never orphans
-        rows.sort(key=lambda row: row["chunk_type"] != ChunkType.FULL_TEXT.value)
+        # children first: a version being retired never leaves current children without their parent
+        rows.sort(key=lambda row: row["chunk_type"] == ChunkType.FULL_TEXT.value)
         self.upsert(rows)
         return len(rows)
 
