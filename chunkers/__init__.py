@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from chunkers.code import code_units, terraform_units, yaml_units
 from chunkers.markdown import markdown_units
 from chunkers.sections import pack_sections
 from chunkers.units import Unit
@@ -20,8 +21,13 @@ from schemas.records import ContentType, Section, SourceDocument
 
 LayoutChunker = Callable[[str, ChunkingConfig], list[Unit]]
 
-# Legal, incident and code/config layouts will take their content types from Markdown here.
-_LAYOUTS: dict[ContentType, LayoutChunker] = {content_type: markdown_units for content_type in ContentType}
+# Every content type not named here is Markdown (incidents are rendered to Markdown by their source).
+_LAYOUTS: dict[ContentType, LayoutChunker] = {
+    **{content_type: markdown_units for content_type in ContentType},
+    ContentType.TERRAFORM: terraform_units,
+    ContentType.YAML: yaml_units,
+    ContentType.CODE: code_units,
+}
 
 
 def chunk_document(doc: SourceDocument, config: ChunkingConfig) -> list[Section]:

@@ -161,7 +161,9 @@ def _outline(units: Sequence[Unit], registry: _IdRegistry) -> _Outline:
             k = len(first_unit)
             up = latest.get(unit.heading_path[:-1]) if unit.heading_path[:-1] else None
             title = unit.heading_path[-1] if unit.heading_path else ""
-            base = f"{ids[up]}.{slug(title)}" if up is not None else slug(title)
+            # a path whose ancestors open no section of their own (a Terraform "resource" > name) keeps
+            # them in its id, so `variable.region` and `output.region` stay apart
+            base = f"{ids[up]}.{slug(title)}" if up is not None else ".".join(map(slug, unit.heading_path)) or slug(title)
             first_unit.append(i)
             parent.append(up)
             ids.append(registry.claim(base))

@@ -72,6 +72,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         full=args.full,
         show_progress=not args.json and sys.stderr.isatty(),
         wait_seconds=args.wait,
+        commits=args.commits,
     )
     return _print_report(report, args)
 
@@ -222,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--since", help="ISO date: documents updated at or after it")
     backfill.add_argument("--until", help="ISO date: documents updated before it")
     backfill.add_argument("--full", action="store_true", help="every document, whatever its date")
+    backfill.add_argument(
+        "--commits", type=int, help="git sources with keep_history: past versions written by the last N commits"
+    )
     backfill.add_argument("--json", action="store_true")
     backfill.add_argument("--strict", action="store_true", help="exit 1 when any input failed")
     backfill.add_argument("--wait", type=float, default=0.0, help="seconds to wait for another run holding the index")

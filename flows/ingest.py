@@ -52,6 +52,7 @@ class Window:
 
     since: int | None = None
     until: int | None = None
+    commits: int | None = None  # history backfill: versions written by the last N changes (git commits)
 
     def __contains__(self, when: int) -> bool:
         return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
@@ -201,7 +202,7 @@ def sync_source(
     window = backfill if backfill is not None and not backfill_all else None
     _index_batches(plan.to_index, source, source_config, config, store, encoder, cache, ledger, report, progress, window)
     if backfill is not None and source_config.keep_history:
-        past = source_history(source, *(from_ts(t) for t in (backfill.since, backfill.until)))
+        past = source_history(source, from_ts(backfill.since), from_ts(backfill.until), backfill.commits)
         if past is not None:
             past_refs = list(past)
             report.documents.seen += len(past_refs)
@@ -341,10 +342,12 @@ def backfill_flow(
     full: bool = False,
     show_progress: bool = False,
     wait_seconds: float = 0.0,
+    commits: int | None = None,
 ) -> dict:
     """Re-process a window of documents (updated_at in [since, until)) or all of them (full) through the
-    ingest path, idempotently; with keep_history, past versions in the window too (sources that have them)."""
-    window = Window(parse_day(since), parse_day(until))
+    ingest path, idempotently; with keep_history, past versions in the window (or written by the last
+    `commits` commits) too, for sources that have them."""
+    window = Window(parse_day(since), parse_day(until), commits)
     return run_sources(
         config_path, source, show_progress, backfill=window, backfill_all=full, wait_seconds=wait_seconds,
         title="Cairn backfill",

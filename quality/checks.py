@@ -1,7 +1,8 @@
 """The expectations Cairn holds its index to, and running them with great-expectations.
 
 Suites (one validation per source, and per source and content type for the size bands):
-- sizes: full_text token_count in the parent band (mostly 0.95), abstracts in the abstract band, children
+- sizes: full_text token_count in the parent band (mostly 0.95; a document shorter than the band's floor,
+  hence a single section, is exempt from it and from the health check), abstracts in the abstract band, children
   in the child band (mostly 0.95), except one per section (its smallest), which holds the remainder of a
   text that does not divide evenly and may be short by design (it must still hold text: text_length);
 - metadata: tenant_id, version_hash, temporal_start, source_uri, document_id not null; at least one ACL
@@ -64,11 +65,16 @@ def size_expectations(b: dict) -> list[tuple[str, object]]:
 
     E = gx.expectations
     parent = dict(row_condition=Column("chunk_type") == "full_text")
+    # A document shorter than the band's floor is one section by necessity (a small Terraform file, a
+    # README): neither its size nor the health that follows from it is held against the chunker.
+    is_parent = Column("chunk_type") == "full_text"
+    sized = dict(row_condition=(is_parent & (Column("whole_document") == False))  # noqa: E712
+                 | (is_parent & (Column("token_count") >= b["parent_min_tokens"])))
     child = dict(row_condition=(Column("chunk_type") == "child") & (Column("is_remainder") == False))  # noqa: E712
     return [
         ("full_text token_count", E.ExpectColumnValuesToBeBetween(
             column="token_count", min_value=b["parent_min_tokens"], max_value=b["parent_max_tokens"],
-            mostly=b["parent_mostly"], **parent)),
+            mostly=b["parent_mostly"], **sized)),
         ("abstract_token_count", E.ExpectColumnValuesToBeBetween(
             column="abstract_token_count", min_value=b["abstract_min_tokens"], max_value=b["abstract_max_tokens"],
             mostly=b["abstract_mostly"], **parent)),
@@ -77,7 +83,7 @@ def size_expectations(b: dict) -> list[tuple[str, object]]:
             mostly=b["child_mostly"], **child)),
         ("chunk_health_score", E.ExpectColumnValuesToBeBetween(
             column="chunk_health_score", min_value=b["health_min"], max_value=1.0, mostly=b["health_mostly"],
-            **parent)),
+            **sized)),
     ]
 
 

@@ -35,6 +35,7 @@ def flatten(row: dict) -> dict:
         merge_count=flags.get("merge_count"),
         split_count=flags.get("split_count"),
         breadcrumbs=" › ".join(row.get("breadcrumbs") or []),
+        whole_document=extra.get("section_count") == 1 and row.get("chunk_type") == "full_text",
         **{f"{name}_dim": len(row.get(name) or []) for name in DENSE_FIELDS},
     )
     return flat

@@ -10,6 +10,7 @@ from sources.base import DiscoveryFailure, DocumentError, Source, SourceError, s
 
 _CONNECTORS = {
     "wiki": "sources.wiki:WikiSource",
+    "git": "sources.git:GitSource",
     "pagerduty": "sources.pagerduty:PagerDutySource",
 }
 

@@ -11,8 +11,9 @@ its last successful run (empty on the first). The flow calls, in order:
 what changed since its cursor (PagerDuty since a high-water mark) sets it False, and cleanup of
 documents it did not yield is skipped for that run.
 
-`history(since, until)` is optional: past versions (refs with their own version_hash) for a history
-backfill; load() of such a ref returns a document with is_current False and its temporal bounds set.
+`history(since, until, limit)` is optional: past versions (refs with their own version_hash) valid at
+some time in the window, or written by the last `limit` changes (commits), for a history backfill;
+load() of such a ref returns a document with is_current False and its temporal bounds set.
 """
 from __future__ import annotations
 
@@ -62,7 +63,9 @@ def source_cursor(source: Source) -> dict | None:
     return method() if callable(method) else None
 
 
-def source_history(source: Source, since: datetime | None, until: datetime | None) -> Iterator[DocumentRef] | None:
+def source_history(
+    source: Source, since: datetime | None, until: datetime | None, limit: int | None = None
+) -> Iterator[DocumentRef] | None:
     """Past versions for a history backfill, or None when the source keeps no history."""
     method = getattr(source, "history", None)
-    return method(since, until) if callable(method) else None
+    return method(since, until, limit) if callable(method) else None

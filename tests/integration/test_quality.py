@@ -89,7 +89,9 @@ def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(c
 
 
 def test_the_flow_writes_a_report_and_fails_the_run_only_under_a_fail_policy(tmp_path, prefect_server):
-    write_page(tmp_path / "wiki", "tiny.md", "# Tiny\n\nA page of one short sentence.\n")
+    # a code fence is never cut below hard_block_tokens: this page's one section is over the band
+    fence = "\n".join(f"kubectl -n billing annotate pod worker-{n} drained=true --overwrite" for n in range(120))
+    write_page(tmp_path / "wiki", "fence.md", f"# Annotate\n\n```\n{fence}\n```\n")
     source = {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki"), "tenant": "acme", "acl": ["sre"]}
     warn = write_config(tmp_path / "warn.toml", tmp_path / "index", [source], quality={"on_ingest": True})
     report = ingest_flow(config_path=str(warn))

@@ -257,10 +257,13 @@ def test_chunking_is_deterministic():
     assert first == second
 
 
-def test_every_content_type_is_chunked_as_markdown_for_now():
+def test_prose_content_types_are_chunked_as_markdown_and_code_types_by_their_layout():
     expected = chunk_document(document(RUNBOOK), CONFIG)
-    for content_type in ContentType:
+    code_types = {ContentType.TERRAFORM, ContentType.YAML, ContentType.CODE}
+    for content_type in set(ContentType) - code_types:
         assert chunk_document(document(RUNBOOK, content_type=content_type), CONFIG) == expected
+    for content_type in code_types:
+        assert chunk_document(document(RUNBOOK, content_type=content_type), CONFIG) != expected
 
 
 def test_an_empty_body_yields_no_sections():

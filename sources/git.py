@@ -1,0 +1,363 @@
+"""Git repositories: one document per file path at a ref, with its history.
+
+The repository (a local path, a .bundle file or a clone URL) is mirrored into a cache folder on the first
+run and fetched on later ones. Discovery lists the tree at the ref (`git ls-tree`, no file is read): the
+version of a file is its blob id, so an unchanged file is skipped by the ledger without being read, and a
+file that is deleted or renamed disappears from the listing and its rows are retired like any stale
+document. The cursor remembers the commit last ingested, which bounds the `git log` that dates the
+changed files to the commits since then.
+
+A file's updated_at and temporal_start are the time of the last commit (on the ref's first-parent line)
+that touched it; commit id, author and subject go into `extra`. `history(since, until, limit)` yields the
+past versions of every included file for a history backfill, each valid from the commit that wrote it
+until the next commit that changed, renamed or deleted it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
+from schemas.config import SourceConfig
+from sources import frontmatter as fm
+from sources.base import DiscoveryFailure, DocumentError, SourceError
+from sources.wiki import decode_markdown
+
+DEFAULT_INCLUDE = (
+    "**/*.md", "**/*.markdown", "**/*.tf", "**/*.tfvars", "**/*.hcl", "**/*.yaml", "**/*.yml",
+    "**/*.py", "**/*.sh", "**/*.go",
+)
+MAX_FILE_BYTES = 1_000_000
+GIT_TIMEOUT = 600  # seconds for a clone or fetch
+_SUBMODULE_MODE = "160000"
+_FIELD, _RECORD = "\x1f", "\x1e"
+_LOG_FORMAT = f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%an{_FIELD}%s"
+_MARKDOWN = (".md", ".markdown")
+_TERRAFORM = (".tf", ".tfvars", ".hcl")
+_YAML = (".yaml", ".yml")
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    time: int
+    author: str
+    subject: str
+
+
+@dataclass(frozen=True)
+class _Version:
+    """A file's content as written by one commit, valid until `end` (TEMPORAL_OPEN while current)."""
+
+    path: str
+    blob: str
+    commit: Commit
+    end: int = TEMPORAL_OPEN
+
+
+def document_id(source_name: str, path: str) -> str:
+    return stable_id(SourceType.GIT.value, source_name, path)
+
+
+def content_type_of(path: str) -> ContentType:
+    pure = PurePosixPath(path)
+    suffix = pure.suffix.lower()
+    if suffix in _MARKDOWN:
+        return ContentType.README if pure.stem.lower() == "readme" else ContentType.RUNBOOK
+    if suffix in _TERRAFORM:
+        return ContentType.TERRAFORM
+    if suffix in _YAML:
+        return ContentType.YAML
+    return ContentType.CODE
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern:
+    """A path glob: `**/` any folders (none included), `*` and `?` within one path segment."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def matches(path: str, patterns) -> bool:
+    return any(_glob_regex(p).match(path) for p in patterns)
+
+
+class GitSource:
+    complete = True
+
+    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
+        repo = getattr(config, "repo", None) or config.path or config.uri
+        if not repo:
+            raise SourceError(f"source {config.name!r}: a git source needs repo = \"path, .bundle file or clone URL\"")
+        self.name = config.name
+        self.config = config
+        self.repo = str(repo)
+        self.ref = getattr(config, "ref", None) or "HEAD"
+        self.include = tuple(getattr(config, "include", None) or DEFAULT_INCLUDE)
+        self.exclude = tuple(getattr(config, "exclude", None) or ())
+        self.max_bytes = int(getattr(config, "max_file_bytes", MAX_FILE_BYTES))
+        cache_root = Path(getattr(config, "cache_dir", None) or "data/index/git")
+        self.mirror = (cache_root / f"{config.name}.git").absolute()
+        self.uri_template = getattr(config, "uri_template", None) or "{repo}@{commit}/{path}"
+        self.previous = (cursor or {}).get("commit")
+        self._head: Commit | None = None
+        self._touched: dict[str, Commit] | None = None
+        self._past: dict[str, _Version] = {}
+
+    # ---- the mirror -------------------------------------------------------------------------------
+
+    def _git(self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None) -> str:
+        env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_ASKPASS="", SSH_ASKPASS="")
+        command = ["git", "-c", "core.quotePath=false", *args]
+        if cwd is None:
+            command[1:1] = ["--git-dir", str(self.mirror)]
+        try:
+            done = subprocess.run(command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False)
+        except subprocess.TimeoutExpired:
+            raise SourceError(f"source {self.name!r}: git {args[0]} on {self.repo} timed out after {timeout:.0f} s") from None
+        if check and done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise _GitFailed(message[-1] if message else f"git {args[0]} exited {done.returncode}")
+        return done.stdout.decode("utf-8", "surrogateescape")
+
+    def _remote(self) -> str:
+        if "://" in self.repo or re.match(r"^[\w.-]+@[\w.-]+:", self.repo):
+            return self.repo  # a clone URL (https://, ssh://, git@host:path)
+        local = Path(self.repo)
+        if not local.exists():
+            raise SourceError(f"source {self.name!r}: repository {self.repo} does not exist")
+        return str(local.resolve())
+
+    def _sync_mirror(self) -> None:
+        remote = self._remote()
+        try:
+            if not (self.mirror / "HEAD").exists():
+                self.mirror.parent.mkdir(parents=True, exist_ok=True)
+                self._git("clone", "--mirror", "--quiet", remote, str(self.mirror), timeout=GIT_TIMEOUT, cwd=self.mirror.parent)
+            else:
+                self._git("remote", "set-url", "origin", remote)
+                self._git("fetch", "--prune", "--quiet", "origin", timeout=GIT_TIMEOUT)
+        except _GitFailed as exc:
+            what = "bundle" if remote.endswith(".bundle") else "repository"
+            raise SourceError(f"source {self.name!r}: cannot read the {what} {self.repo}: {exc}") from None
+
+    def head(self) -> Commit:
+        if self._head is None:
+            self._sync_mirror()
+            sha = self._git("rev-parse", "--verify", "--quiet", f"{self.ref}^{{commit}}", check=False).strip()
+            if not sha:
+                branches = self._git("for-each-ref", "--format=%(refname:short)", "refs/heads", check=False).split()
+                if self.ref == "HEAD" and len(branches) == 1:  # a bundle without HEAD: its only branch
+                    sha = self._git("rev-parse", f"refs/heads/{branches[0]}").strip()
+                else:
+                    known = ", ".join(branches[:10]) or "none"
+                    raise SourceError(f"source {self.name!r}: ref {self.ref!r} not found in {self.repo} (branches: {known})")
+            self._head = self._commit(sha)
+        return self._head
+
+    def _commit(self, sha: str) -> Commit:
+        line = self._git("show", "-s", _LOG_FORMAT, sha).strip(_RECORD + "\n")
+        return _parse_commit(line)
+
+    # ---- the Source protocol ----------------------------------------------------------------------
+
+    def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
+        head = self.head()
+        for line in self._git("ls-tree", "-r", "-z", "--long", head.sha).split("\0"):
+            if not line:
+                continue
+            meta, _, path = line.partition("\t")
+            mode, kind, blob, size = meta.split()
+            if not matches(path, self.include) or matches(path, self.exclude):
+                continue
+            doc_id = document_id(self.name, path)
+            if mode == _SUBMODULE_MODE:
+                yield DiscoveryFailure(path, doc_id, "a git submodule: not followed (add its repository as a source)")
+            elif kind != "blob" or mode == "120000":
+                continue  # a symlink's target is indexed under its own path
+            elif int(size) > self.max_bytes:
+                yield DiscoveryFailure(path, doc_id, f"file is {int(size):,} bytes, over the source's max_file_bytes ({self.max_bytes:,})")
+            else:
+                yield DocumentRef(self.name, path, doc_id, blob)
+
+    def load(self, ref: DocumentRef) -> SourceDocument:
+        version = self._past.get(ref.locator) or _Version(ref.locator, ref.version_hash, self._last_commit(ref.locator))
+        try:
+            raw = self._git("cat-file", "blob", version.blob).encode("utf-8", "surrogateescape")
+        except _GitFailed as exc:
+            raise DocumentError(ref.locator, f"cannot read blob {version.blob[:12]}: {exc}") from None
+        return self._document(version, raw, current=ref.locator not in self._past)
+
+    def cursor(self) -> dict:
+        return {"commit": self.head().sha}
+
+    def history(self, since: datetime | None, until: datetime | None, limit: int | None = None) -> Iterator[DocumentRef]:
+        """Past versions (not the ones current at the ref) that were valid at some time in [since, until),
+        or that the last `limit` commits wrote, oldest first; each ref's locator is "path@commit"."""
+        head = self.head()
+        log = self._git("log", "--first-parent", "-m", "--raw", "--no-abbrev", "-M", "--reverse", _LOG_FORMAT, head.sha)
+        commits = [_parse_raw(record) for record in log.split(_RECORD) if record.strip()]
+        lo = int(since.timestamp()) if since else None
+        hi = int(until.timestamp()) if until else None
+        if limit is not None:
+            recent = {c.sha for c, _ in commits[-limit:]} if limit > 0 else set()
+        alive: dict[str, _Version] = {}
+        past: list[_Version] = []
+
+        def end(path: str, when: int) -> None:
+            version = alive.pop(path, None)
+            if version is not None:
+                past.append(_Version(version.path, version.blob, version.commit, when))
+
+        for commit, changes in commits:
+            for status, blob, old_path, new_path in changes:
+                end(old_path, commit.time)
+                if status != "D" and new_path:
+                    end(new_path, commit.time)
+                    alive[new_path] = _Version(new_path, blob, commit)
+        for version in past:
+            wanted = recent if limit is not None else None
+            in_window = (lo is None or version.end > lo) and (hi is None or version.commit.time < hi)
+            if (wanted is not None and version.commit.sha not in wanted) or (wanted is None and not in_window):
+                continue
+            if not matches(version.path, self.include) or matches(version.path, self.exclude):
+                continue
+            if version.end <= version.commit.time:
+                continue  # replaced in the same second: never observable
+            locator = f"{version.path}@{version.commit.sha[:12]}"
+            self._past[locator] = version
+            yield DocumentRef(self.name, locator, document_id(self.name, version.path), version.blob)
+
+    # ---- documents --------------------------------------------------------------------------------
+
+    def _last_commit(self, path: str) -> Commit:
+        """The last commit on the ref's first-parent line that touched `path`."""
+        if self._touched is None:
+            self._touched = {}
+            span = self.head().sha if not self._is_ancestor(self.previous) else f"{self.previous}..{self.head().sha}"
+            log = self._git("log", "--first-parent", "-m", "--name-only", "--no-renames", _LOG_FORMAT, span)
+            for record in log.split(_RECORD):
+                if not record.strip():
+                    continue
+                header, *paths = record.split("\n")
+                commit = _parse_commit(header)
+                for changed in paths:
+                    if changed:
+                        self._touched.setdefault(changed, commit)
+        commit = self._touched.get(path)
+        if commit is None:  # unchanged since the cursor (a repair of rows removed behind our back)
+            line = self._git("log", "-1", "--first-parent", "-m", _LOG_FORMAT, self.head().sha, "--", path).strip(_RECORD + "\n")
+            commit = _parse_commit(line) if line else self.head()
+            self._touched[path] = commit
+        return commit
+
+    def _is_ancestor(self, sha: str | None) -> bool:
+        if not sha or not re.fullmatch(r"[0-9a-f]{40}", sha):
+            return False
+        done = subprocess.run(
+            ["git", "--git-dir", str(self.mirror), "merge-base", "--is-ancestor", sha, self.head().sha],
+            capture_output=True, check=False,
+        )
+        return done.returncode == 0
+
+    def _document(self, version: _Version, raw: bytes, current: bool) -> SourceDocument:
+        path = version.path
+        if not raw.strip():
+            raise DocumentError(path, "empty file")
+        if b"\x00" in raw[:8192]:
+            raise DocumentError(path, "binary file (contains NUL bytes): not indexed")
+        text = decode_markdown(path, raw)
+        content_type = content_type_of(path)
+        meta: dict = {}
+        title = path
+        if content_type in (ContentType.RUNBOOK, ContentType.README):
+            try:
+                meta, text = fm.split_front_matter(text)
+            except ValueError as exc:
+                raise DocumentError(path, str(exc)) from None
+            heading = _H1.search(text)
+            title = fm.string(meta, "title") or (heading.group(1).strip() if heading else path)
+            content_type = ContentType.parse(fm.string(meta, "content_type"), content_type)
+        if not text.strip():
+            raise DocumentError(path, "no content after the front matter")
+        acl = fm.string_list(meta, "acl") or list(self.config.acl)
+        if not acl:
+            raise DocumentError(path, "no access control list: declare a default acl on the source")
+        commit = version.commit
+        return SourceDocument(
+            document_id=document_id(self.name, path),
+            source_name=self.name,
+            source_type=SourceType.GIT,
+            source_uri=self.uri_template.format(repo=self._repo_uri(), commit=commit.sha, path=path),
+            locator=path,
+            title=title,
+            content=text,
+            tenant_id=self.config.tenant,
+            access_control_list=acl,
+            content_type=content_type,
+            version_hash=version.blob,
+            created_at=commit.time,
+            updated_at=commit.time,
+            temporal_start=commit.time,
+            temporal_end=version.end,
+            service_name=fm.string(meta, "service") or getattr(self.config, "service", "") or "",
+            tags=fm.string_list(meta, "tags") or [],
+            doc_tag=fm.string(meta, "doc_tag") or "",
+            extra={"commit": commit.sha, "author": commit.author, "commit_message": commit.subject, "path": path},
+            is_current=current,
+        )
+
+    def _repo_uri(self) -> str:
+        remote = self._remote()
+        return remote if "://" in remote or "@" in remote.split("/")[0] else Path(remote).as_uri()
+
+
+class _GitFailed(Exception):
+    pass
+
+
+def _parse_commit(header: str) -> Commit:
+    sha, when, author, subject = (header.split(_FIELD) + ["", "", ""])[:4]
+    return Commit(sha.strip(), int(when or 0), author, subject)
+
+
+def _parse_raw(record: str) -> tuple[Commit, list[tuple[str, str, str, str]]]:
+    """One `git log --raw` record -> (commit, [(status, new blob, old path, new path)])."""
+    header, *lines = record.split("\n")
+    changes = []
+    for line in lines:
+        if not line.startswith(":"):
+            continue
+        meta, *paths = line.split("\t")
+        fields = meta.split()
+        status = fields[4][0]
+        blob = fields[3]
+        old_path = paths[0]
+        new_path = paths[1] if status in ("R", "C") else (paths[0] if status != "D" else "")
+        if status == "C":
+            old_path = ""  # a copy leaves its source in place
+        changes.append((status, blob, old_path, new_path))
+    return _parse_commit(header.strip()), changes
