@@ -32,7 +32,7 @@ def texts_embedded(config_path: Path) -> list[str]:
     config = load_config(config_path)
     texts: list[str] = []
     for source_config in config.sources:
-        source = open_source(source_config)
+        source = open_source(source_config, s3=config.s3)
         for ref in source.discover():
             if isinstance(ref, DiscoveryFailure):
                 continue

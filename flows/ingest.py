@@ -181,7 +181,7 @@ def sync_source(
     try:
         # a full listing (cleanup "full" or a backfill) ignores the cursor: absence then means removal
         cursor = {} if cleanup == "full" or backfilling else state.get(source_config.name)
-        source = open_source(source_config, cursor)
+        source = open_source(source_config, cursor, s3=config.s3)
         found = discover(source)
     except SourceError as exc:
         report.fail(source_config.name, "*", str(exc))

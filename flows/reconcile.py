@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from index.store import MilvusStore
-from schemas.config import CairnConfig, SourceConfig
+from schemas.config import CairnConfig, S3Config, SourceConfig
 from sources import DiscoveryFailure, SourceError, open_source
 
 
@@ -35,10 +35,10 @@ class Drift:
         return dict(asdict(self), clean=self.clean)
 
 
-def check_source(source_config: SourceConfig, store: MilvusStore) -> Drift:
+def check_source(source_config: SourceConfig, store: MilvusStore, s3: S3Config | None = None) -> Drift:
     drift = Drift(source_config.name)
     try:
-        source = open_source(source_config, {})  # a full listing: a cursor would hide documents
+        source = open_source(source_config, {}, s3=s3)  # a full listing: a cursor would hide documents
         items = list(source.discover())
     except SourceError as exc:
         drift.error = str(exc)
@@ -74,6 +74,6 @@ def reconcile(config: CairnConfig, source: str | None = None) -> list[Drift]:
         if not store.client.has_collection(store.collection):
             return [Drift(s.name, error=f"no collection {store.collection!r}: run `cairn ingest`") for s in selected]
         store.client.load_collection(store.collection)
-        return [check_source(s, store) for s in selected]
+        return [check_source(s, store, config.s3) for s in selected]
     finally:
         store.close()

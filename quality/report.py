@@ -160,7 +160,7 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
     if config.quality.report_uri:
         from quality.upload import upload_folder
 
-        upload_folder(folder, config.quality)
+        upload_folder(folder, config.quality, config.s3)
     prune(folder.parent, config.quality.keep_reports)
     return report
 

@@ -1,13 +1,13 @@
 """Upload a report folder to S3 (`[quality] report_uri = "s3://bucket/prefix"`) through boto3.
 
-Endpoint and region come from the config when set, else from the standard AWS environment/profile chain;
-credentials only ever from that chain.
+Endpoint and region: `[quality] s3_endpoint_url / s3_region` when set, else `[s3]`, else the standard AWS
+environment/profile chain; credentials only ever from that chain.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from schemas.config import QualityConfig
+from schemas.config import QualityConfig, S3Config
 
 
 def split_uri(uri: str) -> tuple[str, str]:
@@ -27,11 +27,12 @@ def destination(folder: Path, config: QualityConfig) -> str:
     return f"s3://{bucket}/{base}/"
 
 
-def upload_folder(folder: Path, config: QualityConfig) -> str:
-    import boto3
+def upload_folder(folder: Path, config: QualityConfig, s3: S3Config | None = None) -> str:
+    from sources.blobs import s3_client
 
+    s3 = s3 or S3Config()
     bucket, base = _base(folder, config)
-    client = boto3.client("s3", endpoint_url=config.s3_endpoint_url, region_name=config.s3_region)
+    client = s3_client(config.s3_endpoint_url or s3.endpoint_url, config.s3_region or s3.region)
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             client.upload_file(str(path), bucket, f"{base}/{path.relative_to(folder).as_posix()}")

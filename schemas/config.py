@@ -84,8 +84,8 @@ class QualityConfig(_Strict):
     report_dir: str = "data/reports"  # one folder per run or `cairn report` below this
     keep_reports: int = 50  # older report folders are removed (0 keeps them all)
     report_uri: str | None = None  # s3://bucket/prefix: each report folder is uploaded there too
-    s3_endpoint_url: str | None = None  # an S3-compatible server; else the AWS default chain decides
-    s3_region: str | None = None
+    s3_endpoint_url: str | None = None  # overrides [s3] endpoint_url for the upload only
+    s3_region: str | None = None  # overrides [s3] region for the upload only
     parent_min_tokens: int | None = None  # None = the chunking band
     parent_max_tokens: int | None = None
     parent_mostly: float = 0.95
@@ -95,6 +95,16 @@ class QualityConfig(_Strict):
     health_mostly: float = 0.90
     examples: int = 5  # failing rows named per expectation
     overrides: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class S3Config(_Strict):
+    """S3 for sources read from `uri = "s3://bucket/prefix"` and for report uploads. A source may override
+    with its own `s3_endpoint_url` / `s3_region` keys. Credentials are never read from the file: only the
+    standard AWS environment/profile chain (AWS_ACCESS_KEY_ID..., AWS_PROFILE, an instance role)."""
+
+    endpoint_url: str | None = None  # an S3-compatible server (MinIO, Ceph); None = AWS itself
+    region: str | None = None  # None = the AWS default chain decides
+    page_size: int = Field(default=1000, ge=1, le=1000)  # keys per list_objects_v2 call
 
 
 class SourceConfig(BaseModel):
@@ -129,6 +139,7 @@ class CairnConfig(_Strict):
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     query: QueryConfig = Field(default_factory=QueryConfig)
     quality: QualityConfig = Field(default_factory=QualityConfig)
+    s3: S3Config = Field(default_factory=S3Config)
     sources: list[SourceConfig] = Field(default_factory=list)
     state_path: str = "data/index/state.sqlite"  # per-source cursors (last commit, high-water mark)
     config_path: str | None = None

@@ -1,11 +1,12 @@
 """Connectors: each yields SourceDocuments with a stable document_id and a version_hash.
 
 One entry per source type in _CONNECTORS ("module:Class"); a connector's constructor takes
-(SourceConfig, cursor: dict) and raises SourceError when the source cannot be used.
+(SourceConfig, cursor: dict) and raises SourceError when the source cannot be used. File-based
+connectors (listed in _READS_FILES) also take `s3=S3Config` for sources at uri = "s3://bucket/prefix".
 """
 from importlib import import_module
 
-from schemas.config import SourceConfig
+from schemas.config import S3Config, SourceConfig
 from sources.base import DiscoveryFailure, DocumentError, Source, SourceError, source_cursor, source_history
 
 _CONNECTORS = {
@@ -13,15 +14,17 @@ _CONNECTORS = {
     "git": "sources.git:GitSource",
     "pagerduty": "sources.pagerduty:PagerDutySource",
 }
+_READS_FILES = {"wiki"}  # built on sources.blobs: a folder or S3
 
 
-def open_source(config: SourceConfig, cursor: dict | None = None) -> Source:
+def open_source(config: SourceConfig, cursor: dict | None = None, *, s3: S3Config | None = None) -> Source:
     target = _CONNECTORS.get(config.type)
     if target is None:
         supported = ", ".join(sorted(_CONNECTORS))
         raise SourceError(f"source {config.name!r}: type {config.type!r} is not supported yet (supported: {supported})")
     module, _, cls = target.partition(":")
-    return getattr(import_module(module), cls)(config, dict(cursor or {}))
+    extra = {"s3": s3} if config.type in _READS_FILES else {}
+    return getattr(import_module(module), cls)(config, dict(cursor or {}), **extra)
 
 
 __all__ = [

@@ -1,4 +1,8 @@
-"""Wiki Markdown from a folder: one document per .md file, front matter over the source's defaults."""
+"""Wiki Markdown from a folder or S3: one document per .md file, front matter over the source's defaults.
+
+A folder page's version_hash is the sha256 of its normalised content; an S3 object's is its ETag (listing
+is enough to skip unchanged pages, nothing is downloaded), and its LastModified is the default updated_at.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -7,9 +11,10 @@ from pathlib import Path
 from typing import Iterator
 
 from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
-from schemas.config import SourceConfig
+from schemas.config import S3Config, SourceConfig
 from sources import frontmatter as fm
-from sources.base import DiscoveryFailure, DocumentError, SourceError
+from sources.base import DiscoveryFailure, DocumentError
+from sources.blobs import open_store
 
 SUFFIXES = (".md", ".markdown")
 MAX_FILE_BYTES = 5_000_000  # default per-page limit (key max_file_bytes): a runbook is kilobytes, not megabytes
@@ -34,49 +39,43 @@ def document_id(source_name: str, locator: str) -> str:
 class WikiSource:
     complete = True
 
-    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
-        if not config.path:
-            raise SourceError(f"source {config.name!r}: a wiki source needs path = \"folder\"")
+    def __init__(self, config: SourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
         self.name = config.name
         self.config = config
-        self.root = Path(config.path)
-        self.uri_base = getattr(config, "uri_base", None) or self.root.resolve().as_uri() + "/"
+        self.store = open_store(config, s3)  # SourceError when neither path nor an s3:// uri is usable
+        self.uri_base = getattr(config, "uri_base", None)
         self.max_bytes = int(getattr(config, "max_file_bytes", MAX_FILE_BYTES))
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
-        if not self.root.is_dir():
-            raise SourceError(f"source {self.name!r}: folder {self.root} does not exist")
-        for path in sorted(self.root.rglob("*")):
-            if not path.is_file() or path.suffix.lower() not in SUFFIXES:
+        for blob in self.store.list(SUFFIXES):
+            locator = blob.key
+            if blob.size > self.max_bytes:  # refused by its listed size, before reading: memory stays bounded
+                yield DiscoveryFailure(
+                    locator, document_id(self.name, locator),
+                    f"file is {blob.size:,} bytes, over the source's max_file_bytes ({self.max_bytes:,})",
+                )
                 continue
-            locator = path.relative_to(self.root).as_posix()
-            try:
-                size = path.stat().st_size
-                if size > self.max_bytes:  # refused before reading: memory stays bounded
-                    yield DiscoveryFailure(
-                        locator, document_id(self.name, locator),
-                        f"file is {size:,} bytes, over the source's max_file_bytes ({self.max_bytes:,})",
-                    )
+            version = blob.version
+            if version is None:  # a folder: the content is the version
+                try:
+                    version = version_hash(self.store.read_bytes(locator))
+                except DocumentError as exc:
+                    yield DiscoveryFailure(locator, document_id(self.name, locator), exc.reason)
                     continue
-                raw = path.read_bytes()
-            except OSError as exc:
-                yield DiscoveryFailure(locator, document_id(self.name, locator), f"cannot read file: {exc.strerror}")
-                continue
-            yield DocumentRef(self.name, locator, document_id(self.name, locator), version_hash(raw))
+            yield DocumentRef(self.name, locator, document_id(self.name, locator), version)
 
     def load(self, ref: DocumentRef) -> SourceDocument:
-        path = self.root / ref.locator
-        try:
-            raw = path.read_bytes()
-            mtime = int(path.stat().st_mtime)
-        except OSError as exc:
-            raise DocumentError(ref.locator, f"cannot read file: {exc.strerror}") from None
+        raw, blob = self.store.fetch(ref.locator, limit=self.max_bytes)  # DocumentError naming the page
         text = decode_markdown(ref.locator, raw)
+        version = blob.version or version_hash(raw)  # what was read, even if it changed since discovery
         try:
             meta, body = fm.split_front_matter(text)
-            return self._document(ref, meta, body, version_hash(raw), mtime)
+            return self._document(ref, meta, body, version, blob.modified)
         except ValueError as exc:  # FrontMatterError and enum parse errors name the key
             raise DocumentError(ref.locator, str(exc)) from None
+
+    def source_uri(self, locator: str) -> str:
+        return self.uri_base + locator if self.uri_base else self.store.uri(locator)
 
     def _document(self, ref: DocumentRef, meta: dict, body: str, version: str, mtime: int) -> SourceDocument:
         if not body.strip():
@@ -93,7 +92,7 @@ class WikiSource:
             document_id=ref.document_id,
             source_name=self.name,
             source_type=SourceType.WIKI,
-            source_uri=self.uri_base + ref.locator,
+            source_uri=self.source_uri(ref.locator),
             locator=ref.locator,
             title=title,
             content=body,

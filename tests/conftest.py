@@ -52,7 +52,8 @@ def toml_value(value) -> str:
     return json.dumps(value)
 
 
-def write_config(path: Path, index_dir: Path, sources: list[dict], collection: str = "cairn", quality: dict | None = None) -> Path:
+def write_config(path: Path, index_dir: Path, sources: list[dict], collection: str = "cairn", quality: dict | None = None,
+                 s3: dict | None = None) -> Path:
     """A scratch config; data-quality reports are off unless `quality` is given (GE adds seconds per run)."""
     import json
 
@@ -68,6 +69,9 @@ def write_config(path: Path, index_dir: Path, sources: list[dict], collection: s
     ]
     for key, value in {"on_ingest": False, **(quality or {})}.items():
         parts.append(f"{key} = {toml_value(value)}")
+    if s3:
+        parts.append("[s3]")
+        parts.extend(f"{key} = {toml_value(value)}" for key, value in s3.items())
     for source in sources:
         parts.append("[[sources]]")
         for key, value in source.items():
@@ -82,3 +86,34 @@ def shared_corpora() -> Path:
     if not root.is_dir():
         pytest.skip("../shared/corpora is absent")
     return root
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint():
+    """moto as a real S3 HTTP server on 127.0.0.1 (nothing leaves the machine); boto3 is pointed at it."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{server._server.server_port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3(moto_endpoint, monkeypatch, tmp_path):
+    """An empty moto S3 (reset per test), fake credentials in the environment, and a client onto it."""
+    import urllib.request
+
+    import boto3
+
+    for key, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1",
+                       "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
+                       "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials")}.items():
+        monkeypatch.setenv(key, value)
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(key, raising=False)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    opener.open(urllib.request.Request(f"{moto_endpoint}/moto-api/reset", method="POST"), timeout=10).close()
+    return boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")

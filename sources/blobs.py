@@ -1,0 +1,237 @@
+"""Where a file-based source reads from: a local folder (`path = "folder"`) or S3 (`uri = "s3://bucket/prefix"`).
+
+Both stores list Blobs sorted by key (the path below the root or prefix, posix: the document locator) and
+read them by key. S3 endpoint and region come from `[s3]`, overridden per source by `s3_endpoint_url` /
+`s3_region`; credentials only ever from the standard AWS environment/profile chain (boto3's default),
+never from the config file, and never in a message.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
+
+from schemas.config import S3Config, SourceConfig
+from sources.base import DocumentError, SourceError
+
+_CREDENTIAL_WORDS = ("secret", "access_key", "session_token", "password")
+
+
+@dataclass(frozen=True)
+class Blob:
+    key: str  # path relative to the root/prefix, posix ("team/page.md"): the document locator
+    size: int
+    version: str | None  # S3: the ETag (quotes stripped); folder: None (the caller hashes the content)
+    modified: int  # epoch seconds (S3 LastModified / file mtime)
+
+
+def split_s3_uri(uri: str, what: str = "uri") -> tuple[str, str]:
+    """("bucket", "prefix") from s3://bucket/prefix; the prefix has no leading or trailing slash."""
+    if not uri.startswith("s3://") or len(uri) <= 5 or uri[5] == "/":
+        raise ValueError(f"{what} {uri!r} must look like s3://bucket/prefix")
+    bucket, _, prefix = uri[5:].partition("/")
+    return bucket, prefix.strip("/")
+
+
+def safe_endpoint(endpoint_url: str | None) -> str:
+    """The endpoint for a message: no user:password@ part, ever."""
+    if not endpoint_url:
+        return "the AWS default endpoint"
+    parts = urlsplit(endpoint_url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}" if parts.scheme else endpoint_url.rpartition("@")[2]
+
+
+def s3_client(endpoint_url: str | None = None, region: str | None = None):
+    """A boto3 S3 client; credentials from the default chain (environment, profile, instance role)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "s3", endpoint_url=endpoint_url, region_name=region,
+        config=Config(connect_timeout=10, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"}),
+    )
+
+
+class FolderStore:
+    def __init__(self, root: str | os.PathLike, source_name: str = "") -> None:
+        self.root = Path(root)
+        self.source_name = source_name
+
+    def list(self, suffixes: tuple[str, ...]) -> Iterator[Blob]:
+        if not self.root.is_dir():
+            raise SourceError(f"source {self.source_name!r}: folder {self.root} does not exist")
+        found = []
+        for path in self.root.rglob("*"):
+            if path.suffix.lower() not in suffixes or not path.is_file():
+                continue
+            try:
+                stat = path.stat()
+                size, modified = stat.st_size, int(stat.st_mtime)
+            except OSError:  # vanished or unreadable: reading it reports why
+                size, modified = 0, 0
+            found.append(Blob(path.relative_to(self.root).as_posix(), size, None, modified))
+        yield from sorted(found, key=lambda b: b.key)
+
+    def fetch(self, key: str, limit: int | None = None) -> tuple[bytes, Blob]:
+        """The content and what it was read as (size, mtime); DocumentError naming the key on failure."""
+        path = self.root / key
+        try:
+            stat = path.stat()
+            if limit is not None and stat.st_size > limit:
+                raise DocumentError(key, f"file is {stat.st_size:,} bytes, over the limit ({limit:,})")
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise DocumentError(key, f"cannot read file: {exc.strerror}") from None
+        return raw, Blob(key, len(raw), None, int(stat.st_mtime))
+
+    def read_bytes(self, key: str) -> bytes:
+        return self.fetch(key)[0]
+
+    @contextmanager
+    def local_path(self, key: str) -> Iterator[Path]:
+        path = self.root / key
+        if not path.is_file():
+            raise DocumentError(key, "cannot read file: No such file")
+        yield path
+
+    def uri(self, key: str) -> str:
+        return self.root.resolve().as_uri() + "/" + key
+
+
+class S3Store:
+    def __init__(
+        self, uri: str, *, endpoint_url: str | None = None, region: str | None = None, page_size: int = 1000,
+        source_name: str = "", client=None,
+    ) -> None:
+        try:
+            self.bucket, self.prefix = split_s3_uri(uri)
+        except ValueError as exc:
+            raise SourceError(f"source {source_name!r}: {exc}") from None
+        self.source_name = source_name
+        self.endpoint_url = endpoint_url
+        self.page_size = page_size
+        self.client = client or s3_client(endpoint_url, region)
+
+    @property
+    def root_uri(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}".rstrip("/")
+
+    def _full_key(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def list(self, suffixes: tuple[str, ...]) -> Iterator[Blob]:
+        prefix = f"{self.prefix}/" if self.prefix else ""
+        paginator = self.client.get_paginator("list_objects_v2")
+        found = []
+        try:
+            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, PaginationConfig={"PageSize": self.page_size})
+            for page in pages:
+                for obj in page.get("Contents", []):
+                    key = obj["Key"][len(prefix):]
+                    if not key or key.endswith("/") or Path(key).suffix.lower() not in suffixes:
+                        continue
+                    found.append(Blob(key, int(obj["Size"]), obj["ETag"].strip('"'), int(obj["LastModified"].timestamp())))
+        except Exception as exc:  # noqa: BLE001  botocore's hierarchy is wide; each case gets its own advice
+            raise SourceError(f"source {self.source_name!r}: cannot list {self.root_uri}/: {self._explain(exc)}") from None
+        yield from sorted(found, key=lambda b: b.key)  # S3 lists in UTF-8 byte order already; keep it certain
+
+    def _explain(self, exc: Exception) -> str:
+        from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError, PartialCredentialsError
+
+        endpoint = safe_endpoint(self.endpoint_url)
+        if isinstance(exc, ClientError):
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code == "NoSuchBucket":
+                return (f"bucket {self.bucket!r} does not exist at {endpoint}; "
+                        "check the bucket name in the source's uri and the S3 endpoint ([s3] endpoint_url)")
+            if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "AllAccessDisabled"):
+                return (f"access denied ({code}); check the AWS credentials in the environment or profile "
+                        f"and that they may s3:ListBucket / s3:GetObject on bucket {self.bucket!r}")
+            if code in ("PermanentRedirect", "AuthorizationHeaderMalformed", "301", "IllegalLocationConstraintException"):
+                return f"the bucket is in another region ({code}); set [s3] region or the source's s3_region"
+            return f"S3 error {code or 'unknown'}; check the endpoint ({endpoint}), region and credentials"
+        if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
+            return ("no usable AWS credentials; set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
+                    "in the environment (never in the config file)")
+        if isinstance(exc, EndpointConnectionError) or "connect" in type(exc).__name__.lower():
+            return f"cannot reach the S3 endpoint {endpoint}; check [s3] endpoint_url (or the source's s3_endpoint_url) and the network"
+        return f"{type(exc).__name__}; check the endpoint ({endpoint}), region and credentials"
+
+    def _object_error(self, key: str, exc: Exception) -> DocumentError:
+        from botocore.exceptions import ClientError
+
+        if isinstance(exc, ClientError):
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in ("NoSuchKey", "404"):
+                return DocumentError(key, f"{self.uri(key)} no longer exists (removed since listing)")
+            if code in ("AccessDenied", "403"):
+                return DocumentError(key, f"access denied reading {self.uri(key)}; check s3:GetObject for these credentials")
+            return DocumentError(key, f"cannot read {self.uri(key)}: S3 error {code or 'unknown'}")
+        return DocumentError(key, f"cannot read {self.uri(key)}: {self._explain(exc)}")
+
+    def fetch(self, key: str, limit: int | None = None) -> tuple[bytes, Blob]:
+        """The content and what was read (its own ETag and LastModified, not the listing's)."""
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._full_key(key))
+            size = int(response.get("ContentLength", 0))
+            if limit is not None and size > limit:
+                response["Body"].close()
+                raise DocumentError(key, f"object is {size:,} bytes, over the limit ({limit:,})")
+            raw = response["Body"].read()
+        except DocumentError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self._object_error(key, exc) from None
+        blob = Blob(key, len(raw), response["ETag"].strip('"'), int(response["LastModified"].timestamp()))
+        return raw, blob
+
+    def read_bytes(self, key: str) -> bytes:
+        return self.fetch(key)[0]
+
+    @contextmanager
+    def local_path(self, key: str) -> Iterator[Path]:
+        """The object streamed (never whole in memory) into a temporary file, removed afterwards."""
+        handle = tempfile.NamedTemporaryFile(prefix="cairn-", suffix=Path(key).suffix, delete=False)
+        path = Path(handle.name)
+        try:
+            try:
+                with handle:
+                    self.client.download_fileobj(self.bucket, self._full_key(key), handle)
+            except Exception as exc:  # noqa: BLE001
+                raise self._object_error(key, exc) from None
+            yield path
+        finally:
+            path.unlink(missing_ok=True)
+
+    def uri(self, key: str) -> str:
+        return f"{self.root_uri}/{key}"
+
+
+def open_store(config: SourceConfig, s3: S3Config | None = None) -> FolderStore | S3Store:
+    """The store behind a source: `path` is a folder, `uri = "s3://bucket/prefix"` is S3."""
+    for key in (config.model_extra or {}):
+        if any(word in key.lower() for word in _CREDENTIAL_WORDS):
+            raise SourceError(f"source {config.name!r}: key {key!r} looks like a credential; credentials come only "
+                              "from the AWS environment/profile chain, never from the config file")
+    if config.path and config.uri:
+        raise SourceError(f"source {config.name!r}: set either path = \"folder\" or uri = \"s3://bucket/prefix\", not both")
+    if config.path:
+        return FolderStore(config.path, config.name)
+    if config.uri:
+        if not config.uri.startswith("s3://"):
+            raise SourceError(f"source {config.name!r}: uri {config.uri!r} must look like s3://bucket/prefix")
+        s3 = s3 or S3Config()
+        return S3Store(
+            config.uri,
+            endpoint_url=getattr(config, "s3_endpoint_url", None) or s3.endpoint_url,
+            region=getattr(config, "s3_region", None) or s3.region,
+            page_size=s3.page_size,
+            source_name=config.name,
+        )
+    raise SourceError(f"source {config.name!r}: needs path = \"folder\" or uri = \"s3://bucket/prefix\"")
