@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	# torch first, as the CPU build: a bare requirement would pull several GB of CUDA packages.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# unstructured's PDF path imports it; its declared requirements would pull CUDA torch (see pyproject.toml)
+	$(BIN)/pip install --quiet --no-deps unstructured-inference==1.6.14
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from chunkers.code import code_units, terraform_units, yaml_units
+from chunkers.legal import legal_units
 from chunkers.markdown import markdown_units
 from chunkers.sections import pack_sections
 from chunkers.units import Unit
@@ -27,6 +28,7 @@ _LAYOUTS: dict[ContentType, LayoutChunker] = {
     ContentType.TERRAFORM: terraform_units,
     ContentType.YAML: yaml_units,
     ContentType.CODE: code_units,
+    ContentType.AGREEMENT: legal_units,
 }
 
 

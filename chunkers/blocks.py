@@ -29,6 +29,18 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
+def sentence_pieces(text: str, budget: int) -> list[str]:
+    """Prose cut between sentences into pieces of at most `budget` tokens (balanced, not greedy)."""
+    spans = sentence_spans(text)
+    sizes = [count_tokens(text[a:b]) for a, b in spans]
+    pieces = []
+    for a, b in group_balanced(sizes, budget):
+        piece = text[spans[a][0] : spans[b - 1][1]]
+        # a "sentence" larger than a piece is no sentence (a log line, a blob): cut it by words
+        pieces += word_pieces(piece, budget) if b - a == 1 and sizes[a] > budget else [piece]
+    return pieces
+
+
 def fenced_runs(text: str) -> list[tuple[str, bool]]:
     """The non-blank lines of a block, except that each fenced code region (even one indented inside
     a list item) comes as a single entry flagged True, so that line-level cutting never enters it."""

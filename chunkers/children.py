@@ -47,7 +47,28 @@ def _atom(text: str, joiner: str, cut_cost: float) -> _Atom:
 
 
 def split_children(units: Sequence[Unit], config: ChunkingConfig) -> list[Chunk]:
-    """Child chunks of a section, in order; a section within child_max_tokens is a single child."""
+    """Child chunks of a section, in order; a section within child_max_tokens is a single child.
+
+    A definition unit (one with a term) is always a child of its own, tagged with its term, so that a
+    "what is the Determination Date" question hits that definition and nothing else; the text between
+    definitions is cut as usual."""
+    if any(unit.term for unit in units):
+        chunks: list[Chunk] = []
+        run: list[Unit] = []
+        for unit in [*units, None]:
+            if unit is None or unit.term:
+                if run:
+                    chunks += _split_run(run, config)
+                    run = []
+                if unit is not None:
+                    chunks += [replace(c, term=unit.term) for c in _split_run([unit], config)]
+            else:
+                run.append(unit)
+        return [replace(chunk, order=order) for order, chunk in enumerate(chunks)]
+    return _split_run(units, config)
+
+
+def _split_run(units: Sequence[Unit], config: ChunkingConfig) -> list[Chunk]:
     whole = UNIT_JOINER.join(unit.text for unit in units)
     whole_tokens = count_tokens(whole)
     if whole_tokens <= config.child_max_tokens:

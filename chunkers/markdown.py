@@ -19,7 +19,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from chunkers.blocks import group_balanced, line_pieces, sentence_spans, word_pieces
+from chunkers.blocks import group_balanced, line_pieces, sentence_pieces
 from chunkers.tokens import count_tokens
 from chunkers.units import Unit, UnitKind, piece_budget
 from schemas.config import ChunkingConfig
@@ -121,7 +121,7 @@ def _pieces(
     if tokens <= budget:
         return [text]
     if own_kind == "paragraph":
-        return _sentence_pieces(text, budget)
+        return sentence_pieces(text, budget)
     children = [child for child in (node.children if node else []) if child.map is not None]
     if children and node.type in ("bullet_list", "ordered_list", "list_item", "blockquote"):
         return _grouped(children, start, end, lines, kind, config)
@@ -146,17 +146,6 @@ def _grouped(
             pieces += _pieces(children[a], bounds[a], bounds[a + 1], lines, kind, config)
         else:
             pieces.append(_slice(lines, bounds[a], bounds[b]))
-    return pieces
-
-
-def _sentence_pieces(text: str, budget: int) -> list[str]:
-    spans = sentence_spans(text)
-    sizes = [count_tokens(text[a:b]) for a, b in spans]
-    pieces = []
-    for a, b in group_balanced(sizes, budget):
-        piece = text[spans[a][0] : spans[b - 1][1]]
-        # a "sentence" larger than a piece is no sentence (a log line, a blob): cut it by words
-        pieces += word_pieces(piece, budget) if b - a == 1 and sizes[a] > budget else [piece]
     return pieces
 
 

@@ -112,10 +112,16 @@ def pack_sections(units: Sequence[Unit], doc_title: str, config: ChunkingConfig)
             abstract_token_count=count_tokens(abstract),
             chunks=chunks,
             quality_flags=flags,
+            extra=_page_range(units[start:end]),
         )
         flags.chunk_health_score = chunk_health_score(section, config)
         sections.append(section)
     return sections
+
+
+def _page_range(units: Sequence[Unit]) -> dict:
+    pages = [unit.pages for unit in units if unit.pages]
+    return {"page_start": min(p[0] for p in pages), "page_end": max(p[1] for p in pages)} if pages else {}
 
 
 def _segment(units: Sequence[Unit], config: ChunkingConfig) -> list[tuple[int, int]]:

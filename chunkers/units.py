@@ -24,6 +24,8 @@ class Unit:
     heading_path: tuple[str, ...]  # titles of the headings enclosing this block, outermost first
     level: int  # heading depth (1-6) of the enclosing section; 0 before any heading
     section_start: bool = False  # True for the heading unit that opens a section
+    pages: tuple[int, int] | None = None  # first and last page it came from (paginated layouts: PDFs)
+    term: str = ""  # a definition: the defined term; it becomes a child chunk of its own, tagged with it
 
     @property
     def is_heading(self) -> bool:

@@ -149,7 +149,7 @@ def section_rows(
                 search_text=f"{header}\n{chunk.text}",
                 abstract_embedding=abstract_vec,
                 full_text_embedding=vector,
-                extra=dict(base["extra"], **section.extra),
+                extra=dict(base["extra"], **section.extra, **({"defined_term": chunk.term} if chunk.term else {})),
             )
         )
     return [fit_row(row) for row in rows]

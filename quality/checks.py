@@ -4,7 +4,8 @@ Suites (one validation per source, and per source and content type for the size 
 - sizes: full_text token_count in the parent band (mostly 0.95; a document shorter than the band's floor,
   hence a single section, is exempt from it and from the health check), abstracts in the abstract band, children
   in the child band (mostly 0.95), except one per section (its smallest), which holds the remainder of a
-  text that does not divide evenly and may be short by design (it must still hold text: text_length);
+  text that does not divide evenly and may be short by design (it must still hold text: text_length),
+  and definitions, which are children of their own whatever their length;
 - metadata: tenant_id, version_hash, temporal_start, source_uri, document_id not null; at least one ACL
   group; enums within their sets; temporal_start <= temporal_end; chunk_id unique; every child's parent
   present; no empty text; both embeddings present with the model's dimension;

@@ -12,7 +12,7 @@ from index.store import MilvusStore
 from schemas.collection import DENSE_FIELDS
 
 FIELDS = [
-    "chunk_id", "document_id", "section_id", "parent_chunk_id", "chunk_type", "token_count", "tenant_id",
+    "chunk_id", "document_id", "section_id", "parent_chunk_id", "chunk_type", "chunk_order", "token_count", "tenant_id",
     "access_control_list", "version_hash", "temporal_start", "temporal_end", "source_uri", "source_name",
     "source_type", "content_type", "environment", "severity", "text", "breadcrumbs", "locator", "quality_flags",
     "extra", *DENSE_FIELDS,
@@ -36,6 +36,7 @@ def flatten(row: dict) -> dict:
         split_count=flags.get("split_count"),
         breadcrumbs=" › ".join(row.get("breadcrumbs") or []),
         whole_document=extra.get("section_count") == 1 and row.get("chunk_type") == "full_text",
+        defined_term=extra.get("defined_term", ""),
         **{f"{name}_dim": len(row.get(name) or []) for name in DENSE_FIELDS},
     )
     return flat
@@ -47,10 +48,19 @@ def read_rows(store: MilvusStore, expr: str) -> pd.DataFrame:
         return pd.DataFrame(columns=[*FIELDS, "acl_size", "text_length"])
     parents = set(frame.loc[frame["chunk_type"] == "full_text", "chunk_id"])
     frame["parent_exists"] = frame["parent_chunk_id"].isin(parents) | (frame["chunk_type"] == "full_text")
-    # Children are cut at natural boundaries, so a section's text rarely divides evenly: one child per
-    # section may hold the remainder and sit under the band by design (chunkers/children.py). That one
-    # (the section's smallest child) is exempt from the child band; it must still hold text.
-    children = frame[frame["chunk_type"] == "child"]
-    remainders = set(children.loc[children.groupby("parent_chunk_id")["token_count"].idxmin(), "chunk_id"]) if len(children) else set()
-    frame["is_remainder"] = frame["chunk_id"].isin(remainders)
+    # Children are cut at natural boundaries, so a stretch of text rarely divides evenly: one child per
+    # stretch may hold the remainder and sit under the band by design (chunkers/children.py). That one
+    # (the stretch's smallest child) is exempt from the child band; it must still hold text. A stretch is
+    # a section, or in a legal section the prose between two definitions; a definition is a child of its
+    # own however short it is (chunkers/legal.py), so it is exempt too.
+    definition = frame["defined_term"].astype(bool)
+    prose = frame[(frame["chunk_type"] == "child") & ~definition].copy()
+    remainders: set = set()
+    if len(prose):
+        ordered = frame[frame["chunk_type"] == "child"].sort_values(["parent_chunk_id", "chunk_order"])
+        stretch = ordered["defined_term"].astype(bool).groupby(ordered["parent_chunk_id"]).cumsum()
+        prose["stretch"] = stretch.reindex(prose.index)
+        smallest = prose.groupby(["parent_chunk_id", "stretch"])["token_count"].idxmin()
+        remainders = set(prose.loc[smallest, "chunk_id"])
+    frame["is_remainder"] = frame["chunk_id"].isin(remainders) | definition
     return frame

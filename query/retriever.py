@@ -81,7 +81,12 @@ def citation(row: dict) -> str:
     where = " › ".join([row["title"], *crumbs])
     updated = from_epoch(row["updated_at"])
     date = updated.date().isoformat() if updated else "unknown"
-    return f"{where} (v{row['version_hash'][:7]}, updated {date}) {row['source_uri']}#{row['section_id']}"
+    extra = row.get("extra") or {}
+    pages = ""
+    if extra.get("page_start"):
+        first, last = extra["page_start"], extra.get("page_end", extra["page_start"])
+        pages = f", p. {first}" if first == last else f", pp. {first}-{last}"
+    return f"{where} (v{row['version_hash'][:7]}, updated {date}{pages}) {row['source_uri']}#{row['section_id']}"
 
 
 def connect(config: MilvusConfig) -> MilvusClient:

@@ -157,6 +157,7 @@ class Chunk:
     order: int
     text: str
     token_count: int
+    term: str = ""  # the term a definition chunk defines (legal layout)
 
 
 @dataclass

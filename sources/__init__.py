@@ -13,8 +13,9 @@ _CONNECTORS = {
     "wiki": "sources.wiki:WikiSource",
     "git": "sources.git:GitSource",
     "pagerduty": "sources.pagerduty:PagerDutySource",
+    "pdf": "sources.pdf:PdfSource",
 }
-_READS_FILES = {"wiki"}  # built on sources.blobs: a folder or S3
+_READS_FILES = {"wiki", "pdf"}  # built on sources.blobs: a folder or S3
 
 
 def open_source(config: SourceConfig, cursor: dict | None = None, *, s3: S3Config | None = None) -> Source:

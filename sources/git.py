@@ -196,8 +196,8 @@ class GitSource:
             doc_id = document_id(self.name, path)
             if mode == _SUBMODULE_MODE:
                 yield DiscoveryFailure(path, doc_id, "a git submodule: not followed (add its repository as a source)")
-            elif kind != "blob" or mode == "120000":
-                continue  # a symlink's target is indexed under its own path
+            elif kind != "blob" or mode == "120000" or size == "0":
+                continue  # a symlink's target is indexed under its own path; an empty file holds nothing
             elif int(size) > self.max_bytes:
                 yield DiscoveryFailure(path, doc_id, f"file is {int(size):,} bytes, over the source's max_file_bytes ({self.max_bytes:,})")
             else:

@@ -25,3 +25,10 @@ def test_a_section_that_is_the_whole_page_is_cited_by_its_title_alone():
     cited = citation({"title": "Ledger failover", "breadcrumbs": ["Ledger failover"], "section_id": "lf",
                       "updated_at": None, "version_hash": "e755cdc0ff", "source_uri": "file:///w/lf.md"})
     assert cited == "Ledger failover (ve755cdc, updated unknown) file:///w/lf.md#lf"
+
+
+def test_a_pdf_section_is_cited_with_its_pages():
+    base = {"title": "Pooling and Servicing Agreement", "breadcrumbs": ["ARTICLE I DEFINITIONS"], "section_id": "article-i",
+            "updated_at": None, "version_hash": "abcdef12", "source_uri": "s3://legal/psa.pdf"}
+    assert ", pp. 2-3)" in citation({**base, "extra": {"page_start": 2, "page_end": 3}})
+    assert ", p. 4)" in citation({**base, "extra": {"page_start": 4, "page_end": 4}})

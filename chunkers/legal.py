@@ -1,0 +1,135 @@
+"""Legal layout: the text of an agreement -> units with the clause hierarchy rebuilt and page ranges kept.
+
+Input is what the PDF source extracts: pages separated by form feeds (\\f), text blocks (one parsed element
+each, running headers, footers and page numbers already removed) separated by blank lines. PDF parsers
+return headings and clauses without depth, so the hierarchy is read from the numbering itself:
+
+    level 1  ARTICLE IV / Article 4 / "4. Term and Termination" (a short numbered title)
+    level 2  Section 4.02 ... / 4.02 ...
+    level 3  (a), (b) ...
+    level 4  (i), (ii) ... (roman numerals, unless they continue a run of letters: (h) then (i))
+
+Article and section headings are heading units (glued to what follows); a clause is a paragraph that opens
+a deeper section, so a section of the packer starting at clause (b) carries the breadcrumbs
+ARTICLE II Servicing > Section 2.01 Standard of Care > (b). A definition ("Term" means ...) is a unit
+tagged with its term, so that it becomes a child chunk of its own. A block that continues on the next
+page (it starts in lower case) is joined to the one it continues. Every unit keeps its page range.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from chunkers.blocks import sentence_pieces
+from chunkers.tokens import count_tokens
+from chunkers.units import Unit, UnitKind, piece_budget
+from schemas.config import ChunkingConfig
+
+PAGE_BREAK = "\f"
+_ARTICLE = re.compile(r"^(ARTICLE|Article)\s+([IVXLC]+|\d+)\b[.:]?\s*(.*)$", re.DOTALL)
+_SECTION = re.compile(r"^(?:(?:SECTION|Section)\s+)?(\d{1,2}\.\d{1,2}(?:\.\d{1,2})?)\.?\s+(.+)$", re.DOTALL)
+_SECTION_WORD = re.compile(r"^(?:SECTION|Section)\s+(\d{1,3}(?:\.\d{1,2})*)\.?\s*(.*)$", re.DOTALL)
+_NUMBERED_TITLE = re.compile(r"^(\d{1,2})\.\s+([A-Z][^.;:]{2,80})\.?$")
+_CLAUSE = re.compile(r"^\(([a-z]{1,2}|[ivxl]{1,6}|\d{1,2})\)\s+\S")
+_DEFINITION = re.compile(
+    r"^[\"“]([^\"”]{1,80})[\"”]\s+(?:shall\s+)?(?:means?|has the meaning|shall have the meaning|includes?|refers? to)\b"
+)
+# pdfminer joins lines: "...this Agreement.2.11 “Venue” means" or "Agreement6.1 Newegg grants"; cut there
+_GLUED_SECTION = re.compile(r"(?<=[a-z.;:”\")])(?=\d{1,2}\.\d{1,2}\s+[A-Z“\"])")
+_ROMAN = {"i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii"}
+_HEADING_WORDS = 14  # a section's title is its first sentence when that is this short
+
+
+def legal_units(text: str, config: ChunkingConfig) -> list[Unit]:
+    builder = _Builder(config)
+    for page_number, page in enumerate(text.split(PAGE_BREAK), start=1):
+        for block in page.split("\n\n"):
+            block = " ".join(block.split())
+            if block:
+                for piece in _GLUED_SECTION.split(block):
+                    if piece.strip():
+                        builder.add(piece.strip(), page_number)
+    return builder.units
+
+
+class _Builder:
+    def __init__(self, config: ChunkingConfig) -> None:
+        self.config = config
+        self.units: list[Unit] = []
+        self.path: list[tuple[int, str]] = []  # the open (level, label) stack
+        self.last_letter = ""  # the last (a)-style label at level 3, to read "(i)" after "(h)" as a letter
+
+    def add(self, block: str, page: int) -> None:
+        previous = self.units[-1] if self.units else None
+        if previous and previous.kind == "paragraph" and block[0].islower() and previous.pages and previous.pages[1] < page:
+            joined = f"{previous.text} {block}"
+            self.units[-1] = replace(previous, text=joined, tokens=count_tokens(joined), pages=(previous.pages[0], page))
+            return
+        if match := _ARTICLE.match(block):
+            title = " ".join(p for p in (f"{match.group(1).upper()} {match.group(2)}", match.group(3).strip()) if p)
+            return self._heading(1, title, block, page)
+        if previous and previous.is_heading and previous.level == 1 and _is_caps_title(block):
+            self.path[-1] = (1, f"{self.path[-1][1]} {block}")  # "ARTICLE I" then "DEFINITIONS" on its own line
+            joined = f"{previous.text}\n{block}"
+            self.units[-1] = replace(previous, text=joined, tokens=count_tokens(joined),
+                                     heading_path=tuple(label for _, label in self.path), pages=(previous.pages[0], page))
+            return
+        if (match := _SECTION_WORD.match(block)) or (match := _SECTION.match(block)):
+            number, rest = match.group(1), match.group(2).strip()
+            title, body = _split_title(rest)
+            prefix = "Section " if block.lower().startswith("section") else ""
+            self._heading(2, f"{prefix}{number} {title}".strip(), f"{block[: len(block) - len(body)].strip()}", page)
+            if body:
+                self._paragraph(body, page)
+            return
+        if match := _NUMBERED_TITLE.match(block):
+            return self._heading(1, f"{match.group(1)}. {match.group(2)}", block, page)
+        if match := _CLAUSE.match(block):
+            label = match.group(1)
+            level = 4 if label in _ROMAN and not _continues_letters(self.last_letter, label) else 3
+            if level == 3:
+                self.last_letter = label
+            self._open(level, f"({label})")
+            return self._paragraph(block, page, section_start=True)
+        self._paragraph(block, page)
+
+    def _heading(self, level: int, label: str, text: str, page: int) -> None:
+        self._open(level, label)
+        if level <= 2:
+            self.last_letter = ""
+        self.units.append(self._unit(text, "heading", True, (page, page)))
+
+    def _open(self, level: int, label: str) -> None:
+        while self.path and self.path[-1][0] >= level:
+            self.path.pop()
+        self.path.append((level, label))
+
+    def _paragraph(self, text: str, page: int, section_start: bool = False) -> None:
+        definition = _DEFINITION.match(text)
+        term = definition.group(1).strip() if definition else ""
+        budget = piece_budget(self.config)
+        pieces = sentence_pieces(text, budget) if count_tokens(text) > budget else [text]
+        for n, piece in enumerate(pieces):
+            self.units.append(self._unit(piece, "paragraph", section_start and n == 0, (page, page), term))
+
+    def _unit(self, text: str, kind: UnitKind, section_start: bool, pages: tuple[int, int], term: str = "") -> Unit:
+        path = tuple(label for _, label in self.path)
+        return Unit(text, count_tokens(text), kind, path, self.path[-1][0] if self.path else 0, section_start, pages, term)
+
+
+def _split_title(rest: str) -> tuple[str, str]:
+    """"Defined Terms. Capitalized terms used..." -> ("Defined Terms", "Capitalized terms used...")."""
+    match = re.match(r"^(.{1,120}?)[.:](?:\s+|$)(.*)$", rest, re.DOTALL)
+    if match and len(match.group(1).split()) <= _HEADING_WORDS and not _DEFINITION.match(rest):
+        return match.group(1).strip(), match.group(2).strip()
+    return "", rest
+
+
+def _is_caps_title(block: str) -> bool:
+    words = block.split()
+    return 0 < len(words) <= 10 and block.upper() == block and any(c.isalpha() for c in block)
+
+
+def _continues_letters(last_letter: str, label: str) -> bool:
+    """(i) right after (h), (v) after (u), (x) after (w): a letter, not a roman numeral."""
+    return len(last_letter) == 1 and len(label) == 1 and ord(label) == ord(last_letter) + 1

