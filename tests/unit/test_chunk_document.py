@@ -257,12 +257,12 @@ def test_chunking_is_deterministic():
     assert first == second
 
 
-def test_prose_content_types_are_chunked_as_markdown_and_code_types_by_their_layout():
+def test_prose_content_types_are_chunked_as_markdown_and_the_others_by_their_layout():
     expected = chunk_document(document(RUNBOOK), CONFIG)
-    code_types = {ContentType.TERRAFORM, ContentType.YAML, ContentType.CODE}
-    for content_type in set(ContentType) - code_types:
+    own_layouts = {ContentType.TERRAFORM, ContentType.YAML, ContentType.CODE, ContentType.AGREEMENT}
+    for content_type in set(ContentType) - own_layouts:
         assert chunk_document(document(RUNBOOK, content_type=content_type), CONFIG) == expected
-    for content_type in code_types:
+    for content_type in own_layouts:
         assert chunk_document(document(RUNBOOK, content_type=content_type), CONFIG) != expected
 
 
