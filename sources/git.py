@@ -238,7 +238,7 @@ class GitSource:
                 if status != "D" and new_path:
                     end(new_path, commit.time)
                     alive[new_path] = _Version(new_path, blob, commit)
-        for version in past:
+        for version in sorted(past, key=lambda v: v.commit.time):
             wanted = recent if limit is not None else None
             in_window = (lo is None or version.end > lo) and (hi is None or version.commit.time < hi)
             if (wanted is not None and version.commit.sha not in wanted) or (wanted is None and not in_window):
