@@ -1,0 +1,46 @@
+"""Retrieval metrics over ranked document ids (graded relevance allowed), as BEIR computes them."""
+from __future__ import annotations
+
+import math
+
+
+def recall_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    wanted = {d for d, g in relevant.items() if g > 0}
+    return len(wanted & set(ranked[:k])) / len(wanted) if wanted else 0.0
+
+
+def hit_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    return float(any(relevant.get(d, 0) > 0 for d in ranked[:k]))
+
+
+def mrr(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    for rank, doc in enumerate(ranked[:k], 1):
+        if relevant.get(doc, 0) > 0:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    dcg = sum((2 ** relevant.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted((g for g in relevant.values() if g > 0), reverse=True)[:k]
+    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def documents_in_order(document_ids: list[str]) -> list[str]:
+    """Hits are sections: a document ranks where its first section does."""
+    return list(dict.fromkeys(document_ids))
+
+
+def summarise(runs: list[tuple[list[str], dict[str, int]]], k: int = 10) -> dict[str, float]:
+    """Mean metrics over (ranked documents, relevance) pairs: the `cairn eval --json` "metrics" object."""
+    n = max(1, len(runs))
+    metric = {
+        "ndcg@10": lambda r, q: ndcg_at(r, q, 10),
+        "recall@1": lambda r, q: recall_at(r, q, 1),
+        "recall@5": lambda r, q: recall_at(r, q, 5),
+        f"recall@{k}": lambda r, q: recall_at(r, q, k),
+        "mrr": lambda r, q: mrr(r, q, k),
+        "hit@10": lambda r, q: hit_at(r, q, 10),
+    }
+    return {name: round(sum(f(r, q) for r, q in runs) / n, 4) for name, f in metric.items()}
