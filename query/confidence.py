@@ -5,6 +5,7 @@ from query.gate import content_terms
 from query.types import Hit
 
 HIGH, MEDIUM, LOW, SPECULATIVE = "HIGH", "MEDIUM", "LOW", "SPECULATIVE"
+NEGATIONS = frozenset({"not", "no"})  # content for the gate, never a "missing topic"
 
 
 def tier(hits: list[Hit], low_relevance: float) -> tuple[str, str]:
@@ -28,7 +29,7 @@ def gaps(query: str, texts: list[str]) -> list[str]:
     """The query's content words that none of the returned text contains (the caller should say so)."""
     found = set(content_terms(" ".join(texts)))
     stems = {_stem(w) for w in found}
-    return [t for t in content_terms(query) if t not in found and _stem(t) not in stems]
+    return [t for t in content_terms(query) if t not in found and _stem(t) not in stems and t not in NEGATIONS]
 
 
 def _stem(word: str) -> str:

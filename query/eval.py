@@ -44,3 +44,25 @@ def summarise(runs: list[tuple[list[str], dict[str, int]]], k: int = 10) -> dict
         "hit@10": lambda r, q: hit_at(r, q, 10),
     }
     return {name: round(sum(f(r, q) for r, q in runs) / n, 4) for name, f in metric.items()}
+
+
+def read_qrels(path) -> dict[str, dict[str, int]]:
+    """BEIR qrels TSV (query-id, corpus-id, score; a header line is skipped) -> {query: {corpus id: grade}}."""
+    qrels: dict[str, dict[str, int]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 3 or (number == 1 and not parts[2].lstrip("-").isdigit()):
+                continue
+            if int(parts[2]) > 0:
+                qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+    return qrels
+
+
+def corpus_id(document_id: str, locator: str, relevant: dict[str, int]) -> str:
+    """A qrels corpus-id names a document by its id or by its source path (with or without the suffix)."""
+    stem = locator.rsplit(".", 1)[0] if "." in locator.rsplit("/", 1)[-1] else locator
+    for alias in (document_id, locator, stem):
+        if alias in relevant:
+            return alias
+    return document_id

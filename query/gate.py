@@ -4,10 +4,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Negations ("not", "no") are not stopwords: "node is not ready" says something "node is ready" does not.
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below between
     both but by can could did do does doing down during each few for from further had has have having he her here
-    hers him his how i if in into is it its itself just me more most my no nor not now of off on once only or
+    hers him his how i if in into is it its itself just me more most my nor now of off on once only or
     other our ours out over own same she should so some such than that the their theirs them then there these
     they this those through to too under until up very was we were what when where which while who whom why will
     with would you your yours please help need want know tell show get find""".split()

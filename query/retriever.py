@@ -201,7 +201,7 @@ class Retriever:
                 chunk_id=row["chunk_id"], document_id=row["document_id"], section_id=row["section_id"],
                 breadcrumbs=list(row["breadcrumbs"]), title=row["title"], source_uri=row["source_uri"],
                 score=round(seed.combined, 6), text=row["text"], citation=citation(row), version_hash=row["version_hash"],
-                updated_at=updated.isoformat() if updated else None, doc_tag=row["doc_tag"], deep_link=deep_link(row),
+                updated_at=updated.isoformat() if updated else None, doc_tag=row["doc_tag"], deep_link=deep_link(row), locator=row["locator"],
                 fused=round(seed.fused, 6), vector_score=round(seed.vector, 6), keyword_score=round(seed.keyword_norm, 6),
                 low_relevance=seed.combined < s.low_relevance, recall_injected=seed.recall_injected, reason=seed.reason,
                 flags=list(dict.fromkeys(seed.flags)), matched_chunk_ids=seed.children,

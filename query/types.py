@@ -45,6 +45,7 @@ class Hit:
     updated_at: str | None
     doc_tag: str
     deep_link: str = ""
+    locator: str = ""  # path relative to its source root (what eval qrels may name)
     fused: float = 0.0
     vector_score: float = 0.0
     keyword_score: float = 0.0
