@@ -71,7 +71,7 @@ def dominant_document(seeds: list[Seed], k: int, share: float) -> str | None:
     """The document holding at least `share` of the top-k seeds' fused score, if one does."""
     top = seeds[:k]
     total = sum(s.fused for s in top)
-    if total <= 0 or len({s.document_id for s in top}) < 1:
+    if total <= 0:
         return None
     per_doc: dict[str, float] = {}
     for s in top:
