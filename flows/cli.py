@@ -116,26 +116,137 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     return 0 if all(d.clean for d in final) else EXIT_FAILURES
 
 
+HIT_FIELDS = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
+
+
+def _result_json(result) -> dict:
+    """The `query --json` contract (scripts rely on these keys; fields are only ever added)."""
+    data = result.to_dict()
+    data["results"] = [{**{f: getattr(h, f) for f in HIT_FIELDS}, **h.to_dict()} for h in result.hits]
+    return data
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     from query import Principal, Retriever
     from schemas.records import parse_day
 
+    if not args.text and not args.queries:
+        raise ValueError("give the question text, or --queries FILE.jsonl")
+    if args.text and not (args.tenant and args.group):
+        raise ValueError("a query needs --tenant and at least one --group (the caller's principal)")
     config = load_config(args.config)
+    filters = json.loads(args.filters) if args.filters else None
+    as_of = parse_day(args.as_of) if args.as_of else None
     retriever = Retriever.from_config(config)
     try:
-        as_of = parse_day(args.as_of) if args.as_of else None
-        result = retriever.retrieve(args.text, Principal(args.tenant, args.group), k=args.k, doc_tag=args.doc_tag, as_of=as_of)
+        if args.queries:
+            return _query_batch(retriever, args, as_of, filters)
+        result = retriever.retrieve(args.text, Principal(args.tenant, args.group), k=args.k, doc_tag=args.doc_tag,
+                                    as_of=as_of, filters=filters)
     finally:
         retriever.close()
     if args.json:
-        fields = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
-        _print_json({"results": [{f: getattr(h, f) for f in fields} for h in result.hits]})
+        data = _result_json(result)
+        if not args.explain:
+            data.pop("diagnostics")
+        _print_json(data)
         return 0
-    if not result.hits:
-        print("no results for this tenant and these groups")
+    if result.status != "ok":
+        print(result.message)
+    else:
+        print(f"confidence: {result.confidence} ({result.confidence_reason})")
+    if result.gaps:
+        print(f"not found in any result: {', '.join(result.gaps)}")
     for rank, hit in enumerate(result.hits, 1):
         snippet = " ".join(hit.text.split())[:240]
-        print(f"{rank}. [{hit.score:.4f}] {hit.citation}\n   {snippet}...\n")
+        marks = "".join(f" [{f}]" for f in hit.flags) + (" [low relevance]" if hit.low_relevance else "")
+        print(f"{rank}. [{hit.score:.4f}]{marks} {hit.citation}\n   {snippet}...\n")
+    if args.explain:
+        _print_json(result.diagnostics)
+    return 0
+
+
+def _query_batch(retriever, args: argparse.Namespace, as_of, filters) -> int:
+    """--queries FILE.jsonl: one {"id", "text", "tenant", "groups", "doc_tag"?} per line -> one JSON line each."""
+    from query import Principal
+
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    failed = 0
+    try:
+        with open(args.queries, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                    result = retriever.retrieve(item["text"], Principal(item["tenant"], item["groups"]), k=args.k,
+                                                doc_tag=item.get("doc_tag"), as_of=as_of, filters=item.get("filters", filters))
+                    data = _result_json(result)
+                    record = {"id": item.get("id", number), "results": data["results"], "confidence": result.confidence,
+                              "gaps": result.gaps, "status": result.status}
+                    if args.explain:
+                        record["diagnostics"] = result.diagnostics
+                except (KeyError, TypeError, ValueError) as exc:
+                    failed += 1
+                    print(f"cairn: {args.queries} line {number}: {exc!r}", file=sys.stderr)
+                    continue
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return EXIT_FAILURES if failed else 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Recall@k, nDCG@10, MRR, hit rate of the configured pipeline on labelled queries, per step ablation."""
+    from query import Principal, Retriever
+    from query.eval import corpus_id, documents_in_order, read_qrels, summarise
+    from schemas.config import QUERY_STEPS
+
+    config = load_config(args.config)
+    qrels = read_qrels(args.qrels)
+    queries = []
+    with open(args.queries, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                item = json.loads(line)
+                qid = str(item.get("_id", item.get("id")))
+                if qid in qrels:
+                    queries.append((qid, item["text"]))
+    if not queries:
+        raise ValueError(f"no query of {args.queries} has a judgement in {args.qrels}")
+    ablate = [s for s in (args.ablate or "").split(",") if s]
+    unknown = [s for s in ablate if s not in QUERY_STEPS]
+    if unknown:
+        raise ValueError(f"unknown step(s) to ablate: {', '.join(unknown)}; known: {', '.join(QUERY_STEPS)}")
+    principal = Principal(args.tenant, args.group)
+    retriever = Retriever.from_config(config)
+    base = retriever.settings
+    report: dict = {}
+    try:
+        for name in [None, *ablate]:
+            retriever.settings = base if name is None else base.model_copy(update={"steps": {**base.steps, name: False}})
+            runs = []
+            for qid, text in queries:
+                hits = retriever.retrieve(text, principal, k=args.k).hits
+                ranked = documents_in_order([corpus_id(h.document_id, h.locator, qrels[qid]) for h in hits])
+                runs.append((ranked, qrels[qid]))
+            entry = {"queries": len(runs), "metrics": summarise(runs, k=args.k)}
+            if name is None:
+                report.update(entry)
+                report["ablations"] = {}
+            else:
+                report["ablations"][name] = entry["metrics"]
+    finally:
+        retriever.close()
+    if args.json:
+        _print_json(report)
+    else:
+        rows = [("full", report["metrics"])] + [(f"no {n}", m) for n, m in report["ablations"].items()]
+        names = list(report["metrics"])
+        print(f"{'variant':<24}" + "".join(f"{n:>10}" for n in names))
+        for label, metrics in rows:
+            print(f"{label:<24}" + "".join(f"{metrics[n]:>10.4f}" for n in names))
     return 0
 
 
@@ -239,14 +350,28 @@ def build_parser() -> argparse.ArgumentParser:
     rec.set_defaults(run=cmd_reconcile)
 
     query = commands.add_parser("query", parents=[common], help="hybrid search as a principal (tenant + groups)")
-    query.add_argument("text")
-    query.add_argument("--tenant", required=True)
-    query.add_argument("--group", action="append", required=True, help="a group of the caller (repeatable)")
+    query.add_argument("text", nargs="?")
+    query.add_argument("--tenant", help="the caller's tenant (required unless --queries)")
+    query.add_argument("--group", action="append", help="a group of the caller (repeatable; required unless --queries)")
     query.add_argument("--k", type=int, default=None, help="sections to return (default: [query] k)")
     query.add_argument("--doc-tag", help="only sections of this document family (e.g. one contract)")
     query.add_argument("--as-of", help="ISO date: answer with what was valid then (history kept on purpose)")
+    query.add_argument("--filters", help='JSON metadata filter, e.g. \'{"service_name": "ledger", "severity": ["sev1"]}\'')
+    query.add_argument("--explain", action="store_true", help="print the per-stage trace (scores, floors, timings)")
+    query.add_argument("--queries", help="batch mode: a JSONL file of {id, text, tenant, groups, doc_tag?}")
+    query.add_argument("--output", help="batch mode: write the JSONL results here (default: stdout)")
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=cmd_query)
+
+    ev = commands.add_parser("eval", parents=[common], help="retrieval metrics on labelled queries (BEIR qrels)")
+    ev.add_argument("--queries", required=True, help="JSONL of {_id or id, text}")
+    ev.add_argument("--qrels", required=True, help="TSV query-id, corpus-id (document_id or source path), score")
+    ev.add_argument("--tenant", required=True)
+    ev.add_argument("--group", action="append", required=True)
+    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--ablate", help="comma-separated steps to switch off one at a time (see [query] steps)")
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(run=cmd_eval)
 
     report = commands.add_parser("report", parents=[common], help="data-quality checks over the collection, as a report")
     report.add_argument("--source")

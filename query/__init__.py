@@ -1,5 +1,7 @@
 """Cairn's retrieval side: what downstream services import (with schemas, nothing else of Cairn)."""
-from query.retriever import Hit, RetrievalError, RetrievalResult, Retriever
+from query.filters import FILTER_FIELDS, FilterError
+from query.retriever import RetrievalError, Retriever
+from query.types import Block, Hit, RetrievalResult
 from schemas import Principal
 
-__all__ = ["Hit", "Principal", "RetrievalError", "RetrievalResult", "Retriever"]
+__all__ = ["FILTER_FIELDS", "Block", "FilterError", "Hit", "Principal", "RetrievalError", "RetrievalResult", "Retriever"]

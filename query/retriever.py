@@ -1,66 +1,51 @@
-"""retrieve(): hybrid search over child rows, tenant+ACL pre-filtered inside Milvus, promoted to parents.
+"""retrieve(): the query pipeline, one small switchable step at a time; this file does the Milvus I/O.
 
     from query import Retriever, Principal
     retriever = Retriever.from_config("data/cairn.toml")
     result = retriever.retrieve("how do I fail over ledger-db", Principal("acme", ["sre"]), k=5)
     for hit in result.hits:
         print(hit.score, hit.citation)
+    context = "\\n\\n".join(block.text for block in result.blocks)
+
+Steps (each off with `[query] steps = { name = false }`, see schemas.config.QUERY_STEPS): gate -> transform ->
+hybrid search (dense full text, dense abstract, BM25; tenant + ACL + time pre-filter inside Milvus) ->
+fusion -> floors (+ exact-term rescue) -> second pass -> promotion to sections -> sparse-document recall ->
+dominance -> diversity -> parents fetched (ACL re-checked) -> expansion -> packing -> citations ->
+confidence + gaps -> one telemetry record.
 """
 from __future__ import annotations
 
+import copy
+import json
+import logging
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker
+import numpy as np
+from pymilvus import MilvusClient
 
 from embedding import Encoder, load_encoder
+from query import confidence as conf
+from query.citations import citation, deep_link
+from query.filters import access_expr, readable, search_expr
+from query.floors import apply_floors, wants_second_pass
+from query.fusion import fuse
+from query.gate import GUIDANCE, gate
+from query.packing import PackItem, newest_per_section, pack
+from query.selection import by_continuity, diversify, dominant_document, promote, sparse_doc_recall
+from query.transform import load_transform, seeds
+from query.types import Candidate, Hit, RetrievalResult
 from schemas import ChunkType, Principal, from_epoch
-from schemas.collection import OUTPUT_FIELDS, SPARSE_FIELD, access_filter, in_list, quote
+from schemas.collection import OUTPUT_FIELDS, SPARSE_FIELD, in_list, quote
 from schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_config
+
+log = logging.getLogger("cairn.query")
+CHILD_FIELDS = ["parent_chunk_id", "document_id", "section_id", "section_order", "title", "breadcrumbs", "text", "token_count"]
+NO_RESULTS = "No relevant documents were found for this question in what you can access."
 
 
 class RetrievalError(RuntimeError):
     """The index cannot be queried; the message says what to fix."""
-
-
-@dataclass
-class Hit:
-    """A parent section, ranked by its best-matching child chunks."""
-
-    chunk_id: str  # the parent section's row
-    document_id: str
-    section_id: str
-    breadcrumbs: list[str]
-    title: str
-    source_uri: str
-    score: float
-    text: str
-    citation: str
-    version_hash: str
-    updated_at: str | None
-    doc_tag: str
-    matched_chunk_ids: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class RetrievalResult:
-    query: str
-    hits: list[Hit]
-    diagnostics: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"query": self.query, "results": [h.to_dict() for h in self.hits], "diagnostics": self.diagnostics}
-
-
-def time_filter(as_of: int | None) -> str:
-    """Current rows by default; with as_of (epoch seconds) the rows valid then, history included."""
-    if as_of is None:
-        return "is_current == true"
-    return f"temporal_start <= {int(as_of)} and temporal_end > {int(as_of)}"
 
 
 def one_version_per_document(rows: list[dict]) -> set[str]:
@@ -72,21 +57,6 @@ def one_version_per_document(rows: list[dict]) -> set[str]:
         if row["document_id"] not in newest or key > newest[row["document_id"]]:
             newest[row["document_id"]] = key
     return {r["chunk_id"] for r in rows if (int(r["temporal_start"]), r["version_hash"]) == newest[r["document_id"]]}
-
-
-def citation(row: dict) -> str:
-    crumbs = list(row["breadcrumbs"])
-    if crumbs and crumbs[0] == row["title"]:
-        crumbs = crumbs[1:]  # the title is already said once
-    where = " › ".join([row["title"], *crumbs])
-    updated = from_epoch(row["updated_at"])
-    date = updated.date().isoformat() if updated else "unknown"
-    extra = row.get("extra") or {}
-    pages = ""
-    if extra.get("page_start"):
-        first, last = extra["page_start"], extra.get("page_end", extra["page_start"])
-        pages = f", p. {first}" if first == last else f", pp. {first}-{last}"
-    return f"{where} (v{row['version_hash'][:7]}, updated {date}{pages}) {row['source_uri']}#{row['section_id']}"
 
 
 def connect(config: MilvusConfig) -> MilvusClient:
@@ -102,6 +72,20 @@ def connect(config: MilvusConfig) -> MilvusClient:
     return client
 
 
+class _Clock:
+    def __init__(self) -> None:
+        self.started = self.mark = time.perf_counter()
+        self.ms: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.ms[stage] = round(self.ms.get(stage, 0.0) + (now - self.mark) * 1000, 2)
+        self.mark = now
+
+    def total(self) -> dict[str, float]:
+        return {**self.ms, "total": round((time.perf_counter() - self.started) * 1000, 2)}
+
+
 class Retriever:
     def __init__(self, milvus: MilvusConfig, settings: QueryConfig, encoder: Encoder, client: MilvusClient | None = None) -> None:
         self.milvus = milvus
@@ -109,6 +93,8 @@ class Retriever:
         self.encoder = encoder
         self.collection = milvus.collection
         self.client = client or connect(milvus)
+        self.transform = load_transform(settings.transform)
+        self._cache: dict[tuple, tuple[float, RetrievalResult]] = {}
 
     @classmethod
     def from_config(cls, config: CairnConfig | str | Path | None = None) -> "Retriever":
@@ -116,85 +102,240 @@ class Retriever:
             config = load_config(config)
         return cls(config.milvus, config.query, load_encoder(config.embedding.model))
 
-    def retrieve(
-        self, text: str, principal: Principal, k: int | None = None, doc_tag: str | None = None, as_of: int | None = None
-    ) -> RetrievalResult:
-        """Parent sections for `text` that `principal` may read; `as_of` (epoch seconds) answers with what
-        was valid then (superseded versions kept as history included)."""
+    def retrieve(self, text: str, principal: Principal, k: int | None = None, doc_tag: str | None = None,
+                 as_of: int | None = None, filters: dict | None = None) -> RetrievalResult:
+        """Sections for `text` that `principal` may read, packed and cited. `as_of` (epoch seconds) answers with
+        what was valid then (superseded versions kept as history included); `filters` narrows by metadata
+        (see query.filters.FILTER_FIELDS); `doc_tag` scopes to one document family."""
         if not isinstance(principal, Principal):
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
-        timings: dict[str, float] = {}
-        started = time.perf_counter()
-        vector = self.encoder.encode([text])[0].tolist()
-        timings["embed_ms"] = (time.perf_counter() - started) * 1000
+        expr = search_expr(principal, as_of, doc_tag, filters)  # validates every argument before any work
+        key = (principal.tenant, principal.groups, " ".join(text.lower().split()), k, doc_tag, as_of,
+               json.dumps(filters, sort_keys=True), json.dumps(self.settings.steps, sort_keys=True))
+        if self.settings.cache_ttl_seconds > 0:
+            cached = self._cache.get(key)
+            if cached and cached[0] > time.monotonic():
+                result = copy.deepcopy(cached[1])
+                result.diagnostics["cache"] = "hit"
+                return result
+        result = self._retrieve(text, principal, k, expr, access_expr(principal, as_of))
+        if self.settings.cache_ttl_seconds > 0:
+            if len(self._cache) >= self.settings.cache_size:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = (time.monotonic() + self.settings.cache_ttl_seconds, copy.deepcopy(result))
+        log.info(json.dumps({"event": "query", "tenant": principal.tenant, **result.diagnostics}, default=str))
+        return result
 
-        allowed = access_filter(principal.tenant, principal.groups)
-        allowed = f"{allowed} and {time_filter(as_of)}"
-        expr = f"{allowed} and chunk_type == {quote(ChunkType.CHILD.value)}"
-        if doc_tag:
-            expr += f" and doc_tag == {quote(doc_tag)}"
-        limit = max(self.settings.candidates, k * 4)
-        requests = [
-            AnnSearchRequest(data=[vector], anns_field="full_text_embedding", param={"ef": limit * 2}, limit=limit, expr=expr),
-            AnnSearchRequest(data=[vector], anns_field="abstract_embedding", param={"ef": limit * 2}, limit=limit, expr=expr),
-            AnnSearchRequest(data=[text], anns_field=SPARSE_FIELD, param={}, limit=limit, expr=expr),
-        ]
-        mark = time.perf_counter()
-        found = self.client.hybrid_search(
-            self.collection,
-            requests,
-            ranker=RRFRanker(self.settings.rrf_k),
-            limit=limit,
-            output_fields=["parent_chunk_id"],
-        )[0]
-        timings["search_ms"] = (time.perf_counter() - mark) * 1000
+    # ---- the pipeline --------------------------------------------------------------------------------
+    def _retrieve(self, text: str, principal: Principal, k: int, expr: str, allowed: str) -> RetrievalResult:
+        s, on, clock = self.settings, self.settings.enabled, _Clock()
+        trace: dict = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
-        # Parent promotion: a section scores as its best child; children keep their rank order.
-        best: dict[str, float] = {}
-        matched: dict[str, list[str]] = {}
-        for child in found:
-            parent = child["entity"]["parent_chunk_id"]
-            best.setdefault(parent, float(child["distance"]))
-            matched.setdefault(parent, []).append(child["chunk_id"])
-        top = sorted(best, key=lambda p: -best[p])[:k]
-        mark = time.perf_counter()
-        parents = self._fetch(top, allowed)
-        keep = one_version_per_document(list(parents.values()))
-        parents = {pid: row for pid, row in parents.items() if pid in keep}
-        timings["fetch_ms"] = (time.perf_counter() - mark) * 1000
-        hits = [
-            Hit(
-                chunk_id=pid,
-                document_id=row["document_id"],
-                section_id=row["section_id"],
-                breadcrumbs=list(row["breadcrumbs"]),
-                title=row["title"],
-                source_uri=row["source_uri"],
-                score=round(best[pid], 6),
-                text=row["text"],
-                citation=citation(row),
-                version_hash=row["version_hash"],
-                updated_at=(from_epoch(row["updated_at"]).isoformat() if from_epoch(row["updated_at"]) else None),
-                doc_tag=row["doc_tag"],
-                matched_chunk_ids=matched[pid],
-            )
-            for pid in top
-            if (row := parents.get(pid)) is not None
-        ]
-        timings["total_ms"] = (time.perf_counter() - started) * 1000
-        return RetrievalResult(text, hits, {"candidates": len(found), "timings": {k: round(v, 2) for k, v in timings.items()}})
+        verdict = gate(text, s.gate_min_terms)
+        trace["gate"] = verdict.reason
+        if on("gate") and not verdict.passed:
+            clock.lap("gate")
+            trace["timings_ms"] = clock.total()
+            return RetrievalResult(text, [], status="guidance", message=GUIDANCE, confidence=conf.SPECULATIVE,
+                                   confidence_reason="query too vague to search", diagnostics=trace)
 
-    def _fetch(self, chunk_ids: list[str], allowed: str) -> dict[str, dict]:
+        texts, trace["transform"] = seeds(text, self.transform if on("transform") else None)
+        vectors = [v.tolist() for v in self.encoder.encode(texts)]
+        clock.lap("embed")
+
+        candidates, rankings, dense = self._search(text, vectors, expr, max(s.candidates, k * 4))
+        clock.lap("search")
+        keyword_on = on("keyword_leg")
+        dense_on = on("dense_leg") or on("abstract_leg")
+        vw, kw = (s.vector_weight, s.keyword_weight) if keyword_on and dense_on else ((1.0, 0.0) if dense_on else (0.0, 1.0))
+        ranked = fuse(candidates, rankings, s.fusion, s.rrf_k, vw, kw)
+        trace.update(candidates=len(ranked), vector_max=round(max((c.vector for c in ranked), default=0.0), 4),
+                     keyword_max=round(max((c.keyword for c in ranked), default=0.0), 4),
+                     combined_top=round(max((c.combined for c in ranked), default=0.0), 4))
+        clock.lap("fusion")
+
+        trace["second_pass"] = False
+        if on("second_pass") and ranked and wants_second_pass(max(c.combined for c in ranked), s.second_pass_band):
+            ranked = self._second_pass(ranked, vectors[0], vw, kw, allowed)
+            trace["second_pass"] = True
+            clock.lap("second_pass")
+
+        kept = ranked
+        if on("floors"):
+            outcome = apply_floors(text, ranked, s.combined_floor, s.vector_floor, s.keyword_override, s.keyword_rescue)
+            kept = outcome.kept
+            trace["floors"] = {"dropped": outcome.dropped, "rescued": outcome.rescued, "notes": outcome.notes}
+            clock.lap("floors")
+        if not kept:
+            trace["timings_ms"] = clock.total()
+            return RetrievalResult(text, [], status="no_results", message=NO_RESULTS, confidence=conf.SPECULATIVE,
+                                   confidence_reason="no section passed the relevance floors", diagnostics=trace)
+
+        sections = promote(kept)
+        trace["injections"] = 0
+        if on("sparse_doc_recall"):
+            dense_by_distance = sorted(dense, key=lambda c: -c.vector)[: s.sparse_doc_top]
+            docs = {c.document_id for c in dense_by_distance if 1.0 - c.vector <= s.sparse_doc_max_distance}
+            counts = self._chunk_counts(docs - {x.document_id for x in sections[:k]}, allowed) if docs else {}
+            sections, injected = sparse_doc_recall(sections, dense_by_distance, counts, k, s.sparse_doc_max_chunks,
+                                                   s.sparse_doc_max_distance, s.sparse_doc_max_injections)
+            trace["injections"] = len(injected)
+            clock.lap("sparse_doc_recall")
+        primary = dominant_document(sections, k, s.dominance_share) if on("dominance") else None
+        if primary:
+            sections = by_continuity(sections, primary)
+        trace["primary_document"] = primary
+        chosen = diversify(sections, k, s.per_document, s.diversity_drop) if on("diversity") else sections[:k]
+        clock.lap("selection")
+
+        parents = self._fetch_parents([x.parent_chunk_id for x in chosen], allowed, principal)
+        clock.lap("fetch")
+        hits = []
+        for seed in chosen:
+            row = parents.get(seed.parent_chunk_id)
+            if row is None:
+                continue
+            updated = from_epoch(row["updated_at"])
+            hits.append(Hit(
+                chunk_id=row["chunk_id"], document_id=row["document_id"], section_id=row["section_id"],
+                breadcrumbs=list(row["breadcrumbs"]), title=row["title"], source_uri=row["source_uri"],
+                score=round(seed.combined, 6), text=row["text"], citation=citation(row), version_hash=row["version_hash"],
+                updated_at=updated.isoformat() if updated else None, doc_tag=row["doc_tag"], deep_link=deep_link(row), locator=row["locator"],
+                fused=round(seed.fused, 6), vector_score=round(seed.vector, 6), keyword_score=round(seed.keyword_norm, 6),
+                low_relevance=seed.combined < s.low_relevance, recall_injected=seed.recall_injected, reason=seed.reason,
+                flags=list(dict.fromkeys(seed.flags)), matched_chunk_ids=seed.children,
+            ))
+        trace["primary_doc_fraction"] = round(sum(h.document_id == primary for h in hits) / len(hits), 4) if primary and hits else None
+
+        blocks = []
+        if on("packing"):
+            neighbours = self._neighbours([parents[x.parent_chunk_id] for x in chosen if x.parent_chunk_id in parents],
+                                          primary, allowed, principal) if on("expansion") else {}
+            child_rows = {c.chunk_id: c for c in candidates}
+            items = [PackItem(rank, parents[h.chunk_id], neighbours.get(h.chunk_id, []),
+                              [{"text": child_rows[c].text, "token_count": child_rows[c].token_count} for c in h.matched_chunk_ids if c in child_rows])
+                     for rank, h in enumerate(hits, 1)]
+            blocks = pack(items, s.token_budget)
+            trace["expanded_sections"] = sum(len(v) for v in neighbours.values())
+            clock.lap("packing")
+
+        tier, reason = conf.tier(hits, s.low_relevance)
+        found_gaps = conf.gaps(text, [" ".join([h.title, *h.breadcrumbs, h.text]) for h in hits]) if on("gaps") else []
+        trace["timings_ms"] = clock.total()
+        return RetrievalResult(text, hits, blocks, "ok" if hits else "no_results", "" if hits else NO_RESULTS,
+                               tier, reason, found_gaps, trace)
+
+    # ---- Milvus I/O ----------------------------------------------------------------------------------
+    def _search(self, text: str, vectors: list[list[float]], expr: str, limit: int):
+        """Run the enabled legs; return candidates, the ranked id lists for fusion, and the full-text leg's
+        candidates (what the sparse-document guarantee inspects)."""
+        on = self.settings.enabled
+        found: dict[str, Candidate] = {}
+        rankings: list[list[str]] = []
+        dense: list[Candidate] = []
+
+        def candidate(hit: dict) -> Candidate:
+            e = hit["entity"]
+            cid = hit.get("chunk_id") or hit.get("id")
+            if cid not in found:
+                found[cid] = Candidate(cid, e["parent_chunk_id"], e["document_id"], e["section_id"], e["section_order"],
+                                       e["title"], list(e["breadcrumbs"]), e["text"], e["token_count"])
+            return found[cid]
+
+        legs = [(f, n) for f, n in (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg")) if on(n)]
+        for field, _ in legs:
+            results = self.client.search(self.collection, data=vectors, anns_field=field, limit=limit, filter=expr,
+                                         output_fields=CHILD_FIELDS, search_params={"params": {"ef": max(64, limit * 2)}})
+            for per_seed in results:
+                ranking = []
+                for hit in per_seed:
+                    c = candidate(hit)
+                    c.vector = max(c.vector, float(hit["distance"]))
+                    ranking.append(c.chunk_id)
+                    if field == "full_text_embedding" and c not in dense:
+                        dense.append(c)
+                rankings.append(ranking)
+        if on("keyword_leg"):
+            per_seed = self.client.search(self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr,
+                                          output_fields=CHILD_FIELDS)[0]
+            ranking = []
+            for rank, hit in enumerate(per_seed, 1):
+                c = candidate(hit)
+                c.keyword = abs(float(hit["distance"]))  # Milvus Lite reports BM25 negated
+                c.keyword_rank = rank
+                ranking.append(c.chunk_id)
+            rankings.append(ranking)
+            self._fill_vectors([c for c in found.values() if c.vector == 0.0], vectors[0])
+        return list(found.values()), rankings, dense
+
+    def _fill_vectors(self, candidates: list[Candidate], query_vector: list[float]) -> None:
+        """Keyword-only candidates get their true cosine, so the floors judge them like the others."""
+        if not candidates or not self.settings.enabled("dense_leg"):
+            return
+        rows = self.client.query(self.collection, filter=in_list("chunk_id", [c.chunk_id for c in candidates]),
+                                 output_fields=["full_text_embedding"])
+        q = np.asarray(query_vector, dtype=np.float32)
+        by_id = {c.chunk_id: c for c in candidates}
+        for row in rows:
+            v = np.asarray(row["full_text_embedding"], dtype=np.float32)
+            by_id[row["chunk_id"]].vector = float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))
+
+    def _second_pass(self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, allowed: str) -> list[Candidate]:
+        """Borderline top score: rescore the top N with the whole section's (pooled) vector beside the chunk's."""
+        top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top:]
+        parents = list({c.parent_chunk_id for c in top})
+        rows = self.client.query(self.collection, filter=f"{in_list('chunk_id', parents)} and {allowed}",
+                                 output_fields=["full_text_embedding"])
+        q = np.asarray(query_vector, dtype=np.float32)
+        section_cos = {}
+        for row in rows:
+            v = np.asarray(row["full_text_embedding"], dtype=np.float32)
+            section_cos[row["chunk_id"]] = float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))
+        for c in top:
+            if c.parent_chunk_id in section_cos:
+                c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
+                c.combined = vw * min(max(c.vector, 0.0), 1.0) + kw * c.keyword_norm
+                c.flags.append("second_pass")
+        top.sort(key=lambda c: (-c.combined, c.chunk_id))
+        return top + rest
+
+    def _chunk_counts(self, documents: set[str], allowed: str) -> dict[str, int]:
+        if not documents:
+            return {}
+        rows = self.client.query(self.collection, filter=f"{in_list('document_id', sorted(documents))} and "
+                                 f"chunk_type == {quote(ChunkType.CHILD.value)} and {allowed}", output_fields=["document_id"])
+        counts: dict[str, int] = {}
+        for row in rows:
+            counts[row["document_id"]] = counts.get(row["document_id"], 0) + 1
+        return counts
+
+    def _fetch_parents(self, chunk_ids: list[str], allowed: str, principal: Principal) -> dict[str, dict]:
         if not chunk_ids:
             return {}
-        # ACL re-checked on the parents themselves: nothing leaves without passing the filter.
-        rows = self.client.query(
-            self.collection,
-            filter=f"{in_list('chunk_id', chunk_ids)} and {allowed}",
-            output_fields=list(OUTPUT_FIELDS),
-        )
-        return {row["chunk_id"]: row for row in rows}
+        # The ACL is checked again on the parents themselves, in Milvus and here: nothing leaves unchecked.
+        rows = self.client.query(self.collection, filter=f"{in_list('chunk_id', chunk_ids)} and {allowed}",
+                                 output_fields=list(OUTPUT_FIELDS))
+        rows = [r for r in rows if readable(r, principal)]
+        keep = one_version_per_document(rows)
+        return {r["chunk_id"]: r for r in rows if r["chunk_id"] in keep}
+
+    def _neighbours(self, seeds: list[dict], primary: str | None, allowed: str, principal: Principal) -> dict[str, list[dict]]:
+        """1-hop adjacency: the previous and next section of each hit (only the primary document's when one
+        dominates), same version, ACL-checked. Keyed by the seed's parent chunk id."""
+        seeds = [r for r in seeds if primary is None or r["document_id"] == primary]
+        if not seeds:
+            return {}
+        clauses = [f"(document_id == {quote(r['document_id'])} and version_hash == {quote(r['version_hash'])} and "
+                   f"section_order in [{int(r['section_order']) - 1}, {int(r['section_order']) + 1}])" for r in seeds]
+        rows = self.client.query(self.collection, filter=f"chunk_type == {quote(ChunkType.FULL_TEXT.value)} and {allowed} "
+                                 f"and ({' or '.join(clauses)})", output_fields=list(OUTPUT_FIELDS))
+        rows = newest_per_section([r for r in rows if readable(r, principal)])
+        out: dict[str, list[dict]] = {}
+        for seed in seeds:
+            out[seed["chunk_id"]] = [r for r in rows if r["document_id"] == seed["document_id"]
+                                     and abs(r["section_order"] - seed["section_order"]) == 1]
+        return out
 
     def close(self) -> None:
         self.client.close()

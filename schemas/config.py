@@ -70,9 +70,74 @@ class ChunkingConfig(_Strict):
 
 
 class QueryConfig(_Strict):
+    """Retrieval (query/): every step is switchable (`steps.<name> = false`) for ablation; defaults from the specs."""
+
     k: int = 8
-    rrf_k: int = 60
     candidates: int = 50  # children fetched per search leg before fusion
+    # 1. query-quality gate: enough content words, or one ID-like token (ticket id, file name, e-mail, host)
+    gate_min_terms: int = 3
+    # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
+    transform: str = ""
+    # 3. fusion of the dense (full text, abstract) and BM25 legs
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = 60
+    vector_weight: float = 0.65  # weighted fusion and the calibrated combined score the floors read
+    keyword_weight: float = 0.35
+    # 4. floors, exact-term rescue, second pass
+    combined_floor: float = 0.45
+    vector_floor: float = 0.15
+    keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
+    keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
+    second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
+    second_pass_top: int = 20
+    # 5. sparse-document recall guarantee (SD-MRG)
+    sparse_doc_max_chunks: int = 2
+    sparse_doc_max_distance: float = 0.20  # cosine distance of the document's best chunk
+    sparse_doc_top: int = 20  # candidates by raw dense distance inspected
+    sparse_doc_max_injections: int = 1
+    # 6. dominance gate and adjacency expansion
+    dominance_share: float = 0.6  # share of the top seeds' fused score held by one document
+    expansion_weight: float = 0.5  # an expanded neighbour scores this fraction of its seed, never above it
+    # 7. diversity
+    per_document: int = 2
+    diversity_drop: float = 0.15
+    # 9. packing
+    token_budget: int = 1400
+    # 11. confidence
+    low_relevance: float = 0.50
+    # 12. telemetry cache
+    cache_ttl_seconds: float = 0.0  # 0 = no cache
+    cache_size: int = 256
+    steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
+
+    @field_validator("steps")
+    @classmethod
+    def _known_steps(cls, value: dict[str, bool]) -> dict[str, bool]:
+        unknown = sorted(set(value) - set(QUERY_STEPS))
+        if unknown:
+            raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(QUERY_STEPS)}")
+        return value
+
+    def enabled(self, step: str) -> bool:
+        return self.steps.get(step, QUERY_STEPS[step])
+
+
+# The switchable retrieval steps and whether each is on by default (query/ reads them; eval ablates them).
+QUERY_STEPS = {
+    "gate": True,
+    "transform": True,  # runs only when `transform` names a callable
+    "abstract_leg": True,
+    "keyword_leg": True,
+    "dense_leg": True,
+    "floors": True,
+    "second_pass": True,
+    "sparse_doc_recall": True,
+    "dominance": True,
+    "expansion": True,
+    "diversity": True,
+    "packing": True,
+    "gaps": True,
+}
 
 
 class QualityConfig(_Strict):

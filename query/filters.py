@@ -1,0 +1,78 @@
+"""The Milvus filter expression of a query: tenant + ACL + time + scope, every literal escaped.
+
+Milvus Lite has no filter templates, so caller input reaches the expression only through
+`schemas.collection.quote` / `in_list`; field names come from the allow-list below, never from the caller.
+"""
+from __future__ import annotations
+
+from schemas import ChunkType, Principal
+from schemas.collection import access_filter, in_list, quote
+
+# Metadata a caller may narrow by: field -> whether the row field is an array (tags) or a scalar.
+FILTER_FIELDS = {
+    "service_name": False,
+    "environment": False,
+    "severity": False,
+    "content_type": False,
+    "source_type": False,
+    "source_name": False,
+    "tags": True,
+}
+
+
+class FilterError(ValueError):
+    """A `filters` argument the query cannot use; the message names the key and what is allowed."""
+
+
+def time_filter(as_of: int | None) -> str:
+    """Current rows by default; with as_of (epoch seconds) the rows valid then, history included."""
+    if as_of is None:
+        return "is_current == true"
+    if isinstance(as_of, bool) or not isinstance(as_of, int):
+        raise FilterError(f"as_of must be epoch seconds (int), got {as_of!r}")
+    return f"temporal_start <= {as_of} and temporal_end > {as_of}"
+
+
+def metadata_filter(filters: dict | None) -> str:
+    """`{"service_name": "ledger", "tags": ["db", "failover"]}` -> an AND of escaped conditions.
+    A list means any of its values; tags match rows carrying any of them."""
+    if not filters:
+        return ""
+    if not isinstance(filters, dict):
+        raise FilterError(f"filters must be a dict of field -> value(s), got {type(filters).__name__}")
+    parts = []
+    for key in sorted(filters):
+        if key not in FILTER_FIELDS:
+            raise FilterError(f"unknown filter field {key!r}; allowed: {', '.join(sorted(FILTER_FIELDS))}")
+        value = filters[key]
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, (list, tuple)) or not values or not all(isinstance(v, str) for v in values):
+            raise FilterError(f"filter {key!r} needs a string or a non-empty list of strings, got {value!r}")
+        if FILTER_FIELDS[key]:
+            parts.append(f"ARRAY_CONTAINS_ANY({key}, [{', '.join(quote(v) for v in values)}])")
+        else:
+            parts.append(in_list(key, values))
+    return " and ".join(parts)
+
+
+def access_expr(principal: Principal, as_of: int | None) -> str:
+    """What any row returned to this principal must satisfy (parents and children alike)."""
+    if not isinstance(principal, Principal):
+        raise TypeError("retrieve() needs a Principal(tenant, groups)")
+    return f"{access_filter(principal.tenant, principal.groups)} and {time_filter(as_of)}"
+
+
+def search_expr(principal: Principal, as_of: int | None, doc_tag: str | None, filters: dict | None) -> str:
+    """The pre-filter of every search leg: child rows this principal may read, in scope."""
+    parts = [access_expr(principal, as_of), f"chunk_type == {quote(ChunkType.CHILD.value)}"]
+    if doc_tag:
+        parts.append(f"doc_tag == {quote(doc_tag)}")
+    extra = metadata_filter(filters)
+    if extra:
+        parts.append(extra)
+    return " and ".join(parts)
+
+
+def readable(row: dict, principal: Principal) -> bool:
+    """The ACL re-check on what is about to leave: same tenant, one shared group."""
+    return row.get("tenant_id") == principal.tenant and bool(set(row.get("access_control_list") or []) & set(principal.groups))

@@ -1,0 +1,56 @@
+"""Step 4: score floors, the exact-term rescue, and when a second pass is worth its cost."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from query.gate import content_terms
+from query.types import Candidate
+
+
+@dataclass
+class FloorOutcome:
+    kept: list[Candidate]
+    dropped: int = 0
+    rescued: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def passes(c: Candidate, combined_floor: float, vector_floor: float, keyword_override: float) -> bool:
+    """combined >= floor, and vector >= its floor unless BM25 ranks it first with a strong score."""
+    if c.combined < combined_floor:
+        return False
+    return c.vector >= vector_floor or (c.keyword_rank == 1 and c.keyword_norm >= keyword_override)
+
+
+def term_coverage(query: str, c: Candidate) -> float:
+    """Share of the query's content words present in the candidate (title, breadcrumbs, text)."""
+    terms = content_terms(query)
+    if not terms:
+        return 0.0
+    haystack = set(content_terms(" ".join([c.title, *c.breadcrumbs, c.text])))
+    return sum(t in haystack for t in terms) / len(terms)
+
+
+def apply_floors(query: str, ranked: list[Candidate], combined_floor: float, vector_floor: float,
+                 keyword_override: float, keyword_rescue: float) -> FloorOutcome:
+    kept = [c for c in ranked if passes(c, combined_floor, vector_floor, keyword_override)]
+    outcome = FloorOutcome(kept, dropped=len(ranked) - len(kept))
+    if kept:
+        return outcome
+    # Exact-term questions ("what is FOO_BAR_TIMEOUT") can score low on vectors: keep the one strongest
+    # keyword match, if it really contains the words asked about.
+    keyword = [c for c in ranked if c.keyword_rank is not None]
+    if keyword:
+        best = min(keyword, key=lambda c: c.keyword_rank)
+        coverage = term_coverage(query, best)
+        if coverage >= keyword_rescue:
+            best.flags.append("keyword_rescue")
+            outcome.kept, outcome.rescued = [best], True
+            outcome.notes.append(f"kept one keyword match covering {coverage:.0%} of the query terms")
+    return outcome
+
+
+def wants_second_pass(top: float, band: tuple[float, float]) -> bool:
+    """Confident hits skip it; only a borderline top score pays for a rescoring."""
+    lo, hi = band
+    return lo <= top < hi

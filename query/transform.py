@@ -1,0 +1,39 @@
+"""Step 2, the query-transform hook (HyDE, multi-query): extra embedding seeds, never the search text.
+
+Configure `[query] transform = "package.module:function"`; the function takes the query and returns a string
+or a list of strings (a hypothetical answer, paraphrases). Any error falls back to the raw query alone.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Callable
+
+Transform = Callable[[str], "str | list[str]"]
+log = logging.getLogger("cairn.query")
+
+
+def load_transform(spec: str) -> Transform | None:
+    if not spec:
+        return None
+    module, _, name = spec.partition(":")
+    if not name:
+        raise ValueError(f"[query] transform = {spec!r}: expected 'package.module:function'")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"[query] transform = {spec!r} cannot be loaded: {exc}") from None
+
+
+def seeds(text: str, transform: Transform | None) -> tuple[list[str], str]:
+    """The texts to embed (the raw query first) and a note for the trace."""
+    if transform is None:
+        return [text], "off"
+    try:
+        produced = transform(text)
+        extra = [produced] if isinstance(produced, str) else list(produced)
+        extra = [e for e in extra if isinstance(e, str) and e.strip()][:4]
+    except Exception as exc:  # a broken hook must never break retrieval
+        log.warning("query transform failed, using the raw query: %s", exc)
+        return [text], f"failed ({type(exc).__name__}): raw query used"
+    return [text, *extra], f"{len(extra)} extra seed(s)"

@@ -1,0 +1,100 @@
+"""The typed records the query module hands out and passes between its steps."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Candidate:
+    """A child row found by the search legs, with what each leg said about it."""
+
+    chunk_id: str
+    parent_chunk_id: str
+    document_id: str
+    section_id: str
+    section_order: int
+    title: str
+    breadcrumbs: list[str]
+    text: str
+    token_count: int = 0
+    vector: float = 0.0  # best cosine similarity over the dense legs and seeds
+    keyword: float = 0.0  # BM25 score (positive, whatever sign the engine reports)
+    keyword_norm: float = 0.0  # BM25 / the query's best BM25, in [0, 1]
+    keyword_rank: int | None = None  # 1-based rank in the BM25 leg
+    fused: float = 0.0  # what the ranking sorts on (RRF or the weighted sum)
+    combined: float = 0.0  # calibrated weighted score in [0, 1]: what floors and tiers read
+    flags: list[str] = field(default_factory=list)
+    recall_injected: bool = False
+    reason: str = ""
+
+
+@dataclass
+class Hit:
+    """A parent section, ranked by its best-matching child chunks."""
+
+    chunk_id: str  # the parent section's row
+    document_id: str
+    section_id: str
+    breadcrumbs: list[str]
+    title: str
+    source_uri: str
+    score: float  # calibrated combined score in [0, 1]
+    text: str
+    citation: str
+    version_hash: str
+    updated_at: str | None
+    doc_tag: str
+    deep_link: str = ""
+    locator: str = ""  # path relative to its source root (what eval qrels may name)
+    fused: float = 0.0
+    vector_score: float = 0.0
+    keyword_score: float = 0.0
+    low_relevance: bool = False
+    recall_injected: bool = False
+    reason: str = ""
+    flags: list[str] = field(default_factory=list)
+    matched_chunk_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Block:
+    """Packed context: adjacent sections of one document in document order, cited in that order."""
+
+    document_id: str
+    section_ids: list[str]
+    text: str
+    tokens: int
+    citations: list[str]
+    rank: int  # of the hit that seeded it (1 = best)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    hits: list[Hit]
+    blocks: list[Block] = field(default_factory=list)
+    status: str = "ok"  # ok | guidance (query too vague) | no_results (nothing relevant enough)
+    message: str = ""  # the guidance or no-results text for the caller to show
+    confidence: str = "SPECULATIVE"  # HIGH | MEDIUM | LOW | SPECULATIVE
+    confidence_reason: str = ""
+    gaps: list[str] = field(default_factory=list)  # requested terms no retrieved text contains
+    diagnostics: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query,
+            "status": self.status,
+            "message": self.message,
+            "confidence": self.confidence,
+            "confidence_reason": self.confidence_reason,
+            "gaps": self.gaps,
+            "results": [h.to_dict() for h in self.hits],
+            "blocks": [b.to_dict() for b in self.blocks],
+            "diagnostics": self.diagnostics,
+        }

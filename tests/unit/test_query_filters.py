@@ -1,0 +1,52 @@
+"""The query's filter expression: default deny, escaped literals, allow-listed metadata, time semantics."""
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from query.filters import FilterError, metadata_filter, readable, search_expr, time_filter
+from schemas import Principal
+from schemas.collection import quote
+
+HOSTILE = ['x" or tenant_id != "', "a\\\" || 1==1 || \"", "') or true or ('", "%", "*", 'acme" or "1"=="1']
+
+
+def test_time_filter_defaults_to_current_rows_and_as_of_uses_the_bounds():
+    assert time_filter(None) == "is_current == true"
+    assert time_filter(1_700_000_000) == "temporal_start <= 1700000000 and temporal_end > 1700000000"
+    with pytest.raises(FilterError):
+        time_filter("1700000000 or true")
+
+
+def test_unknown_filter_fields_are_refused_with_the_allowed_list():
+    with pytest.raises(FilterError, match="unknown filter field 'tenant_id'.*allowed: content_type"):
+        metadata_filter({"tenant_id": "globex"})
+    with pytest.raises(FilterError, match="needs a string"):
+        metadata_filter({"severity": 3})
+
+
+def test_filters_become_escaped_conditions():
+    expr = metadata_filter({"service_name": "ledger", "tags": ["db", 'x"y'], "severity": ["sev1", "sev2"]})
+    assert expr == ('service_name in ["ledger"] and severity in ["sev1", "sev2"] and '
+                    'ARRAY_CONTAINS_ANY(tags, ["db", "x\\"y"])')
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_hostile_doc_tag_and_filters_stay_inside_their_literals(hostile):
+    expr = search_expr(Principal("acme", ["sre"]), None, hostile, {"service_name": hostile})
+    assert f"doc_tag == {quote(hostile)}" in expr
+    assert f"service_name in [{quote(hostile)}]" in expr
+    assert expr.startswith('tenant_id == "acme" and (')
+
+
+@given(st.text(min_size=1).filter(lambda s: s.strip() and all(ord(c) >= 32 and ord(c) != 127 for c in s)))
+def test_the_access_prefix_is_fixed_whatever_the_tenant(tenant):
+    expr = search_expr(Principal(tenant, ["sre"]), None, None, None)
+    assert expr.startswith(f"tenant_id == {quote(tenant)} and (acl_key like ")
+    assert expr.endswith('and is_current == true and chunk_type == "child"')
+
+
+def test_readable_rechecks_tenant_and_groups():
+    p = Principal("acme", ["sre"])
+    assert readable({"tenant_id": "acme", "access_control_list": ["sre", "x"]}, p)
+    assert not readable({"tenant_id": "globex", "access_control_list": ["sre"]}, p)
+    assert not readable({"tenant_id": "acme", "access_control_list": ["payments"]}, p)
