@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from schemas.config import ConfigError, load_config
 
@@ -197,13 +198,54 @@ def _query_batch(retriever, args: argparse.Namespace, as_of, filters) -> int:
     return EXIT_FAILURES if failed else 0
 
 
+def _readers(retriever, tenant: str | None) -> tuple[str, list[str]]:
+    """Who evaluates when --tenant/--group are not given: the collection's only tenant (else the caller must
+    choose) with every group found on its rows, so the metrics measure ranking, not access control."""
+    from index.store import MilvusStore
+
+    store = MilvusStore(retriever.milvus, dim=0, client=retriever.client)
+    where = 'chunk_type == "full_text"' + (f" and tenant_id == {_quote(tenant)}" if tenant else "")
+    tenants: set[str] = set()
+    groups: set[str] = set()
+    for row in store.iterate(where, ["tenant_id", "access_control_list"]):
+        tenants.add(row["tenant_id"])
+        groups.update(row["access_control_list"])
+    if not tenants:
+        raise ValueError(f"no rows{' of tenant ' + repr(tenant) if tenant else ''} in {retriever.milvus.uri}: ingest first")
+    if len(tenants) > 1:
+        raise ValueError(f"the collection holds several tenants ({', '.join(sorted(tenants))}): pass --tenant")
+    return tenants.pop(), sorted(groups)
+
+
+def _quote(value: str) -> str:
+    from schemas.collection import quote
+
+    return quote(value)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Recall@k, nDCG@10, MRR, hit rate of the configured pipeline on labelled queries, per step ablation."""
+    """Recall@k, nDCG@10, MRR, hit rate of the configured pipeline on labelled queries, per step ablation.
+    `cairn eval beir --corpus C` first ingests a BEIR corpus through the normal pipeline into a scratch index."""
     from query import Principal, Retriever
     from query.eval import corpus_id, documents_in_order, read_qrels, summarise
     from schemas.config import QUERY_STEPS
 
-    config = load_config(args.config)
+    ingested = None
+    if args.mode == "beir":
+        if not args.corpus:
+            raise ValueError("cairn eval beir needs --corpus corpus.jsonl")
+        from flows.beir import GROUP, TENANT, scratch_config
+        from flows.ingest import ingest_flow
+
+        config_path = scratch_config(Path(args.corpus), Path(args.work) if args.work else None)
+        print(f"cairn: ingesting {args.corpus} into {config_path.parent} (kept: a rerun embeds nothing)", file=sys.stderr)
+        ingested = ingest_flow(config_path=str(config_path), show_progress=not args.json)["documents"]
+        config = load_config(config_path)
+        args.tenant, args.group = TENANT, [GROUP]
+    elif args.corpus:
+        raise ValueError("--corpus is for `cairn eval beir`")
+    else:
+        config = load_config(args.config)
     qrels = read_qrels(args.qrels)
     queries = []
     with open(args.queries, encoding="utf-8") as handle:
@@ -219,11 +261,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     unknown = [s for s in ablate if s not in QUERY_STEPS]
     if unknown:
         raise ValueError(f"unknown step(s) to ablate: {', '.join(unknown)}; known: {', '.join(QUERY_STEPS)}")
-    principal = Principal(args.tenant, args.group)
     retriever = Retriever.from_config(config)
     base = retriever.settings
     report: dict = {}
     try:
+        if args.tenant and args.group:
+            principal = Principal(args.tenant, args.group)
+        else:
+            tenant, groups = _readers(retriever, args.tenant)
+            principal = Principal(tenant, args.group or groups)
+        report["principal"] = {"tenant": principal.tenant, "groups": list(principal.groups)}
+        if ingested is not None:
+            report["ingest"] = ingested
         for name in [None, *ablate]:
             retriever.settings = base if name is None else base.model_copy(update={"steps": {**base.steps, name: False}})
             runs = []
@@ -364,10 +413,13 @@ def build_parser() -> argparse.ArgumentParser:
     query.set_defaults(run=cmd_query)
 
     ev = commands.add_parser("eval", parents=[common], help="retrieval metrics on labelled queries (BEIR qrels)")
+    ev.add_argument("mode", nargs="?", choices=["beir"], help="beir: ingest --corpus into a scratch index first")
+    ev.add_argument("--corpus", help="beir: the BEIR corpus.jsonl ({_id, title, text} per line)")
+    ev.add_argument("--work", help="beir: scratch folder (default data/index/beir/<corpus>-<hash>)")
     ev.add_argument("--queries", required=True, help="JSONL of {_id or id, text}")
     ev.add_argument("--qrels", required=True, help="TSV query-id, corpus-id (document_id or source path), score")
-    ev.add_argument("--tenant", required=True)
-    ev.add_argument("--group", action="append", required=True)
+    ev.add_argument("--tenant", help="evaluate as this tenant (default: the collection's only tenant)")
+    ev.add_argument("--group", action="append", help="a group of the evaluator (default: every group of the tenant)")
     ev.add_argument("--k", type=int, default=10)
     ev.add_argument("--ablate", help="comma-separated steps to switch off one at a time (see [query] steps)")
     ev.add_argument("--json", action="store_true")

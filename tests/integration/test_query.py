@@ -185,3 +185,48 @@ def test_the_cache_answers_a_repeated_question_for_the_same_principal_only(colle
     other = cached.retrieve(question, Principal("acme", ["security"]))
     assert again.diagnostics.get("cache") == "hit" and [h.chunk_id for h in again.hits] == [h.chunk_id for h in first.hits]
     assert other.diagnostics.get("cache") is None and all(h.title != "Ledger DB failover" for h in other.hits)
+
+
+def test_cli_eval_without_a_tenant_refuses_a_collection_of_several(collection, capsys, tmp_path):
+    _, config_path = collection
+    queries, qrels = tmp_path / "q.jsonl", tmp_path / "qrels.tsv"
+    queries.write_text(json.dumps({"_id": "1", "text": "promote the ledger replica with pg_ctl"}) + "\n")
+    qrels.write_text("1\tledger-failover\t1\n")
+    assert cairn(["eval", "--config", str(config_path), "--queries", str(queries), "--qrels", str(qrels)]) == 2
+    assert "several tenants (acme, globex): pass --tenant" in capsys.readouterr().err
+
+
+BEIR_CORPUS = [
+    ("d1", "Ledger failover", "Promote the ledger replica with pg_ctl promote when the primary is lost."),
+    ("d2", "Kafka consumer lag", "Scale the settlement-writer consumers when lag on payments.settled grows."),
+    ("d3", "Certificate renewal", "Renew the edge proxy TLS certificate with cert-manager before it expires."),
+    ("d4", "Disk pressure", "Free space on the node by pruning container images and rotating logs."),
+]
+
+
+def test_cairn_eval_beir_ingests_the_corpus_through_the_pipeline_then_scores_it(prefect_server, capsys, tmp_path):
+    corpus_path, queries, qrels = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl", tmp_path / "qrels.tsv"
+    corpus_path.write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in BEIR_CORPUS))
+    queries.write_text("".join(json.dumps({"_id": f"q{n}", "text": q}) + "\n" for n, q in enumerate([
+        "how do I promote the ledger replica", "consumer lag on the settlement writer", "TLS certificate on the edge proxy expired"])))
+    qrels.write_text("query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\t1\nq2\td3\t1\n")
+    args = ["eval", "beir", "--corpus", str(corpus_path), "--queries", str(queries), "--qrels", str(qrels),
+            "--work", str(tmp_path / "work"), "--json"]
+    assert cairn(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["ingest"]["indexed"] == 4 and first["ingest"]["failed"] == 0
+    assert first["queries"] == 3 and first["metrics"]["recall@1"] == 1.0 and first["metrics"]["ndcg@10"] == 1.0
+    assert first["principal"] == {"tenant": "beir", "groups": ["eval"]}
+    assert cairn(args) == 0  # the scratch index is kept: nothing is ingested twice
+    again = json.loads(capsys.readouterr().out)
+    assert again["ingest"]["indexed"] == 0 and again["ingest"]["unchanged"] == 4 and again["metrics"] == first["metrics"]
+
+
+def test_a_beir_id_that_could_escape_the_scratch_folder_is_refused(tmp_path):
+    from flows.beir import write_pages
+
+    corpus_path = tmp_path / "corpus.jsonl"
+    corpus_path.write_text(json.dumps({"_id": "../../etc/x", "text": "t"}) + "\n")
+    with pytest.raises(ValueError, match="cannot name a page"):
+        write_pages(corpus_path, tmp_path / "pages")
+    assert not (tmp_path / "pages" / "x.md").exists()
