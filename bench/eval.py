@@ -28,10 +28,10 @@ VARIANTS: dict[str, dict] = {
     "no_sparse_doc_recall": {"steps": {"sparse_doc_recall": False}},
     "no_dominance": {"steps": {"dominance": False}},
     "no_diversity": {"steps": {"diversity": False}},
-    "no_abstract_leg": {"steps": {"abstract_leg": False}},
+    "with_abstract_leg": {"steps": {"abstract_leg": True}},
     "weighted_fusion": {"fusion": "weighted"},
-    "dense_only": {"steps": {"keyword_leg": False, "abstract_leg": False, "floors": False}},
-    "bm25_only": {"steps": {"dense_leg": False, "abstract_leg": False, "floors": False}},
+    "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
+    "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
 
 

@@ -68,15 +68,11 @@ def scifact(work: Path) -> DevSet:
     """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us."""
     from sources.wiki import document_id
 
+    from flows.beir import write_pages  # the same pages `cairn eval beir` writes
+
     folder = work / "scifact"
     pages = folder / "pages"
-    if not (folder / ".written").exists():
-        pages.mkdir(parents=True, exist_ok=True)
-        for line in (SHARED / "corpora" / "beir" / "scifact" / "corpus.jsonl").open(encoding="utf-8"):
-            doc = json.loads(line)
-            title = " ".join(doc.get("title", "").split()) or doc["_id"]
-            (pages / f"{doc['_id']}.md").write_text(f"# {title}\n\n{doc['text'].strip()}\n", encoding="utf-8")
-        (folder / ".written").write_text("ok\n")
+    write_pages(SHARED / "corpora" / "beir" / "scifact" / "corpus.jsonl", pages)
     config = eval_config(folder, [_source("scifact", pages)])
     dev = SHARED / "eval" / "dev" / "scifact"
     qrels: dict[str, dict[str, int]] = {}

@@ -1,6 +1,9 @@
 """The 50 real CUAD contracts through the pdf source, and clause recall on ../shared/eval/dev/cuad.
 
-    python -m bench.legal [--k 5]
+    python -m bench.legal [--k 5] [--work DIR]
+
+With --work the index is kept there: a second run re-measures recall only (the ingest figures of the first
+run are kept from bench/results/legal.json).
 
 Ingest (one run through the real flow, fresh index and embedding cache): documents, pages, pages/s (wall
 time around the flow, Prefect, parsing, embedding and writing included), sections, chunks, SLA shares.
@@ -12,6 +15,7 @@ case and whitespace are normalised).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import statistics
@@ -19,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import require_shared, save, scratch_config
+from bench.common import RESULTS, require_shared, save, scratch_config
 from bench.git import sla
 
 
@@ -39,9 +43,16 @@ def found(answers: list[dict], texts: list[str]) -> bool:
     return any(s and any(s in h for h in haystack) for a in answers for s in shingles(a["text"]))
 
 
+@contextlib.contextmanager
+def _kept(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    yield str(folder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--work", help="keep the index here; a rerun measures recall only")
     args = parser.parse_args()
     shared = require_shared()
     from flows.ingest import ingest_flow
@@ -49,7 +60,8 @@ def main() -> None:
 
     questions = [json.loads(line) for line in open(shared / "eval/dev/cuad/qa.jsonl", encoding="utf-8")]
     questions = [q for q in questions if not q["is_impossible"]]
-    with tempfile.TemporaryDirectory() as tmp:
+    reuse = bool(args.work) and (Path(args.work) / "index" / "cairn.db").exists()
+    with (tempfile.TemporaryDirectory() if not args.work else _kept(Path(args.work))) as tmp:
         source = {"name": "cuad", "type": "pdf", "path": str(shared / "corpora/legal/cuad"), "tenant": "bench", "acl": ["all"]}
         config = str(scratch_config(Path(tmp), [source]))
         started = time.perf_counter()
@@ -83,13 +95,17 @@ def main() -> None:
             retriever.close()
     total_pages = sum(pages.values())
     worst = sorted(((c, round(f / n, 2), n) for c, (f, n) in by_category.items()), key=lambda x: x[1])[:6]
+    ingest = {
+        "documents_seen": report["documents"]["seen"], "indexed": report["documents"]["indexed"],
+        "failed": report["failures"], "pages": total_pages, "seconds": round(wall, 1),
+        "pages_per_second": round(total_pages / wall, 2), **sizes,
+    }
+    previous = RESULTS / "legal.json"
+    if reuse and previous.exists():
+        ingest = json.loads(previous.read_text())["ingest"]
     save("legal", {
         "corpus": "cuad (50 contracts)",
-        "ingest": {
-            "documents_seen": report["documents"]["seen"], "indexed": report["documents"]["indexed"],
-            "failed": report["failures"], "pages": total_pages, "seconds": round(wall, 1),
-            "pages_per_second": round(total_pages / wall, 2), **sizes,
-        },
+        "ingest": ingest,
         "clause_recall": {
             "k": args.k, "questions": len(questions), "found": hits, "recall": round(hits / len(questions), 3),
             "p50_ms": round(statistics.median(latencies) * 1000, 1), "weakest_categories": worst,
