@@ -6,15 +6,31 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
+
+
+SERVER: dict[str, str] = {}  # PREFECT_API_URL of the session's test server, once a test asked for it
+
+
+@pytest.fixture
+def shared_server(prefect_server):
+    """Subprocesses report to the session's Prefect server instead of each starting a temporary one (seconds
+    per call). The README demo test does not use it: it runs `cairn` exactly as a fresh machine does."""
+    from prefect.settings import PREFECT_API_URL
+
+    SERVER["PREFECT_API_URL"] = str(PREFECT_API_URL.value())
+    yield
+    SERVER.clear()
 
 
 def cairn(*args, cwd=REPO, env=None):
     return subprocess.run(
         [sys.executable, "-m", "flows.cli", *args],
         cwd=cwd, capture_output=True, text=True, timeout=600,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **SERVER, **(env or {})},
     )
 
 
@@ -46,7 +62,7 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
     assert sum(r["rows"] for r in counted) == report["sections"] + report["chunks"]
 
 
-def test_failures_exit_zero_unless_strict(tmp_path):
+def test_failures_exit_zero_unless_strict(tmp_path, shared_server):
     corpus.build(tmp_path / "wiki")
     (tmp_path / "wiki" / "acme" / "binary.md").write_bytes(b"\x00\x01\x02")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
@@ -76,7 +92,7 @@ def test_query_before_ingest_says_to_ingest(tmp_path):
     assert result.returncode == 2 and "run `cairn ingest` first" in result.stderr
 
 
-def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_path):
+def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_path, shared_server):
     from index.store import MilvusStore
     from schemas.config import load_config
 

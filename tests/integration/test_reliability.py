@@ -23,12 +23,14 @@ def test_one_unusable_source_does_not_stop_the_others(tmp_path, prefect_server):
     assert "does not exist" in report["failures"][0]["error"]
 
 
-def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp_path):
+def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp_path, prefect_server):
+    from prefect.settings import PREFECT_API_URL
+
     corpus.build(tmp_path / "wiki")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
         {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
     ])
-    env = {**os.environ, "CAIRN_FAILPOINT": ""}
+    env = {**os.environ, "CAIRN_FAILPOINT": "", "PREFECT_API_URL": str(PREFECT_API_URL.value())}
     command = [sys.executable, "-m", "flows.cli", "ingest", "--config", str(config)]
     first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lock = tmp_path / "index" / "cairn.lock"
