@@ -32,7 +32,7 @@ def upload_folder(folder: Path, config: QualityConfig, s3: S3Config | None = Non
 
     s3 = s3 or S3Config()
     bucket, base = _base(folder, config)
-    client = s3_client(config.s3_endpoint_url or s3.endpoint_url, config.s3_region or s3.region)
+    client = s3_client(config.s3_endpoint_url or s3.endpoint_url, config.s3_region or s3.region, s3)
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             client.upload_file(str(path), bucket, f"{base}/{path.relative_to(folder).as_posix()}")

@@ -173,6 +173,10 @@ class S3Config(_Strict):
     endpoint_url: str | None = None  # an S3-compatible server (MinIO, Ceph); None = AWS itself
     region: str | None = None  # None = the AWS default chain decides
     page_size: int = Field(default=1000, ge=1, le=1000)  # keys per list_objects_v2 call
+    # attempts per S3 call, the first included: 503 SlowDown, 5xx, throttling, timeouts and connection errors
+    # are retried with capped exponential backoff and jitter (botocore's retry modes)
+    retry_attempts: int = Field(default=5, ge=1, le=20)
+    retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
 
 
 class SourceConfig(BaseModel):

@@ -47,14 +47,19 @@ def safe_endpoint(endpoint_url: str | None) -> str:
     return f"{parts.scheme}://{host}{port}" if parts.scheme else endpoint_url.rpartition("@")[2]
 
 
-def s3_client(endpoint_url: str | None = None, region: str | None = None):
-    """A boto3 S3 client; credentials from the default chain (environment, profile, instance role)."""
+def s3_client(endpoint_url: str | None = None, region: str | None = None, s3: S3Config | None = None):
+    """A boto3 S3 client; credentials from the default chain (environment, profile, instance role).
+
+    Transient failures (503 SlowDown, other 5xx, throttling, timeouts, refused connections) are retried by
+    botocore with capped exponential backoff and jitter, `[s3] retry_attempts` attempts in all."""
     import boto3
     from botocore.config import Config
 
+    s3 = s3 or S3Config()
     return boto3.client(
         "s3", endpoint_url=endpoint_url, region_name=region,
-        config=Config(connect_timeout=10, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"}),
+        config=Config(connect_timeout=10, read_timeout=60,
+                      retries={"total_max_attempts": s3.retry_attempts, "mode": s3.retry_mode}),
     )
 
 
@@ -107,7 +112,7 @@ class FolderStore:
 class S3Store:
     def __init__(
         self, uri: str, *, endpoint_url: str | None = None, region: str | None = None, page_size: int = 1000,
-        source_name: str = "", client=None,
+        source_name: str = "", client=None, s3: S3Config | None = None,
     ) -> None:
         try:
             self.bucket, self.prefix = split_s3_uri(uri)
@@ -116,7 +121,7 @@ class S3Store:
         self.source_name = source_name
         self.endpoint_url = endpoint_url
         self.page_size = page_size
-        self.client = client or s3_client(endpoint_url, region)
+        self.client = client or s3_client(endpoint_url, region, s3)
 
     @property
     def root_uri(self) -> str:
@@ -147,6 +152,9 @@ class S3Store:
         endpoint = safe_endpoint(self.endpoint_url)
         if isinstance(exc, ClientError):
             code = str(exc.response.get("Error", {}).get("Code", ""))
+            transient = _transient(exc, code)
+            if transient:
+                return transient
             if code == "NoSuchBucket":
                 return (f"bucket {self.bucket!r} does not exist at {endpoint}; "
                         "check the bucket name in the source's uri and the S3 endpoint ([s3] endpoint_url)")
@@ -172,7 +180,8 @@ class S3Store:
                 return DocumentError(key, f"{self.uri(key)} no longer exists (removed since listing)")
             if code in ("AccessDenied", "403"):
                 return DocumentError(key, f"access denied reading {self.uri(key)}; check s3:GetObject for these credentials")
-            return DocumentError(key, f"cannot read {self.uri(key)}: S3 error {code or 'unknown'}")
+            why = _transient(exc, code) or f"S3 error {code or 'unknown'}"
+            return DocumentError(key, f"cannot read {self.uri(key)}: {why}")
         return DocumentError(key, f"cannot read {self.uri(key)}: {self._explain(exc)}")
 
     def fetch(self, key: str, limit: int | None = None) -> tuple[bytes, Blob]:
@@ -213,6 +222,23 @@ class S3Store:
         return f"{self.root_uri}/{key}"
 
 
+_TRANSIENT_CODES = {
+    "SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "Throttling", "ThrottlingException",
+    "RequestLimitExceeded", "TooManyRequestsException", "500", "502", "503", "504",
+}
+
+
+def _transient(exc, code: str) -> str | None:
+    """What to say when S3 kept answering with a retryable error until botocore's attempts ran out."""
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    if code not in _TRANSIENT_CODES and not (isinstance(status, int) and status >= 500):
+        return None
+    attempts = int(exc.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) + 1
+    return (f"S3 kept answering {code or 'an error'}" + (f" (HTTP {status})" if status else "")
+            + f" after {attempts} attempt{'s' if attempts != 1 else ''} with backoff: throttled or unavailable; "
+            "the next run tries again, or raise [s3] retry_attempts")
+
+
 def open_store(config: SourceConfig, s3: S3Config | None = None) -> FolderStore | S3Store:
     """The store behind a source: `path` is a folder, `uri = "s3://bucket/prefix"` is S3."""
     for key in (config.model_extra or {}):
@@ -233,5 +259,6 @@ def open_store(config: SourceConfig, s3: S3Config | None = None) -> FolderStore 
             region=getattr(config, "s3_region", None) or s3.region,
             page_size=s3.page_size,
             source_name=config.name,
+            s3=s3,
         )
     raise SourceError(f"source {config.name!r}: needs path = \"folder\" or uri = \"s3://bucket/prefix\"")

@@ -126,16 +126,19 @@ class GitSource:
         self._head: Commit | None = None
         self._touched: dict[str, Commit] | None = None
         self._past: dict[str, _Version] = {}
+        self.broken_refs: list[str] = []  # refs of the repository that point to objects it does not have
 
     # ---- the mirror -------------------------------------------------------------------------------
 
-    def _git(self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None) -> str:
+    def _git(
+        self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None, stdin: bytes | None = None
+    ) -> str:
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_ASKPASS="", SSH_ASKPASS="")
         command = ["git", "-c", "core.quotePath=false", *args]
         if cwd is None:
             command[1:1] = ["--git-dir", str(self.mirror)]
         try:
-            done = subprocess.run(command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False)
+            done = subprocess.run(command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False, input=stdin)
         except subprocess.TimeoutExpired:
             raise SourceError(f"source {self.name!r}: git {args[0]} on {self.repo} timed out after {timeout:.0f} s") from None
         if check and done.returncode != 0:
@@ -157,12 +160,58 @@ class GitSource:
             if not (self.mirror / "HEAD").exists():
                 self.mirror.parent.mkdir(parents=True, exist_ok=True)
                 self._git("clone", "--mirror", "--quiet", remote, str(self.mirror), timeout=GIT_TIMEOUT, cwd=self.mirror.parent)
+                self._drop_broken_refs()  # a local clone copies refs as they are, broken ones included
             else:
                 self._git("remote", "set-url", "origin", remote)
-                self._git("fetch", "--prune", "--quiet", "origin", timeout=GIT_TIMEOUT)
+                self._fetch()
         except _GitFailed as exc:
             what = "bundle" if remote.endswith(".bundle") else "repository"
             raise SourceError(f"source {self.name!r}: cannot read the {what} {self.repo}: {exc}") from None
+
+    def _fetch(self) -> None:
+        """Fetch every ref; when that fails, this source's ref alone. One ref of a corrupt repository that
+        points to an object it does not have fails a whole mirror fetch (`not our ref`), and a broken ref in
+        the mirror fails any fetch, yet this source reads only its own ref."""
+        try:
+            self._git("fetch", "--prune", "--quiet", "origin", timeout=GIT_TIMEOUT)
+            return
+        except _GitFailed as everything:
+            failure = everything
+        self._drop_broken_refs()
+        try:
+            target = self._remote_ref_name()
+        except _GitFailed:
+            raise failure from None  # the remote itself is unreachable: say what the fetch said
+        if target is None:
+            raise _GitFailed(f"ref {self.ref!r} is not on the remote, and fetching every ref failed: {failure}")
+        try:
+            self._git("fetch", "--quiet", "origin", f"+{target}:{target}", timeout=GIT_TIMEOUT)
+        except _GitFailed as exc:
+            raise _GitFailed(f"cannot fetch ref {self.ref!r} ({target}): {exc}") from None
+
+    def _remote_ref_name(self) -> str | None:
+        """The full name (refs/heads/main) of the source's ref on the remote, or None (a commit id, or absent)."""
+        listing = self._git("ls-remote", "--symref", "origin", self.ref, timeout=GIT_TIMEOUT)
+        names = []
+        for line in listing.splitlines():
+            if line.startswith("ref: "):
+                return line[5:].split("\t")[0]  # HEAD -> the branch it names
+            names.append(line.partition("\t")[2])
+        for wanted in (self.ref, f"refs/heads/{self.ref}", f"refs/tags/{self.ref}"):
+            if wanted in names and wanted.startswith("refs/"):
+                return wanted
+        return None
+
+    def _drop_broken_refs(self) -> None:
+        """Delete the mirror's refs that point to objects it does not have (remembered for messages)."""
+        pairs = [line.split(" ", 1) for line in self._git("for-each-ref", "--format=%(objectname) %(refname)").splitlines() if line]
+        if not pairs:
+            return
+        checked = self._git("cat-file", "--batch-check=%(objectname)", stdin="".join(f"{sha}\n" for sha, _ in pairs).encode())
+        for (sha, name), line in zip(pairs, checked.splitlines()):
+            if line.endswith(" missing"):
+                self.broken_refs.append(name)
+                self._git("update-ref", "-d", name, check=False)
 
     def head(self) -> Commit:
         if self._head is None:
@@ -174,7 +223,10 @@ class GitSource:
                     sha = self._git("rev-parse", f"refs/heads/{branches[0]}").strip()
                 else:
                     known = ", ".join(branches[:10]) or "none"
-                    raise SourceError(f"source {self.name!r}: ref {self.ref!r} not found in {self.repo} (branches: {known})")
+                    broken = f"; refs pointing to missing objects: {', '.join(self.broken_refs)}" if self.broken_refs else ""
+                    raise SourceError(
+                        f"source {self.name!r}: ref {self.ref!r} not found in {self.repo} (branches: {known}{broken})"
+                    )
             self._head = self._commit(sha)
         return self._head
 

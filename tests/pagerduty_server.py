@@ -16,7 +16,8 @@ TOKEN = "pd-test-token-7f3a9"
 
 
 class FakePagerDuty:
-    def __init__(self, incidents: list[dict], parts: dict[str, dict[str, list]]) -> None:
+    def __init__(self, incidents: list[dict], parts: dict[str, dict[str, list]], token: str = TOKEN) -> None:
+        self.token = token  # the one API token it accepts
         self.incidents = incidents
         self.parts = parts  # incident id -> {"log_entries": [...], "notes": [...], "alerts": [...]}
         self.faults: dict[str, list] = defaultdict(list)
@@ -59,7 +60,7 @@ class FakePagerDuty:
         url = urlparse(handler.path)
         query = parse_qs(url.query)
         self.requests.append((url.path, query))
-        if handler.headers.get("Authorization") != f"Token token={TOKEN}":
+        if handler.headers.get("Authorization") != f"Token token={self.token}":
             return self._send(handler, 401, {"error": {"message": "Unauthorized", "code": 2006}})
         if self.faults[url.path]:
             fault = self.faults[url.path].pop(0)

@@ -11,6 +11,8 @@ discovery is not a complete listing (`complete = False`: nothing is cleaned up o
 ingest --cleanup full` lists everything). Config keys, all optional but one of api_url / path:
 api_url, token_env (default PAGERDUTY_TOKEN), statuses, service_ids, team_ids, since, until, page_size,
 concurrency, overlap_minutes, timeout_seconds, retry_attempts, retry_base_seconds, severity_map,
+max_incident_bytes (default 5,000,000: an export incident whose files are bigger is refused at discovery by
+their sizes, without reading them; an API incident, as soon as one of its parts passes it while paging),
 access = [{team | service, tenant, acl}] (first match wins; else the source's tenant and acl).
 """
 from __future__ import annotations
@@ -29,12 +31,15 @@ from sources.base import DiscoveryFailure, DocumentError, SourceError
 from sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy
 from sources.pagerduty.render import incident_heading, render
 
+MAX_INCIDENT_BYTES = 5_000_000  # per incident (key max_incident_bytes), like the wiki's per-page limit
 DEFAULT_SEVERITY = {"P1": "sev1", "P2": "sev2", "P3": "sev3", "P4": "sev4", "P5": "sev5", "high": "sev2", "low": "sev4"}
 PARTS = ("log_entries", "notes", "alerts")
 VERSION_FIELDS = (
     "id", "incident_number", "title", "description", "status", "urgency", "priority", "service", "teams",
     "assignments", "updated_at", "last_status_change_at", "resolved_at", "incident_type", "custom_fields",
 )
+# fields the renderer walks: any other type is a malformed incident, refused naming the field
+SHAPES = {"service": dict, "teams": list, "assignments": list, "custom_fields": list, "body": dict}
 
 
 def document_id(source_name: str, incident_id: str) -> str:
@@ -66,6 +71,7 @@ class PagerDutySource:
             raise SourceError(f"source {self.name!r}: a pagerduty source needs exactly one of api_url or path")
         self.severity_map = {**DEFAULT_SEVERITY, **dict(getattr(config, "severity_map", {}) or {})}
         self.access = list(getattr(config, "access", []) or [])
+        self.max_bytes = int(getattr(config, "max_incident_bytes", MAX_INCIDENT_BYTES))
         self.incidents: dict[str, dict] = {}  # discovered incident objects, by id
         self.high_water = self.cursor_in.get("high_water")
         self.failed_changes: list[str] = []  # change times of incidents that could not be loaded this run
@@ -88,6 +94,10 @@ class PagerDutySource:
             incident_id = incident.get("id") if isinstance(incident, dict) else None
             if not isinstance(incident_id, str) or not incident_id:
                 yield DiscoveryFailure(f"{where}[{position}]", "", "incident without a string 'id'")
+                continue
+            too_big = self._oversized_export(incident_id)
+            if too_big:
+                yield DiscoveryFailure(incident_id, document_id(self.name, incident_id), too_big)
                 continue
             self.incidents[incident_id] = incident
             for field in ("last_status_change_at", "updated_at"):
@@ -144,6 +154,21 @@ class PagerDutySource:
             for incident in incidents:
                 yield page.name, incident
 
+    def _oversized_export(self, incident_id: str) -> str | None:
+        """Why an export incident is refused by the sizes of its files (never read), or None."""
+        if self.folder is None:
+            return None
+        sizes = {}
+        for part in PARTS:
+            path = self.folder / incident_id / f"{part}.json"
+            sizes[path.name] = path.stat().st_size if path.is_file() else 0
+        total = sum(sizes.values())
+        if total <= self.max_bytes:
+            return None
+        name, biggest = max(sizes.items(), key=lambda item: item[1])
+        return (f"incident files are {total:,} bytes ({incident_id}/{name}: {biggest:,}), over the source's "
+                f"max_incident_bytes ({self.max_bytes:,}); not read")
+
     def _version(self, incident_id: str, incident: dict) -> str:
         material = {k: incident.get(k) for k in VERSION_FIELDS}
         if self.folder is not None:  # an export's notes and timeline can change without the incident
@@ -175,10 +200,16 @@ class PagerDutySource:
 
     def _parts_api(self, incident_id: str) -> tuple[list, list, list]:
         def fetch(part: str) -> list:
+            items, size = [], 0
             try:
-                return list(self.api.pages(f"/incidents/{incident_id}/{part}", part))
+                for item in self.api.pages(f"/incidents/{incident_id}/{part}", part):
+                    size += len(json.dumps(item, default=str))
+                    if size > self.max_bytes:  # stop paging: the incident is refused, not held
+                        raise DocumentError(incident_id, f"{part} are over the source's max_incident_bytes ({self.max_bytes:,}); the rest was not fetched")
+                    items.append(item)
             except ApiError as exc:
                 raise DocumentError(incident_id, f"{part}: {exc.reason}") from None
+            return items
 
         with ThreadPoolExecutor(max_workers=max(1, int(getattr(self.config, "concurrency", 3)))) as pool:
             return tuple(pool.map(fetch, PARTS))
@@ -206,6 +237,12 @@ class PagerDutySource:
             raise DocumentError(incident_id, "incident has no 'title' string")
         if not isinstance(incident.get("service"), dict):
             raise DocumentError(incident_id, "incident has no 'service' object")
+        for field, kind in SHAPES.items():
+            value = incident.get(field)
+            if value is not None and not isinstance(value, kind):
+                wanted = "an object" if kind is dict else "a list"
+                raise DocumentError(incident_id, f"'{field}' must be {wanted}, got {type(value).__name__}")
+        log_entries, notes, alerts = ([i for i in part if isinstance(i, dict)] for part in (log_entries, notes, alerts))
         created = parse_time(incident.get("created_at"), "created_at", incident_id)
         changed_raw = incident.get("last_status_change_at") or incident.get("updated_at") or incident.get("created_at")
         changed = parse_time(changed_raw, "last_status_change_at", incident_id)
@@ -234,6 +271,10 @@ class PagerDutySource:
                     except ValueError:
                         pass
         number = incident.get("incident_number")
+        content = render(incident, log_entries, notes, alerts)
+        size = len(content.encode("utf-8"))
+        if size > self.max_bytes:
+            raise DocumentError(incident_id, f"rendered incident is {size:,} bytes, over the source's max_incident_bytes ({self.max_bytes:,})")
         return SourceDocument(
             document_id=ref.document_id,
             source_name=self.name,
@@ -241,7 +282,7 @@ class PagerDutySource:
             source_uri=str(incident.get("html_url") or f"{self.api_url or self.folder.resolve().as_uri()}/incidents/{incident_id}"),
             locator=incident_id,
             title=f"[#{number}] {title}" if number is not None else title,
-            content=render(incident, log_entries, notes, alerts),
+            content=content,
             tenant_id=tenant,
             access_control_list=acl,
             content_type=ContentType.INCIDENT,

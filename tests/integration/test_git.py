@@ -100,6 +100,22 @@ def test_bad_repositories_and_refs_say_what_is_wrong(repo, tmp_path):
         source(tmp_path / "missing", tmp_path / "d").head()
 
 
+def test_a_broken_ref_elsewhere_in_the_repository_does_not_stop_the_source(repo, tmp_path):
+    """A branch pointing to an object the repository does not have: the first run (clone) and every later run
+    (fetch) still read the source's own ref; the broken ref itself, asked for, is named as such."""
+    (repo.root / ".git" / "refs" / "heads" / "broken").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    first = [r.locator for r in source(repo.root, tmp_path).discover()]
+    assert "runbooks/restart.md" in first
+    repo.write("runbooks/new.md", "# New\n\n" + FILLER + "\n")
+    repo.commit("new runbook", "2025-02-01T09:00:00+00:00")
+    later = source(repo.root, tmp_path)  # the mirror exists: a fetch, which the remote's broken ref fails
+    assert [r.locator for r in later.discover()] == sorted([*first, "runbooks/new.md"])
+    with pytest.raises(SourceError, match=r"ref 'broken' .*refs/heads/broken.*not our ref"):
+        source(repo.root, tmp_path, ref="broken").head()
+    with pytest.raises(SourceError, match=r"ref 'broken' not found .*missing objects: refs/heads/broken"):
+        source(repo.root, tmp_path / "fresh", ref="broken").head()
+
+
 def test_history_yields_past_versions_with_their_validity(repo, tmp_path):
     repo.write("runbooks/restart.md", RESTART_V2.format(filler=FILLER))
     repo.commit("drain first", "2025-03-04T10:00:00+00:00")

@@ -5,6 +5,7 @@ from flows.ingest import ingest_flow
 from tests.conftest import write_config
 from tests.integration import corpus
 from tests.integration.test_ingest_flow import rows
+from tests.s3_proxy import SlowDownProxy
 
 
 def upload_tree(client, root, bucket, prefix):
@@ -55,3 +56,50 @@ def test_a_missing_bucket_fails_the_source_with_a_message_naming_it(tmp_path, pr
     report = ingest_flow(config_path=str(config))
     errors = [f["error"] for f in report["failures"]]
     assert any("s3://absent/pages" in e and "does not exist" in e for e in errors), report["failures"]
+
+
+def test_s3_slowdowns_are_retried_with_backoff_and_the_ingest_succeeds(tmp_path, prefect_server, s3, moto_endpoint):
+    corpus.build(tmp_path / "wiki")
+    s3.create_bucket(Bucket="wiki")
+    upload_tree(s3, tmp_path / "wiki" / "acme", "wiki", "pages")  # three pages
+    with SlowDownProxy(moto_endpoint, failures=2) as proxy:  # every request answered 503 SlowDown twice first
+        config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
+            {"name": "s3-wiki", "type": "wiki", "uri": "s3://wiki/pages", "tenant": "acme", "acl": ["sre"],
+             "s3_endpoint_url": proxy.url},
+        ], s3={"region": "us-east-1", "retry_attempts": 3})
+        report = ingest_flow(config_path=str(config))
+    assert report["documents"] == {"seen": 3, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 0}, report["failures"]
+    by_request: dict = {}
+    for seen in proxy.requests:
+        by_request.setdefault((seen["method"], seen["path"]), []).append((seen["attempt"], seen["max"], seen["status"]))
+    lists = [k for k in by_request if "list-type=2" in k[1]]
+    gets = [k for k in by_request if k[0] == "GET" and k not in lists]
+    assert len(lists) == 1 and len(gets) == 3, by_request
+    for attempts in by_request.values():  # botocore numbered its own retries: two refused, the third served
+        assert attempts == [(1, 3, 503), (2, 3, 503), (3, 3, 200)]
+
+
+def test_s3_retries_exhausted_fail_the_source_naming_the_uri_and_the_others_complete(
+    tmp_path, prefect_server, s3, moto_endpoint
+):
+    corpus.build(tmp_path / "wiki")
+    for bucket in ("flaky", "steady"):
+        s3.create_bucket(Bucket=bucket)
+        upload_tree(s3, tmp_path / "wiki" / "acme", bucket, "pages")
+    with SlowDownProxy(moto_endpoint, failures=None) as proxy:  # always 503
+        config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
+            {"name": "flaky", "type": "wiki", "uri": "s3://flaky/pages", "tenant": "acme", "acl": ["sre"],
+             "s3_endpoint_url": proxy.url},
+            {"name": "steady", "type": "wiki", "uri": "s3://steady/pages", "tenant": "acme", "acl": ["sre"]},
+            {"name": "folder", "type": "wiki", "path": str(tmp_path / "wiki" / "globex"), "tenant": "globex",
+             "acl": ["globex-ops"]},
+        ], s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "retry_attempts": 2})
+        report = ingest_flow(config_path=str(config))
+    (failure,) = report["failures"]
+    assert (failure["source"], failure["document"]) == ("flaky", "*")
+    assert "s3://flaky/pages" in failure["error"] and "SlowDown (HTTP 503) after 2 attempts" in failure["error"]
+    assert "retry_attempts" in failure["error"]
+    assert report["documents"]["indexed"] == 4 and report["sources"] == ["flaky", "steady", "folder"]
+    assert [(r["attempt"], r["max"], r["status"]) for r in proxy.requests] == [(1, 2, 503), (2, 2, 503)]
+    assert {r["locator"] for r in rows(config).values()} == {
+        "ledger-failover.md", "kafka-lag.md", "leaked-credentials.md", "scanner.md"}

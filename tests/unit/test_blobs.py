@@ -136,6 +136,18 @@ def test_s3_config_table_and_credentials_refused():
         parse_config({"s3": {"aws_secret_access_key": "x"}})
 
 
+def test_s3_retries_come_from_the_s3_table():
+    from schemas.config import ConfigError
+
+    config = parse_config({"s3": {"retry_attempts": 7, "retry_mode": "adaptive"}})
+    store = open_store(SourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), config.s3)
+    assert store.client.meta.config.retries == {"total_max_attempts": 7, "mode": "adaptive"}
+    default = open_store(SourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), S3Config())
+    assert default.client.meta.config.retries == {"total_max_attempts": 5, "mode": "standard"}
+    with pytest.raises(ConfigError, match="s3.retry_attempts"):
+        parse_config({"s3": {"retry_attempts": 0}})
+
+
 def test_wiki_over_s3_versions_by_etag_dates_by_last_modified_and_refuses_big_objects_unread(s3, moto_endpoint):
     s3.create_bucket(Bucket="docs")
     put(s3, "docs", "wiki/ops/db.md", b"# Ledger DB failover\n\nSteps.\n")
