@@ -25,8 +25,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
         open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
     from flows.ingest import ingest_flow
+    from flows.runner import configured
 
-    report = ingest_flow(
+    report = configured(ingest_flow, config)(
         config_path=str(config.config_path),
         source=args.source,
         show_progress=not args.json and sys.stderr.isatty(),
@@ -61,10 +62,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     config.source(args.source)
     from flows.ingest import backfill_flow
+    from flows.runner import configured
     from schemas.records import parse_day
 
     parse_day(args.since), parse_day(args.until)  # fail fast on a bad date
-    report = backfill_flow(
+    report = configured(backfill_flow, config)(
         config_path=str(config.config_path),
         source=args.source,
         since=args.since,
@@ -87,10 +89,11 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     repaired = None
     if args.fix and not all(d.clean for d in drifts):
         from flows.ingest import ingest_flow
+        from flows.runner import configured
 
         for drift in drifts:
             if not drift.clean and not drift.error:
-                ingest_flow(config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=args.wait)
+                configured(ingest_flow, config)(config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=args.wait)
         repaired = reconcile(config, args.source)
     final = repaired if repaired is not None else drifts
     if args.json:
