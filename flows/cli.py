@@ -254,25 +254,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from index.store import open_client
-    from quality import check_rows
-    from schemas.collection import quote
+    from flows.report import NoCollection, quality_report
 
     config = load_config(args.config)
-    if args.source:
-        config.source(args.source)
-    client = open_client(config.milvus, create=False)
-    if not client.has_collection(config.milvus.collection):
-        print(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`", file=sys.stderr)
+    try:
+        result = quality_report(config, args.source, args.tenant)  # the step the cairn-report flow runs
+    except NoCollection as exc:
+        print(str(exc), file=sys.stderr)
         return EXIT_USAGE
-    client.close()
-    expr = "is_current == true"
-    if args.source:
-        expr += f" and source_name == {quote(args.source)}"
-    if args.tenant:
-        expr += f" and tenant_id == {quote(args.tenant)}"
-    scope = "-".join(filter(None, [args.source, args.tenant])) or "all"
-    result = check_rows(config, expr, dim=_model_dim(config), name=f"report-{scope}", title=f"Cairn data quality: {scope}")
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -283,12 +272,6 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"  {r.suite}: {r.column} ({r.expectation}): {r.unexpected_percent:.2f}% unexpected")
         print(f"report: {result.report_dir}/index.html")
     return 0 if result.success else EXIT_FAILURES
-
-
-def _model_dim(config) -> int:
-    from embedding.model import MODELS
-
-    return MODELS[config.embedding.model].dim
 
 
 def cmd_status(args: argparse.Namespace) -> int:
