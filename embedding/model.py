@@ -62,6 +62,11 @@ class Encoder:
                 self._model = _load(self.spec)
             return self._model
 
+    def __reduce__(self):
+        """An Encoder crosses a process boundary (a Dask worker) by name: the receiving process loads its
+        own model instead of unpickling weights and a lock."""
+        return (load_encoder, (self.spec.name,))
+
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -83,7 +88,8 @@ def _load(spec: ModelSpec):
     from sentence_transformers import SentenceTransformer
 
     transformers.utils.logging.disable_progress_bar()
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    # every core, unless the process shares the machine with sibling workers (flows/runner.py sets this)
+    torch.set_num_threads(int(os.environ.get("CAIRN_TORCH_THREADS") or 0) or max(1, os.cpu_count() or 1))
     package = importlib.import_module(spec.package)
     model = SentenceTransformer(str(package.get_model_path()), device="cpu")
     if model.get_embedding_dimension() != spec.dim or model.max_seq_length != spec.max_seq_length:

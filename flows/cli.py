@@ -26,8 +26,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
         open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
     from flows.ingest import ingest_flow
+    from flows.runner import configured
 
-    report = ingest_flow(
+    report = configured(ingest_flow, config)(
         config_path=str(config.config_path),
         source=args.source,
         show_progress=not args.json and sys.stderr.isatty(),
@@ -62,10 +63,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     config.source(args.source)
     from flows.ingest import backfill_flow
+    from flows.runner import configured
     from schemas.records import parse_day
 
     parse_day(args.since), parse_day(args.until)  # fail fast on a bad date
-    report = backfill_flow(
+    report = configured(backfill_flow, config)(
         config_path=str(config.config_path),
         source=args.source,
         since=args.since,
@@ -88,10 +90,11 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     repaired = None
     if args.fix and not all(d.clean for d in drifts):
         from flows.ingest import ingest_flow
+        from flows.runner import configured
 
         for drift in drifts:
             if not drift.clean and not drift.error:
-                ingest_flow(config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=args.wait)
+                configured(ingest_flow, config)(config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=args.wait)
         repaired = reconcile(config, args.source)
     final = repaired if repaired is not None else drifts
     if args.json:
@@ -300,25 +303,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from index.store import open_client
-    from quality import check_rows
-    from schemas.collection import quote
+    from flows.report import NoCollection, quality_report
 
     config = load_config(args.config)
-    if args.source:
-        config.source(args.source)
-    client = open_client(config.milvus, create=False)
-    if not client.has_collection(config.milvus.collection):
-        print(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`", file=sys.stderr)
+    try:
+        result = quality_report(config, args.source, args.tenant)  # the step the cairn-report flow runs
+    except NoCollection as exc:
+        print(str(exc), file=sys.stderr)
         return EXIT_USAGE
-    client.close()
-    expr = "is_current == true"
-    if args.source:
-        expr += f" and source_name == {quote(args.source)}"
-    if args.tenant:
-        expr += f" and tenant_id == {quote(args.tenant)}"
-    scope = "-".join(filter(None, [args.source, args.tenant])) or "all"
-    result = check_rows(config, expr, dim=_model_dim(config), name=f"report-{scope}", title=f"Cairn data quality: {scope}")
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -329,12 +321,6 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"  {r.suite}: {r.column} ({r.expectation}): {r.unexpected_percent:.2f}% unexpected")
         print(f"report: {result.report_dir}/index.html")
     return 0 if result.success else EXIT_FAILURES
-
-
-def _model_dim(config) -> int:
-    from embedding.model import MODELS
-
-    return MODELS[config.embedding.model].dim
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from chunkers import chunk_document
 from embedding import Encoder, load_encoder
 from flows.failpoints import failpoint
+from flows.runner import RunnerEncoder, runner_for_run
 from index.cache import EmbeddingCache
 from index.ledger import IndexedDocument
 from index.lock import writer_lock
@@ -145,7 +146,11 @@ def _index_batches(todo, source, source_config, config, store, encoder, cache, l
         for locator, reason in chunked.failures:
             report.fail(source_config.name, locator, reason)
         if chunked.documents:
-            rows, stats = embed(chunked.documents, encoder, cache, config.embedding.batch_size)
+            # On Dask the step runs as the flow's own code, so that its encode-texts tasks are submitted from
+            # the flow run: a task submitted from inside a task carries its parent's parameters (the cache,
+            # the documents) to the worker with it.
+            step = embed.fn if isinstance(encoder, RunnerEncoder) else embed
+            rows, stats = step(chunked.documents, encoder, cache, config.embedding.batch_size)
             failpoint("embedded")
             report.rows_written += write(store, rows, chunked.documents, ledger, source_config.keep_history)
             report.embeddings_computed += stats.computed
@@ -251,8 +256,10 @@ def run_sources(
     selected = [config.source(source)] if source else config.sources
     context = get_run_context()
     report = RunReport(run_id=str(getattr(context.flow_run, "id", uuid.uuid4())))
-    with writer_lock(config.milvus, wait_seconds):
+    with writer_lock(config.milvus, wait_seconds), runner_for_run(config.runner) as runner:
         encoder = load_encoder(config.embedding.model)
+        if runner is not None:  # [runner] kind = "dask": texts to embed go to the workers (flows/runner.py)
+            encoder = RunnerEncoder(encoder, runner, config.runner.workers)
         cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
         store = MilvusStore(config.milvus, encoder.dim)
         state = SourceState(config.state_path)

@@ -179,6 +179,35 @@ class S3Config(_Strict):
     retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
 
 
+class RunnerConfig(_Strict):
+    """The Prefect task runner of ingest and backfill runs (flows/runner.py).
+
+    thread (default): Prefect's thread pool; everything runs in the flow process, one batch after the other
+    (torch already uses every core of the machine).
+    dask: the model work is sent to Dask workers. Each batch's texts that the embedding cache lacks are cut
+    into `workers` slices, each a task that loads the model inside its worker (by name, once per worker
+    process) and returns the vectors; reading the sources, chunking, the embedding cache and the Milvus
+    writes stay in the flow process, so no client, credential or open file ever travels. `address =
+    "tcp://host:8786"` joins an existing scheduler (its workers run Cairn's image); without it each run
+    starts a local cluster of `workers` worker processes (`processes = false`: threads in the flow process).
+    """
+
+    kind: Literal["thread", "dask"] = "thread"
+    address: str | None = None  # an existing Dask scheduler, e.g. "tcp://dask-scheduler:8786"
+    workers: int = Field(default=2, ge=1)  # thread: pool size; dask: local workers and slices per batch
+    threads_per_worker: int = Field(default=1, ge=1)  # local cluster only
+    processes: bool = True  # local cluster only: worker processes (True) or threads of the flow process
+
+    @model_validator(mode="after")
+    def _address(self) -> "RunnerConfig":
+        if self.address is not None:
+            if self.kind != "dask":
+                raise ValueError('runner: address names a Dask scheduler; set kind = "dask" with it')
+            if not self.address.startswith(("tcp://", "tls://", "ucx://", "inproc://")):
+                raise ValueError(f"runner: address {self.address!r} must be a scheduler address like tcp://host:8786")
+        return self
+
+
 class SourceConfig(BaseModel):
     """One configured source. Keys common to all types are typed; connectors read their own extras."""
 
@@ -212,6 +241,7 @@ class CairnConfig(_Strict):
     query: QueryConfig = Field(default_factory=QueryConfig)
     quality: QualityConfig = Field(default_factory=QualityConfig)
     s3: S3Config = Field(default_factory=S3Config)
+    runner: RunnerConfig = Field(default_factory=RunnerConfig)
     sources: list[SourceConfig] = Field(default_factory=list)
     state_path: str = "data/index/state.sqlite"  # per-source cursors (last commit, high-water mark)
     config_path: str | None = None

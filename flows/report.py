@@ -1,0 +1,74 @@
+"""The data-quality report over the collection: what `cairn report` prints, as a Prefect flow for a schedule.
+
+`quality_report` is the shared step (the CLI calls it directly, without a Prefect server); `report_flow`
+(`cairn-report`) runs it, publishes the `cairn-quality-report` artifact, and fails the flow run when an
+expectation fails (the CLI's exit 1), after the report folder is written.
+"""
+from __future__ import annotations
+
+import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+
+from index.lock import writer_lock
+from index.store import StoreError, open_client
+from schemas.collection import quote
+from schemas.config import CairnConfig, load_config
+
+
+class NoCollection(StoreError):
+    """Nothing to report on: the collection has not been created (no ingest yet)."""
+
+
+def model_dim(config: CairnConfig) -> int:
+    from embedding.model import MODELS
+
+    return MODELS[config.embedding.model].dim
+
+
+def quality_report(config: CairnConfig, source: str | None = None, tenant: str | None = None):
+    """Great-expectations over the current rows (of one source and/or tenant), and a report folder."""
+    from quality import check_rows
+
+    if source:
+        config.source(source)  # ConfigError naming the known sources
+    client = open_client(config.milvus, create=False)
+    try:
+        if not client.has_collection(config.milvus.collection):
+            raise NoCollection(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`")
+    finally:
+        client.close()
+    expr = "is_current == true"
+    if source:
+        expr += f" and source_name == {quote(source)}"
+    if tenant:
+        expr += f" and tenant_id == {quote(tenant)}"
+    scope = "-".join(filter(None, [source, tenant])) or "all"
+    return check_rows(config, expr, dim=model_dim(config), name=f"report-{scope}", title=f"Cairn data quality: {scope}")
+
+
+class QualityReportFailed(RuntimeError):
+    """An expectation failed; the report folder was written and its path is in the message."""
+
+
+@flow(name="cairn-report")
+def report_flow(
+    config_path: str | None = None,
+    source: str | None = None,
+    tenant: str | None = None,
+    wait_seconds: float = 0.0,
+) -> dict:
+    """Data-quality checks over the collection (or one source or tenant), as `cairn report` runs them.
+
+    On a Milvus Lite file the run queues up to `wait_seconds` behind an ingest holding the index (Lite
+    allows one process); on a Milvus server it reads alongside."""
+    from quality.report import report_markdown
+
+    config = load_config(config_path)
+    with writer_lock(config.milvus, wait_seconds):
+        result = quality_report(config, source, tenant)
+    create_markdown_artifact(key="cairn-quality-report", markdown=report_markdown(result), description="Cairn data quality")
+    if not result.success:
+        failed = "; ".join(f"{r.suite}: {r.column}" for r in result.failed())
+        raise QualityReportFailed(f"data-quality expectations failed ({failed}); report: {result.report_dir}/index.html")
+    return result.to_dict()

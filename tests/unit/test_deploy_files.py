@@ -1,0 +1,159 @@
+"""deploy/ checked statically: no container engine runs here, so the files are read, not started.
+
+prefect.yaml: a deployment per configured source, valid schedules, entrypoints that load to the flows with
+the parameters named, one work pool. docker-compose.yml: the services and what they depend on exist.
+Dockerfile: every COPY source exists in the build context and is not ignored; torch comes first.
+(tests/integration/test_deploy.py runs prefect.yaml for real against a local Prefect server.)
+"""
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import re
+import zoneinfo
+from pathlib import Path
+
+import pytest
+import yaml
+
+from schemas.config import load_config
+from tests.conftest import REPO
+
+DEPLOY = REPO / "deploy"
+POOL = "cairn-process"
+
+
+@pytest.fixture(scope="module")
+def prefect_yaml() -> dict:
+    return yaml.safe_load((DEPLOY / "prefect.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((DEPLOY / "docker-compose.yml").read_text(encoding="utf-8"))
+
+
+def by_entrypoint(prefect_yaml: dict, entrypoint: str) -> list[dict]:
+    return [d for d in prefect_yaml["deployments"] if d["entrypoint"] == entrypoint]
+
+
+def test_every_entrypoint_loads_to_a_flow_that_takes_the_parameters_named(prefect_yaml, monkeypatch):
+    from prefect import Flow
+    from prefect.flows import load_flow_from_entrypoint
+
+    monkeypatch.chdir(REPO)  # entrypoints are relative to the repository root, as on the worker
+    names = [d["name"] for d in prefect_yaml["deployments"]]
+    assert len(names) == len(set(names))
+    for deployment in prefect_yaml["deployments"]:
+        path, _, attribute = deployment["entrypoint"].partition(":")
+        assert (REPO / path).is_file(), deployment["entrypoint"]
+        flow = load_flow_from_entrypoint(deployment["entrypoint"])
+        assert isinstance(flow, Flow), deployment["entrypoint"]
+        accepted = set(inspect.signature(flow.fn).parameters)
+        unknown = set(deployment.get("parameters") or {}) - accepted
+        assert not unknown, f"{deployment['name']}: {attribute} has no parameter(s) {sorted(unknown)}"
+        config = (deployment.get("parameters") or {}).get("config_path")
+        if config:
+            load_config(REPO / config)  # the config it names exists and is valid
+
+
+def test_one_nightly_ingest_per_configured_source(prefect_yaml):
+    from prefect.client.schemas.schedules import CronSchedule
+
+    configured = {s.name for s in load_config(REPO / "data/cairn.toml").sources}
+    ingests = by_entrypoint(prefect_yaml, "flows/ingest.py:ingest_flow")
+    assert sorted(d["parameters"]["source"] for d in ingests) == sorted(configured)
+    for deployment in ingests:
+        assert deployment["parameters"]["config_path"] == "data/cairn.toml"
+        assert deployment["name"] == deployment["parameters"]["source"]
+        [schedule] = deployment["schedules"]
+        zoneinfo.ZoneInfo(schedule["timezone"])  # a real IANA zone
+        CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])  # Prefect's own validation
+        minute, hour, day, month, weekday = schedule["cron"].split()
+        assert (day, month, weekday) == ("*", "*", "*") and hour.isdigit(), "nightly: once a day at a fixed hour"
+
+
+def test_backfill_on_demand_and_a_scheduled_report(prefect_yaml):
+    [backfill] = by_entrypoint(prefect_yaml, "flows/ingest.py:backfill_flow")
+    assert {"source", "since", "until", "commits", "full"} <= set(backfill["parameters"])
+    assert not backfill.get("schedules")
+    [report] = by_entrypoint(prefect_yaml, "flows/report.py:report_flow")
+    assert report["schedules"] and report["parameters"]["config_path"] == "data/cairn.toml"
+
+
+def test_one_process_pool_and_a_working_directory_from_the_worker(prefect_yaml):
+    assert {d["work_pool"]["name"] for d in prefect_yaml["deployments"]} == {POOL}
+    [step] = prefect_yaml["pull"]
+    assert step["prefect.deployments.steps.set_working_directory"]["directory"] == "{{ $CAIRN_HOME }}"
+    assert prefect_yaml["build"] is None and prefect_yaml["push"] is None  # nothing built or uploaded at deploy
+
+
+def _depends(service: dict) -> list[str]:
+    depends = service.get("depends_on") or []
+    return list(depends) if isinstance(depends, (list, dict)) else []
+
+
+def test_compose_services_dependencies_volumes_and_build_exist(compose, prefect_yaml):
+    services = compose["services"]
+    assert {"etcd", "minio", "milvus", "prefect-server", "worker"} <= set(services)
+    for name, service in services.items():
+        for dependency in _depends(service):
+            assert dependency in services, f"{name} depends on a service that does not exist: {dependency}"
+        for volume in service.get("volumes") or []:
+            source = volume.split(":", 1)[0]
+            if not source.startswith((".", "/", "$")):
+                assert source in (compose.get("volumes") or {}), f"{name}: volume {source} is not declared"
+        assert "image" in service or "build" in service, name
+    assert set(_depends(services["milvus"])) >= {"etcd", "minio"}
+    assert "milvus" in _depends(services["worker"])
+    # the worker image is built by a service, from this repository, with the Dockerfile that exists
+    built = {s["image"]: s["build"] for s in services.values() if "build" in s}
+    build = built[services["worker"]["image"]]
+    context = (DEPLOY / build["context"]).resolve()
+    assert context == REPO and (context / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    # the worker serves the pool the deployments use, against the server, with the Milvus server as index
+    assert POOL in services["worker"]["command"]
+    env = services["worker"]["environment"]
+    assert env["PREFECT_API_URL"].startswith("http://prefect-server:")
+    assert env["CAIRN_MILVUS_URI"] == "http://milvus:19530" and env["CAIRN_HOME"] == "/opt/cairn"
+    assert "deploy/prefect.yaml" in " ".join(services["register"]["command"])
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keyword, _, rest = line.partition(" ")
+            out.append((keyword.upper(), rest.strip()))
+    return out
+
+
+def _ignored(path: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(path, p) or path.startswith(p.rstrip("/") + "/") for p in patterns)
+
+
+def test_dockerfile_copies_only_what_exists_and_installs_cpu_torch_first():
+    instructions = _dockerfile_instructions()
+    assert instructions[0][0] == "FROM"
+    ignore = [l.strip() for l in (REPO / ".dockerignore").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    copies = [rest for keyword, rest in instructions if keyword in ("COPY", "ADD")]
+    assert copies
+    for rest in copies:
+        parts = [p for p in rest.split() if not p.startswith("--")]
+        for source in parts[:-1]:
+            assert (REPO / source).exists(), f"COPY source {source} is not in the build context"
+            assert not _ignored(source.rstrip("/"), ignore), f"COPY source {source} is excluded by .dockerignore"
+    # every package the project installs is copied before the install
+    packages = re.search(r'include = \[(.*?)\]', (REPO / "pyproject.toml").read_text()).group(1)
+    for package in re.findall(r'"(\w+)\*"', packages):
+        assert any(p.split()[0].rstrip("/") == package for p in copies), f"package {package} is not copied"
+    runs = [rest for keyword, rest in instructions if keyword == "RUN"]
+    torch = next(i for i, r in enumerate(runs) if "torch==" in r)
+    project = next(i for i, r in enumerate(runs) if "pip install -e ." in r)
+    assert torch < project
+    makefile_torch = re.search(r"torch==[\w.+]+", (REPO / "Makefile").read_text()).group(0)
+    assert makefile_torch in runs[torch]  # the same pin as the Makefile
+    cmd = next(rest for keyword, rest in instructions if keyword == "CMD")
+    assert POOL in cmd
