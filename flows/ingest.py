@@ -22,7 +22,7 @@ from prefect.context import get_run_context
 from tqdm import tqdm
 
 from chunkers import chunk_document
-from embedding import Encoder, load_encoder
+from embedding import Encoder, encoder_for
 from flows.failpoints import failpoint
 from flows.runner import RunnerEncoder, runner_for_run
 from index.cache import EmbeddingCache
@@ -120,10 +120,11 @@ def write(
         doc = item.document
         if not doc.is_current:
             continue  # a past version from a history backfill sits beside the current one
-        store.retire_other_versions(doc.document_id, doc.version_hash, history, at=doc.temporal_start)
         previous = ledger.get(doc.document_id)
-        if previous is not None:
-            store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
+        if previous is None:
+            continue  # it had no current rows when the run began (the ledger reads them all): nothing to retire
+        store.retire_other_versions(doc.document_id, doc.version_hash, history, at=doc.temporal_start)
+        store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
     failpoint("retired")
     return len(rows)
 
@@ -257,7 +258,7 @@ def run_sources(
     context = get_run_context()
     report = RunReport(run_id=str(getattr(context.flow_run, "id", uuid.uuid4())))
     with writer_lock(config.milvus, wait_seconds), runner_for_run(config.runner) as runner:
-        encoder = load_encoder(config.embedding.model)
+        encoder = encoder_for(config.embedding)
         if runner is not None:  # [runner] kind = "dask": texts to embed go to the workers (flows/runner.py)
             encoder = RunnerEncoder(encoder, runner, config.runner.workers)
         cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
@@ -272,7 +273,7 @@ def run_sources(
             bar.refresh()
 
         try:
-            store.ensure_collection()
+            store.ensure_collection(embedder=encoder.identity)
             for source_config in selected:
                 part = sync_source(
                     source_config, config, store, encoder, cache, state, progress, cleanup, backfill, backfill_all
