@@ -26,8 +26,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# The production-path benchmarks (about an hour on 2 cores; each skips when ../shared is absent), then
+# their headline numbers against the goals. Results: bench/results/*.json.
 bench: $(STAMP)
-	$(BIN)/python -m bench.runbooks
+	$(BIN)/python -m bench.runbooks --runs 3
+	$(BIN)/python -m bench.incremental --runs 3
+	$(BIN)/python -m bench.rss
+	$(BIN)/python -m bench.embedding
+	$(BIN)/python -m bench.query_speed --rows 10000,100000
+	$(BIN)/python -m bench.summary
 
 clean:
 	rm -rf data/index

@@ -18,11 +18,12 @@ def require_shared() -> Path:
     return SHARED
 
 
-def scratch_config(workdir: Path, sources: list[dict], collection: str = "bench") -> Path:
+def scratch_config(workdir: Path, sources: list[dict], collection: str = "bench", backend: str = "torch") -> Path:
     lines = [
         f"state_path = {json.dumps(str(workdir / 'index' / 'state.sqlite'))}",
         "[milvus]", f"uri = {json.dumps(str(workdir / 'index' / 'cairn.db'))}", f"collection = {json.dumps(collection)}",
         "[embedding]", f"cache_path = {json.dumps(str(workdir / 'index' / 'embeddings.sqlite'))}",
+        f"backend = {json.dumps(backend)}",
     ]
     for source in sources:
         lines.append("[[sources]]")

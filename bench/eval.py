@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from bench.common import require_shared, save
+from embedding.model import BACKENDS
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 
 # name -> QueryConfig overrides
@@ -115,14 +116,19 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--work", default="/tmp/cairn-eval")
     parser.add_argument("--out", default="eval")
+    parser.add_argument("--backend", default="torch", choices=BACKENDS,
+                        help="embedding backend (its indexes live in --work/<backend> unless it is torch)")
     args = parser.parse_args()
     require_shared()
-    from embedding import load_encoder
+    from embedding import encoder_for
+    from schemas.config import load_config
 
-    encoder = MemoEncoder(load_encoder())
-    results: dict = {"k": args.k, "sets": {}}
+    work = Path(args.work) if args.backend == "torch" else Path(args.work) / args.backend
+    results: dict = {"k": args.k, "backend": args.backend, "sets": {}}
+    encoder = None
     for name in args.sets.split(","):
-        dev = DEV_SETS[name](Path(args.work))
+        dev = DEV_SETS[name](work, args.backend)
+        encoder = encoder or MemoEncoder(encoder_for(load_config(dev.config).embedding))
         report = ingest(dev)
         limit = (args.scifact_queries or None) if name == "scifact" else None
         entry = {"documents": report["documents"], "queries_available": len(dev.queries), "variants": {}}

@@ -16,9 +16,9 @@ from bench.common import SHARED, scratch_config
 from schemas import stable_id
 
 
-def eval_config(folder: Path, sources: list[dict]) -> Path:
+def eval_config(folder: Path, sources: list[dict], backend: str = "torch") -> Path:
     """The bench scratch config, without per-ingest data-quality reports (not what is measured here)."""
-    path = scratch_config(folder, sources, collection="eval")
+    path = scratch_config(folder, sources, collection="eval", backend=backend)
     path.write_text(path.read_text() + f"[quality]\non_ingest = false\nreport_dir = {json.dumps(str(folder / 'reports'))}\n")
     return path
 
@@ -46,7 +46,7 @@ def _source(name: str, path: Path) -> dict:
     return {"name": name, "type": "wiki", "path": str(path), "tenant": TENANT, "acl": [GROUP]}
 
 
-def runbooks(work: Path) -> DevSet:
+def runbooks(work: Path, backend: str = "torch") -> DevSet:
     """Prometheus-operator runbooks; query = the alert's summary (else description); relevant = its runbook page."""
     from sources.wiki import document_id
 
@@ -54,7 +54,7 @@ def runbooks(work: Path) -> DevSet:
     root = SHARED / "corpora" / "wiki" / name
     folder = work / "runbooks"
     folder.mkdir(parents=True, exist_ok=True)
-    config = eval_config(folder, [_source(name, root)])
+    config = eval_config(folder, [_source(name, root)], backend)
     labels = SHARED / "eval" / "dev" / "runbooks" / f"{name}.alerts.jsonl"
     queries = []
     for line in labels.open(encoding="utf-8"):
@@ -64,7 +64,7 @@ def runbooks(work: Path) -> DevSet:
     return DevSet("runbooks", config, queries)
 
 
-def scifact(work: Path) -> DevSet:
+def scifact(work: Path, backend: str = "torch") -> DevSet:
     """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us."""
     from sources.wiki import document_id
 
@@ -73,7 +73,7 @@ def scifact(work: Path) -> DevSet:
     folder = work / "scifact"
     pages = folder / "pages"
     write_pages(SHARED / "corpora" / "beir" / "scifact" / "corpus.jsonl", pages)
-    config = eval_config(folder, [_source("scifact", pages)])
+    config = eval_config(folder, [_source("scifact", pages)], backend)
     dev = SHARED / "eval" / "dev" / "scifact"
     qrels: dict[str, dict[str, int]] = {}
     with (dev / "qrels.tsv").open(encoding="utf-8") as handle:
@@ -90,7 +90,7 @@ def scifact(work: Path) -> DevSet:
     return DevSet("scifact", config, queries, bulk=True)
 
 
-def cuad(work: Path) -> DevSet:
+def cuad(work: Path, backend: str = "torch") -> DevSet:
     """CUAD: the dev split's contracts (CUAD's own text extraction) as pages, doc_tag = contract id. A question
     is scoped to its contract (doc_tag) and judged by whether a returned section holds an answer span, so it
     measures ranking inside one long document, where dominance, diversity and packing matter."""
@@ -106,7 +106,7 @@ def cuad(work: Path) -> DevSet:
             title = contract.rsplit("_", 1)[-1]
             page.write_text(f"---\ntitle: {json.dumps(title)}\ndoc_tag: {json.dumps(stable_id('cuad', contract))}\n---\n"
                             f"# {title}\n\n{text.strip()}\n", encoding="utf-8")
-    config = eval_config(folder, [_source("cuad", pages)])
+    config = eval_config(folder, [_source("cuad", pages)], backend)
     queries = []
     for r in rows:
         if r["is_impossible"] or not r["answers"]:
@@ -136,7 +136,7 @@ def bulk_load(dev: DevSet) -> dict:
     minutes on this machine (CPU in the flow's main thread, not the model), too slow for a dev loop; the
     rows are built by the same functions (index.rows.build_rows), so retrieval sees what the flow writes."""
     from chunkers import chunk_document
-    from embedding import load_encoder
+    from embedding import encoder_for
     from index.cache import EmbeddingCache
     from index.rows import ChunkedDocument, build_rows
     from index.store import MilvusStore
@@ -148,10 +148,10 @@ def bulk_load(dev: DevSet) -> dict:
     marker = Path(config.milvus.uri).parent / "bulk.done"
     if marker.exists():
         return json.loads(marker.read_text())
-    encoder = load_encoder(config.embedding.model)
+    encoder = encoder_for(config.embedding)
     cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
     store = MilvusStore(config.milvus, encoder.dim)
-    store.ensure_collection()
+    store.ensure_collection(embedder=encoder.identity)
     counts = {"seen": 0, "indexed": 0, "failed": 0, "chunks": 0, "embeddings_computed": 0}
     for source_config in config.sources:
         source = open_source(source_config)

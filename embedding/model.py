@@ -7,6 +7,12 @@ of a section goes unembedded.
 
 The weights load on the first encode, not before: a re-run with nothing new to embed never pays
 the ~10 s it takes to import torch and load the model.
+
+Backends (`[embedding] backend`): "torch" (default) runs the model with sentence-transformers;
+"onnx-int8" runs an int8-quantised ONNX export of the same weights with onnxruntime (embedding/onnx.py),
+faster on a CPU at a small cost in accuracy (bench.embedding measures both). Their vectors differ, so
+each has its own identity: the embedding cache never mixes them, and a collection remembers the one
+that filled it (index/store.py refuses the other).
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -37,9 +44,15 @@ MODELS = {
 }
 
 
+BACKENDS = ("torch", "onnx-int8")
+DEFAULT_ONNX_CACHE = "data/index/models"
+
+
 @dataclass
 class Encoder:
     spec: ModelSpec
+    backend: str = "torch"
+    onnx_cache: str = DEFAULT_ONNX_CACHE  # where the onnx-int8 export is kept (made once, on first use)
     _model: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -50,7 +63,8 @@ class Encoder:
     @property
     def identity(self) -> str:
         """What an embedding cache keys on: a different model never reuses another's vectors."""
-        return f"{self.spec.name}/seq{self.spec.max_seq_length}/d{self.spec.dim}"
+        identity = f"{self.spec.name}/seq{self.spec.max_seq_length}/d{self.spec.dim}"
+        return identity if self.backend == "torch" else f"{identity}/{self.backend}"
 
     @property
     def loaded(self) -> bool:
@@ -59,13 +73,13 @@ class Encoder:
     def model(self):
         with self._lock:
             if self._model is None:
-                self._model = _load(self.spec)
+                self._model = _load_onnx(self.spec, Path(self.onnx_cache)) if self.backend == "onnx-int8" else _load(self.spec)
             return self._model
 
     def __reduce__(self):
         """An Encoder crosses a process boundary (a Dask worker) by name: the receiving process loads its
         own model instead of unpickling weights and a lock."""
-        return (load_encoder, (self.spec.name,))
+        return (load_encoder, (self.spec.name, self.backend, self.onnx_cache))
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
@@ -80,26 +94,47 @@ class Encoder:
         return np.asarray(vectors, dtype=np.float32)
 
 
-def _load(spec: ModelSpec):
+def _model_dir(spec: ModelSpec) -> Path:
     import importlib
 
+    return Path(importlib.import_module(spec.package).get_model_path())
+
+
+def _threads() -> int:
+    """Every core, unless the process shares the machine with sibling workers (flows/runner.py sets this)."""
+    return int(os.environ.get("CAIRN_TORCH_THREADS") or 0) or max(1, os.cpu_count() or 1)
+
+
+def _load(spec: ModelSpec):
     import torch
     import transformers
     from sentence_transformers import SentenceTransformer
 
     transformers.utils.logging.disable_progress_bar()
-    # every core, unless the process shares the machine with sibling workers (flows/runner.py sets this)
-    torch.set_num_threads(int(os.environ.get("CAIRN_TORCH_THREADS") or 0) or max(1, os.cpu_count() or 1))
-    package = importlib.import_module(spec.package)
-    model = SentenceTransformer(str(package.get_model_path()), device="cpu")
+    torch.set_num_threads(_threads())
+    model = SentenceTransformer(str(_model_dir(spec)), device="cpu")
     if model.get_embedding_dimension() != spec.dim or model.max_seq_length != spec.max_seq_length:
         raise RuntimeError(f"{spec.package} does not carry the model {spec.name} as Cairn knows it ({spec})")
     return model
 
 
+def _load_onnx(spec: ModelSpec, cache: Path):
+    from embedding.onnx import OnnxModel, export_int8
+
+    model_dir = _model_dir(spec)
+    return OnnxModel(model_dir, export_int8(model_dir, cache, spec.name), spec.max_seq_length, _threads())
+
+
 @lru_cache(maxsize=4)
-def load_encoder(name: str = "all-MiniLM-L6-v2") -> Encoder:
-    """The process-wide encoder for a model name (weights load on first use)."""
+def load_encoder(name: str = "all-MiniLM-L6-v2", backend: str = "torch", onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
+    """The process-wide encoder for a model name and backend (weights load on first use)."""
     if name not in MODELS:
         raise ValueError(f"unknown embedding model {name!r}; available offline: {', '.join(MODELS)}")
-    return Encoder(MODELS[name])
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown embedding backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    return Encoder(MODELS[name], backend, onnx_cache)
+
+
+def encoder_for(config) -> Encoder:
+    """The encoder an `[embedding]` config section names."""
+    return load_encoder(config.model, config.backend, config.onnx_cache)

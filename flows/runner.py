@@ -32,13 +32,15 @@ from prefect.context import FlowRunContext
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from embedding import Encoder, load_encoder
+from embedding.model import DEFAULT_ONNX_CACHE
 from schemas.config import CairnConfig, RunnerConfig
 
 
 @task(name="encode-texts", cache_policy=NO_CACHE)
-def encode_texts(model: str, texts: list[str], batch_size: int = 64) -> np.ndarray:
+def encode_texts(model: str, texts: list[str], batch_size: int = 64, backend: str = "torch",
+                 onnx_cache: str = DEFAULT_ONNX_CACHE) -> np.ndarray:
     """Vectors for `texts`, computed where this task runs: the model is loaded there by name, never pickled."""
-    return load_encoder(model).encode(texts, batch_size=batch_size)
+    return load_encoder(model, backend, onnx_cache).encode(texts, batch_size=batch_size)
 
 
 def dask_runner(config: RunnerConfig):
@@ -96,11 +98,12 @@ def runner_for_run(config: RunnerConfig) -> Iterator[TaskRunner | None]:
 class RunnerEncoder:
     """An Encoder whose encode() runs as `encode_texts` tasks on a task runner, in up to `parts` slices.
 
-    It has the identity and dimension of the model it names, so the embedding cache keys stay the same
+    It has the identity and dimension of the encoder it wraps, so the embedding cache keys stay the same
     whichever runner computed a vector."""
 
     def __init__(self, encoder: Encoder, runner: TaskRunner, parts: int) -> None:
         self.spec = encoder.spec
+        self.encoder = encoder
         self.runner = runner
         self.parts = max(1, parts)
 
@@ -110,7 +113,7 @@ class RunnerEncoder:
 
     @property
     def identity(self) -> str:
-        return Encoder(self.spec).identity
+        return self.encoder.identity
 
     @property
     def loaded(self) -> bool:
@@ -122,7 +125,10 @@ class RunnerEncoder:
         parts = min(self.parts, math.ceil(len(texts) / batch_size))  # no slice smaller than a model batch
         size = math.ceil(len(texts) / parts)
         futures = [
-            self.runner.submit(encode_texts, {"model": self.spec.name, "texts": texts[i : i + size], "batch_size": batch_size})
+            self.runner.submit(encode_texts, {
+                "model": self.spec.name, "texts": texts[i : i + size], "batch_size": batch_size,
+                "backend": self.encoder.backend, "onnx_cache": self.encoder.onnx_cache,
+            })
             for i in range(0, len(texts), size)
         ]
         vectors = np.concatenate([np.asarray(f.result(), dtype=np.float32) for f in futures])

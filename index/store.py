@@ -14,8 +14,10 @@ from schemas import ChunkType
 from schemas.collection import (
     BM25_INPUT,
     DENSE_FIELDS,
+    EMBEDDER_PROPERTY,
     OUTPUT_FIELDS,
     build_index_params,
+    embedder_mismatch,
     build_schema,
     in_list,
     quote,
@@ -74,19 +76,31 @@ class MilvusStore:
         self.collection = config.collection
         self.client = client or open_client(config, create=True)
 
-    def ensure_collection(self) -> None:
+    def ensure_collection(self, embedder: str | None = None) -> None:
+        """Create the collection, or check an existing one fits: its schema, and (when `embedder` is given,
+        i.e. by writers) the encoder its vectors came from. A collection made before encoders were recorded
+        is taken to hold `embedder`'s vectors and is labelled with it."""
         if self.client.has_collection(self.collection):
-            self._check_compatible()
+            described = self._check_compatible()
+            if embedder is not None:
+                have = (described.get("properties") or {}).get(EMBEDDER_PROPERTY)
+                problem = embedder_mismatch(self.collection, have, embedder)
+                if problem:
+                    raise StoreError(problem)
+                if have is None:
+                    self.client.alter_collection_properties(self.collection, properties={EMBEDDER_PROPERTY: embedder})
         else:
+            labels = {"properties": {EMBEDDER_PROPERTY: embedder}} if embedder else {}
             with _quiet_lite_refusals():
                 self.client.create_collection(
                     self.collection,
                     schema=build_schema(self.dim),
                     index_params=build_index_params(self.config.hnsw_m, self.config.hnsw_ef_construction),
+                    **labels,
                 )
         self.client.load_collection(self.collection)
 
-    def _check_compatible(self) -> None:
+    def _check_compatible(self) -> dict:
         described = self.client.describe_collection(self.collection)
         have = {f["name"]: f for f in described["fields"]}
         want = {f.name: f for f in build_schema(self.dim).fields}
@@ -101,6 +115,7 @@ class MilvusStore:
                 f"(missing fields: {missing or 'none'}; wrong vector size: {wrong_dim or 'none'}); "
                 "use a new [milvus] collection name or drop it and ingest again"
             )
+        return described
 
     # ---- writing -------------------------------------------------------------------------------
     def upsert(self, rows: list[dict]) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from pymilvus import MilvusClient
 
-from embedding import Encoder, load_encoder
+from embedding import Encoder, encoder_for
 from query import confidence as conf
 from query.citations import citation, deep_link
 from query.filters import access_expr, readable, search_expr
@@ -36,7 +36,7 @@ from query.selection import by_continuity, diversify, dominant_document, promote
 from query.transform import load_transform, seeds
 from query.types import Candidate, Hit, RetrievalResult
 from schemas import ChunkType, Principal, from_epoch
-from schemas.collection import OUTPUT_FIELDS, SPARSE_FIELD, in_list, quote
+from schemas.collection import EMBEDDER_PROPERTY, OUTPUT_FIELDS, SPARSE_FIELD, embedder_mismatch, in_list, quote
 from schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_config
 
 log = logging.getLogger("cairn.query")
@@ -93,6 +93,10 @@ class Retriever:
         self.encoder = encoder
         self.collection = milvus.collection
         self.client = client or connect(milvus)
+        have = (self.client.describe_collection(self.collection).get("properties") or {}).get(EMBEDDER_PROPERTY)
+        problem = embedder_mismatch(self.collection, have, encoder.identity)
+        if problem:
+            raise RetrievalError(problem)
         self.transform = load_transform(settings.transform)
         self._cache: dict[tuple, tuple[float, RetrievalResult]] = {}
 
@@ -100,7 +104,7 @@ class Retriever:
     def from_config(cls, config: CairnConfig | str | Path | None = None) -> "Retriever":
         if not isinstance(config, CairnConfig):
             config = load_config(config)
-        return cls(config.milvus, config.query, load_encoder(config.embedding.model))
+        return cls(config.milvus, config.query, encoder_for(config.embedding))
 
     def retrieve(self, text: str, principal: Principal, k: int | None = None, doc_tag: str | None = None,
                  as_of: int | None = None, filters: dict | None = None) -> RetrievalResult:

@@ -54,6 +54,21 @@ OUTPUT_FIELDS = (
 )
 
 
+# A collection property naming the encoder (model and backend, embedding.Encoder.identity) whose vectors
+# fill it: queries and later ingests must embed with the same one.
+EMBEDDER_PROPERTY = "cairn.embedder"
+
+
+def embedder_mismatch(collection: str, have: str | None, want: str) -> str | None:
+    """Why a collection filled by encoder `have` cannot be used with encoder `want`, or None if it can."""
+    if have is None or have == want:
+        return None
+    return (
+        f"collection {collection!r} holds vectors from the encoder {have!r}, but the config embeds with {want!r}: "
+        "they are not comparable. Set [embedding] back, or ingest into a new [milvus] collection"
+    )
+
+
 def build_schema(dim: int):
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_FIELDS["chunk_id"])

@@ -43,8 +43,13 @@ class MilvusConfig(_Strict):
 
 class EmbeddingConfig(_Strict):
     model: Literal["all-MiniLM-L6-v2"] = "all-MiniLM-L6-v2"  # bundled weights; the only offline model
+    # torch: sentence-transformers (fp32). onnx-int8: the same weights exported to ONNX once, quantised to
+    # int8, run by onnxruntime (faster on a CPU; see the README's benchmark). A collection keeps the backend
+    # that filled it: switching means a new [milvus] collection (their vectors are not interchangeable).
+    backend: Literal["torch", "onnx-int8"] = "torch"
+    onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
     batch_size: int = 64
-    cache_path: str = "data/index/embeddings.sqlite"  # (model, text hash) -> vector; never embed twice
+    cache_path: str = "data/index/embeddings.sqlite"  # (model identity, text hash) -> vector; never embed twice
 
 
 class ChunkingConfig(_Strict):

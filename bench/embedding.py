@@ -1,0 +1,99 @@
+"""Embedding backends: the int8 ONNX export against the torch model, on the same texts, in one run.
+
+    python -m bench.embedding [--runs 3] [--texts 1000] [--scifact-queries 0] [--no-scifact]
+
+Texts: the first `--texts` model inputs (child chunks and abstracts, as ingest builds them) of the shared
+openshift runbooks. Each run encodes them with torch, then with onnx-int8, alternately, so both see the same
+machine load; speed-up = median over runs of torch seconds / onnx seconds. Quality: cosine of each int8
+vector to its torch (fp32) vector (mean, p1, min), and how often a text's nearest torch neighbour among the
+sample is itself; then SciFact nDCG@10 of the full retrieval pipeline with an index built by each backend
+(bench.eval's dev set and harness; the onnx index lives in --work/onnx-int8). Results: bench/results/embedding.json.
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import median, require_shared, save, scratch_config
+
+
+def sample_texts(shared: Path, limit: int) -> list[str]:
+    from bench.runbooks import texts_embedded
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = scratch_config(Path(tmp), [{"name": "openshift", "type": "wiki", "tenant": "bench", "acl": ["all"],
+                                             "path": str(shared / "corpora/wiki/openshift-runbooks")}])
+        return texts_embedded(config)[:limit]
+
+
+def scifact_ndcg(work: Path, backend: str, queries: int) -> dict:
+    from bench.eval import VARIANTS, MemoEncoder, evaluate
+    from bench.eval_corpora import ingest, scifact
+    from embedding import encoder_for
+    from schemas.config import load_config
+
+    dev = scifact(work if backend == "torch" else work / backend, backend)
+    started = time.perf_counter()
+    report = ingest(dev)
+    encoder = MemoEncoder(encoder_for(load_config(dev.config).embedding))
+    result = evaluate(dev, VARIANTS["full"], encoder, 10, queries or None)
+    return {"ndcg@10": result["metrics"]["ndcg@10"], "recall@10": result["metrics"]["recall@10"],
+            "queries": result["queries"], "index_documents": report.get("documents"),
+            "ingest_seconds_this_run": round(time.perf_counter() - started, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--texts", type=int, default=1000)
+    parser.add_argument("--scifact-queries", type=int, default=0, help="first N SciFact dev queries (all: 0)")
+    parser.add_argument("--no-scifact", action="store_true")
+    parser.add_argument("--work", default="/tmp/cairn-eval")
+    args = parser.parse_args()
+    shared = require_shared()
+    from embedding import load_encoder
+
+    texts = sample_texts(shared, args.texts)
+    exact_model, int8_model = load_encoder(), load_encoder("all-MiniLM-L6-v2", "onnx-int8")
+    started = time.perf_counter()
+    int8_model.encode(["warm up: exports the model on first use"])
+    first_load = time.perf_counter() - started
+    exact_model.encode(["warm up"])
+    runs = []
+    for _ in range(args.runs):
+        timings = {}
+        for name, model in (("torch", exact_model), ("onnx-int8", int8_model)):
+            started = time.perf_counter()
+            vectors = model.encode(texts, batch_size=64)
+            timings[name] = (time.perf_counter() - started, vectors)
+        runs.append({"torch_seconds": round(timings["torch"][0], 2), "onnx_int8_seconds": round(timings["onnx-int8"][0], 2),
+                     "speedup": round(timings["torch"][0] / timings["onnx-int8"][0], 3)})
+    exact, int8 = timings["torch"][1], timings["onnx-int8"][1]
+    cosines = (exact * int8).sum(axis=1)
+    own_neighbour = float(np.mean((int8 @ exact.T).argmax(axis=1) == np.arange(len(texts))))
+    tokens = [len(t.split()) for t in texts]
+    results = {
+        "texts": len(texts), "texts_from": "openshift-runbooks model inputs (children and abstracts)",
+        "median_words_per_text": median(tokens),
+        "onnx_first_load_seconds": round(first_load, 2),
+        "runs": runs,
+        "median_speedup": median([r["speedup"] for r in runs]),
+        "torch_texts_per_s": round(len(texts) / median([r["torch_seconds"] for r in runs]), 1),
+        "onnx_int8_texts_per_s": round(len(texts) / median([r["onnx_int8_seconds"] for r in runs]), 1),
+        "cosine_to_fp32": {"mean": round(float(cosines.mean()), 4), "p1": round(float(np.percentile(cosines, 1)), 4),
+                           "min": round(float(cosines.min()), 4)},
+        "nearest_torch_neighbour_is_itself": round(own_neighbour, 4),
+    }
+    print(f"speed-up {results['median_speedup']}x, cosine mean {results['cosine_to_fp32']['mean']}", flush=True)
+    if not args.no_scifact:
+        results["scifact"] = {backend: scifact_ndcg(Path(args.work), backend, args.scifact_queries)
+                              for backend in ("torch", "onnx-int8")}
+    save("embedding", results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The headline numbers of bench/results/*.json against the goals of the production path, one line each.
+
+    python -m bench.summary     (the last step of `make bench`)
+
+It only reads what the benchmarks wrote; a missing result file is reported as not measured.
+"""
+from __future__ import annotations
+
+import json
+
+from bench.common import RESULTS
+
+
+def _load(name: str) -> dict | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _line(label: str, value: str, goal: str = "", met: bool | None = None) -> str:
+    verdict = "" if met is None else ("  met" if met else "  NOT met")
+    return f"{label:58} {value:>22}  {goal}{verdict}"
+
+
+def lines() -> list[str]:
+    out = []
+    runbooks = _load("runbooks")
+    if runbooks:
+        for corpus, entry in runbooks["corpora"].items():
+            ratio = entry["median_throughput_ratio"]
+            out.append(_line(f"ingest / raw model throughput ({corpus})", f"{ratio:.3f}", "goal >= 0.85", ratio >= 0.85))
+    else:
+        out.append(_line("ingest / raw model throughput", "not measured"))
+    incremental = _load("incremental")
+    if incremental:
+        rerun = incremental["unchanged_reruns"]
+        ratio, embedded = rerun["median_wall_ratio_to_first"], max(rerun["embeddings_computed"])
+        out.append(_line("unchanged re-ingest / first ingest (wall)", f"{ratio:.4f}, {embedded} embeddings",
+                         "goal <= 0.03, 0", ratio <= 0.03 and embedded == 0))
+    else:
+        out.append(_line("unchanged re-ingest / first ingest", "not measured"))
+    speed = _load("query_speed")
+    if speed:
+        for run in speed["runs"]:
+            out.append(_line(f"retrieve() p50 at {run['child_rows']:,} rows vs raw Milvus calls",
+                             f"{run['retrieve_ms_p50']:.0f} / {run['raw_milvus_ms_p50']:.0f} ms",
+                             f"overhead {run['pipeline_overhead_median']:.1%}"))
+    else:
+        out.append(_line("retrieve() latency", "not measured"))
+    rss = _load("rss")
+    if rss:
+        ratio = rss["ratio_peak_rss"]
+        out.append(_line("peak RSS ingesting 10x / 1x", f"{ratio:.3f}", "goal <= 1.2", ratio <= 1.2))
+    else:
+        out.append(_line("peak RSS 10x / 1x", "not measured"))
+    embedding = _load("embedding")
+    if embedding:
+        out.append(_line("onnx-int8 / torch encode speed-up", f"{embedding['median_speedup']:.2f}x"))
+        out.append(_line("onnx-int8 mean cosine to torch fp32", f"{embedding['cosine_to_fp32']['mean']:.4f}"))
+        for backend, entry in (embedding.get("scifact") or {}).items():
+            out.append(_line(f"SciFact nDCG@10 ({backend}, {entry['queries']} queries)", f"{entry['ndcg@10']:.3f}"))
+    else:
+        out.append(_line("embedding backends", "not measured"))
+    return out
+
+
+def main() -> None:
+    print("\n".join(lines()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The ONNX int8 backend: the same model, exported once from its bundled weights, quantised, then run by
+onnxruntime.
+
+    export:   torch (already installed for the default backend) traces the transformer to ONNX (fp32),
+              onnxruntime's dynamic quantisation turns its weights into int8 (per channel). Both files
+              go to `cache_dir/<model>-<digest>/`, where digest covers the weights, the tokenizer and the
+              exporter's versions: a new model package or onnxruntime never reuses an old export. The
+              export writes to a temporary folder and renames it into place, so a crash leaves nothing
+              half-written, and concurrent first runs (Dask workers) each export and one rename wins.
+    encode:   the model's own fast tokenizer (truncation at max_seq_length, like sentence-transformers),
+              batches sorted by length (less padding), mean pooling over the attention mask, L2 norm:
+              the pipeline sentence-transformers runs for this model (modules.json: Transformer, Pooling
+              mean, Normalize), so only the int8 arithmetic differs. bench.embedding measures how much.
+
+No optimum: its extra would downgrade sentence-transformers (see ../shared/STACK.md).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+FILES_HASHED = ("model.safetensors", "tokenizer.json", "config.json", "modules.json", "1_Pooling/config.json")
+
+
+def export_digest(model_dir: Path) -> str:
+    import onnxruntime
+    import torch
+
+    digest = hashlib.sha256(f"onnxruntime {onnxruntime.__version__} torch {torch.__version__}\n".encode())
+    for name in FILES_HASHED:
+        path = model_dir / name
+        if path.exists():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _check_pooling(model_dir: Path) -> None:
+    """This runtime re-implements mean pooling + normalisation: refuse a model configured otherwise."""
+    pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
+    modules = [m["type"].rsplit(".", 1)[-1] for m in json.loads((model_dir / "modules.json").read_text())]
+    if not pooling.get("pooling_mode_mean_tokens") or modules != ["Transformer", "Pooling", "Normalize"]:
+        raise RuntimeError(f"{model_dir}: the onnx-int8 backend supports mean pooling + Normalize only ({modules}, {pooling})")
+
+
+def export_int8(model_dir: Path, cache_dir: Path, name: str) -> Path:
+    """The int8 ONNX file for the model at `model_dir`, exported into `cache_dir` unless already there."""
+    _check_pooling(model_dir)
+    target = cache_dir / f"{name}-{export_digest(model_dir)}"
+    model_path = target / "model_int8.onnx"
+    if model_path.exists():
+        return model_path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=cache_dir))
+    try:
+        _export(model_dir, scratch)
+        try:
+            scratch.rename(target)
+        except OSError:
+            if not model_path.exists():  # not another process's finished export: a real failure
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return model_path
+
+
+def _export(model_dir: Path, out: Path) -> None:
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    transformer = AutoModel.from_pretrained(str(model_dir)).eval()
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.transformer(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    sample = tokenizer(["an export sample", "a second, longer export sample"], padding=True, return_tensors="pt")
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
+    fp32 = out / "model.onnx"
+    import warnings
+
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
+        torch.onnx.export(
+            LastHiddenState(), tuple(sample[n] for n in INPUTS), str(fp32), input_names=list(INPUTS),
+            output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
+        )
+    import logging
+
+    quant_log = logging.getLogger()  # quantize_dynamic warns on the root logger about pre-processing
+    level = quant_log.level
+    quant_log.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(str(fp32), str(out / "model_int8.onnx"), weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        quant_log.setLevel(level)
+    fp32.unlink()  # only the int8 file is served; the fp32 one is 4x its size
+
+
+class OnnxModel:
+    """all-MiniLM-style sentence embeddings from an int8 ONNX file; `encode` behaves as the torch model's."""
+
+    def __init__(self, model_dir: Path, onnx_path: Path, max_seq_length: int, threads: int) -> None:
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+        self.max_seq_length = max_seq_length
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self.path = onnx_path
+
+    def encode(self, texts: list[str], batch_size: int = 64, **_: object) -> np.ndarray:
+        order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths share a batch
+        out = np.empty((len(texts), 0), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            rows = order[start : start + batch_size]
+            batch = self.tokenizer(
+                [texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_seq_length,
+                return_tensors="np",
+            )
+            hidden = self.session.run(None, {n: batch[n].astype(np.int64) for n in INPUTS})[0]
+            mask = batch["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            if out.shape[1] == 0:
+                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[rows] = pooled
+        return out

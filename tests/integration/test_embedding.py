@@ -1,0 +1,83 @@
+"""The embedding backends with the real bundled model: torch, and the int8 ONNX export run by onnxruntime;
+and the collection refusing vectors from an encoder other than the one that filled it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from embedding import Encoder, load_encoder
+from index.store import MilvusStore, StoreError
+from query import RetrievalError, Retriever
+from schemas.config import MilvusConfig, QueryConfig, parse_config
+
+TEXTS = [
+    "Fail over the ledger-db primary: promote the replica, then repoint the write endpoint.",
+    "The TLS certificate on the edge proxy expired; renew it with cert-manager and reload nginx.",
+    "Kubelet reports DiskPressure when the node's image filesystem is over 85% full.",
+    "Section 4.2 Termination. Either party may terminate this Agreement upon thirty days written notice.",
+    "short",
+    " ".join(["a much longer input that the model truncates at 256 word pieces"] * 60),
+]
+
+
+@pytest.fixture(scope="module")
+def onnx_encoder(tmp_path_factory) -> Encoder:
+    return load_encoder("all-MiniLM-L6-v2", "onnx-int8", str(tmp_path_factory.mktemp("models")))
+
+
+def test_onnx_int8_vectors_are_close_to_torch_and_keep_the_ranking(onnx_encoder):
+    exact = load_encoder().encode(TEXTS)
+    quantised = onnx_encoder.encode(TEXTS, batch_size=4)  # batches sorted by length, put back in order
+    assert quantised.shape == exact.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-4)
+    cosines = (quantised * exact).sum(axis=1)
+    assert cosines.min() > 0.95, cosines
+    # each text's nearest neighbour among the torch vectors is its own
+    assert list((quantised @ exact.T).argmax(axis=1)) == list(range(len(TEXTS)))
+
+
+def test_the_export_is_made_once_and_reused(onnx_encoder, tmp_path):
+    onnx_encoder.encode(["load it"])
+    path = onnx_encoder.model().path
+    exports = list(path.parent.parent.iterdir())
+    assert [p.name for p in exports] == [path.parent.name]  # no scratch folder left behind
+    stamp = path.stat().st_mtime_ns
+    again = Encoder(onnx_encoder.spec, "onnx-int8", onnx_encoder.onnx_cache)  # a fresh process would do this
+    assert np.allclose(again.encode(TEXTS[:2]), onnx_encoder.encode(TEXTS[:2]), atol=1e-6)
+    assert again.model().path == path and path.stat().st_mtime_ns == stamp
+
+
+def test_backends_have_their_own_identity():
+    torch_identity = load_encoder().identity
+    assert torch_identity == "all-MiniLM-L6-v2/seq256/d384"  # unchanged: existing embedding caches stay valid
+    assert load_encoder("all-MiniLM-L6-v2", "onnx-int8").identity == torch_identity + "/onnx-int8"
+    with pytest.raises(ValueError, match="backend 'fp16'"):
+        load_encoder("all-MiniLM-L6-v2", "fp16")
+    with pytest.raises(Exception, match="backend"):
+        parse_config({"embedding": {"backend": "tensorrt"}}, "test.toml")
+
+
+def test_a_collection_refuses_writers_and_readers_of_another_encoder(tmp_path):
+    milvus = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"), collection="labelled")
+    torch_encoder, onnx = load_encoder(), load_encoder("all-MiniLM-L6-v2", "onnx-int8")
+    store = MilvusStore(milvus, 384)
+    store.ensure_collection(embedder=onnx.identity)
+    store.ensure_collection(embedder=onnx.identity)  # the same encoder again is fine
+    with pytest.raises(StoreError, match="onnx-int8.*all-MiniLM-L6-v2/seq256/d384'"):
+        store.ensure_collection(embedder=torch_encoder.identity)
+    with pytest.raises(RetrievalError, match="not comparable"):
+        Retriever(milvus, QueryConfig(), torch_encoder, client=store.client)
+    Retriever(milvus, QueryConfig(), onnx, client=store.client)  # the matching encoder is accepted
+    store.close()
+
+
+def test_a_collection_from_before_labels_is_labelled_by_its_next_writer(tmp_path):
+    milvus = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"), collection="old")
+    store = MilvusStore(milvus, 384)
+    store.ensure_collection()  # as a reader or an older Cairn made it: no label
+    assert "cairn.embedder" not in (store.client.describe_collection("old").get("properties") or {})
+    store.ensure_collection(embedder="all-MiniLM-L6-v2/seq256/d384")
+    assert store.client.describe_collection("old")["properties"]["cairn.embedder"] == "all-MiniLM-L6-v2/seq256/d384"
+    with pytest.raises(StoreError):
+        store.ensure_collection(embedder="all-MiniLM-L6-v2/seq256/d384/onnx-int8")
+    store.close()
