@@ -125,13 +125,17 @@ def _load_onnx(spec: ModelSpec, cache: Path):
     return OnnxModel(model_dir, export_int8(model_dir, cache, spec.name), spec.max_seq_length, _threads())
 
 
-@lru_cache(maxsize=4)
 def load_encoder(name: str = "all-MiniLM-L6-v2", backend: str = "torch", onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
     """The process-wide encoder for a model name and backend (weights load on first use)."""
     if name not in MODELS:
         raise ValueError(f"unknown embedding model {name!r}; available offline: {', '.join(MODELS)}")
     if backend not in BACKENDS:
         raise ValueError(f"unknown embedding backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    return _encoder(name, backend, onnx_cache)  # one cache key however the arguments were passed
+
+
+@lru_cache(maxsize=8)
+def _encoder(name: str, backend: str, onnx_cache: str) -> Encoder:
     return Encoder(MODELS[name], backend, onnx_cache)
 
 
