@@ -25,6 +25,9 @@ from pathlib import Path
 import numpy as np
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+# How the file is made; part of the digest, so a change here re-exports. Eager attention exports as plain
+# MatMul/Softmax ops, which onnxruntime runs ~20% faster than the SDPA export (measured on 300 runbook texts).
+RECIPE = "attn=eager opset=17 int8=dynamic,per-channel,QInt8"
 FILES_HASHED = ("model.safetensors", "tokenizer.json", "config.json", "modules.json", "1_Pooling/config.json")
 
 
@@ -32,7 +35,7 @@ def export_digest(model_dir: Path) -> str:
     import onnxruntime
     import torch
 
-    digest = hashlib.sha256(f"onnxruntime {onnxruntime.__version__} torch {torch.__version__}\n".encode())
+    digest = hashlib.sha256(f"{RECIPE} onnxruntime {onnxruntime.__version__} torch {torch.__version__}\n".encode())
     for name in FILES_HASHED:
         path = model_dir / name
         if path.exists():
@@ -75,7 +78,7 @@ def _export(model_dir: Path, out: Path) -> None:
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    transformer = AutoModel.from_pretrained(str(model_dir)).eval()
+    transformer = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
 
     class LastHiddenState(torch.nn.Module):
         def __init__(self) -> None:
