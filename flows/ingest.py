@@ -127,6 +127,7 @@ def write(
         store.retire_other_versions(doc.document_id, doc.version_hash, history, at=doc.temporal_start)
         store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
     failpoint("retired")
+    store.settle()  # Milvus Lite: memory and per-document cost stay those of one batch (index/store.py)
     return len(rows)
 
 

@@ -158,6 +158,15 @@ class MilvusStore:
     def flush(self) -> None:
         self.client.flush(self.collection)
 
+    def settle(self) -> None:
+        """After each batch an ingest writes. Milvus Lite runs inside the ingesting process and buffers
+        unflushed rows in a memtable (flushed on its own only at 128 MB) that every filtered delete or
+        query scans row by row: unflushed, a run's memory and its time per document grow with the rows
+        written so far (bench/rss.py). A server seals segments itself and rate-limits flush calls, and its
+        memory is not the ingest's: nothing to do there."""
+        if self.config.is_lite:
+            self.flush()
+
     # ---- reading -------------------------------------------------------------------------------
     def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
         """Every matching row, paged (a plain query is capped at 16,384 rows on a server)."""
