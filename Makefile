@@ -28,12 +28,14 @@ test: $(STAMP)
 
 # The production-path benchmarks (about an hour on 2 cores; each skips when ../shared is absent), then
 # their headline numbers against the goals. Results: bench/results/*.json.
+# Against a Milvus server instead of a scratch Lite file: make bench STORE="--store server --uri http://host:19530"
+STORE ?=
 bench: $(STAMP)
-	$(BIN)/python -m bench.runbooks --runs 3
-	$(BIN)/python -m bench.incremental --runs 3
-	$(BIN)/python -m bench.rss
+	$(BIN)/python -m bench.runbooks --runs 3 $(STORE)
+	$(BIN)/python -m bench.incremental --runs 3 $(STORE)
+	$(BIN)/python -m bench.rss $(STORE)
 	$(BIN)/python -m bench.embedding
-	$(BIN)/python -m bench.query_speed --rows 10000,100000
+	$(BIN)/python -m bench.query_speed --rows 10000,100000 $(STORE)
 	$(BIN)/python -m bench.summary
 
 clean:

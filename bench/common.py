@@ -1,14 +1,19 @@
-"""Shared by the benchmarks: scratch configs, the shared corpora, medians."""
+"""Shared by the benchmarks: scratch configs, where their collections live, the shared corpora, medians."""
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
+import os
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-RESULTS = REPO / "bench" / "results"
+RESULTS = Path(os.environ.get("CAIRN_BENCH_RESULTS") or REPO / "bench" / "results")  # tests point it elsewhere
 
 
 def require_shared() -> Path:
@@ -18,10 +23,84 @@ def require_shared() -> Path:
     return SHARED
 
 
-def scratch_config(workdir: Path, sources: list[dict], collection: str = "bench", backend: str = "torch") -> Path:
+@dataclass
+class BenchStore:
+    """Where a benchmark's collections live.
+
+    lite (the default): a Milvus Lite file in the benchmark's scratch folder, deleted with it.
+    server (`--store server --uri http://host:19530`, token from $CAIRN_MILVUS_TOKEN): a running Milvus,
+    2.5 or later (the collection's BM25 function). Every collection a benchmark makes there gets a name of
+    its own, bench_<purpose>_<pid>_<n>, and is dropped when the benchmark ends (bench_store below).
+    """
+
+    kind: str = "lite"
+    uri: str = ""
+    created: list[str] = field(default_factory=list)
+
+    def place(self, workdir: Path, collection: str) -> tuple[str, str]:
+        """(uri, collection name) for one scratch collection of a benchmark working in `workdir`."""
+        if self.kind == "lite":
+            return str(workdir / "index" / "cairn.db"), collection
+        name = f"bench_{collection}_{os.getpid()}_{len(self.created)}"
+        self.created.append(name)
+        return self.uri, name
+
+    def milvus_config(self, workdir: Path, collection: str):
+        from schemas.config import MilvusConfig
+
+        uri, name = self.place(workdir, collection)
+        return MilvusConfig(uri=uri, collection=name)
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "uri": self.uri or None}
+
+
+LITE = BenchStore()
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", choices=["lite", "server"], default="lite",
+                        help="lite: a Milvus Lite file in scratch (default); server: the Milvus at --uri")
+    parser.add_argument("--uri", default=os.environ.get("CAIRN_MILVUS_URI") or "http://127.0.0.1:19530",
+                        help="the Milvus server of --store server (default $CAIRN_MILVUS_URI, else %(default)s)")
+
+
+@contextlib.contextmanager
+def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
+    """The store the arguments name. A server is checked reachable first (exit 2 with the reason if not),
+    and the collections the benchmark made on it are dropped at the end, whatever happened. Lite ignores
+    $CAIRN_MILVUS_URI (it would redirect the scratch configs to a server)."""
+    from index.store import StoreError, open_client
+    from schemas.config import MilvusConfig
+
+    if args.store == "lite":
+        os.environ.pop("CAIRN_MILVUS_URI", None)
+        yield LITE
+        return
+    os.environ["CAIRN_MILVUS_URI"] = args.uri  # what load_config of each scratch config will use anyway
+    try:
+        client = open_client(MilvusConfig(uri=args.uri), create=False)
+        client.list_collections()
+    except StoreError as exc:
+        print(f"--store server: {exc}", file=sys.stderr)
+        sys.exit(2)
+    store = BenchStore("server", args.uri)
+    try:
+        yield store
+    finally:
+        for name in store.created:
+            if client.has_collection(name):
+                client.drop_collection(name)
+        client.close()
+
+
+def scratch_config(
+    workdir: Path, sources: list[dict], collection: str = "bench", backend: str = "torch", store: BenchStore = LITE
+) -> Path:
+    uri, name = store.place(workdir, collection)
     lines = [
         f"state_path = {json.dumps(str(workdir / 'index' / 'state.sqlite'))}",
-        "[milvus]", f"uri = {json.dumps(str(workdir / 'index' / 'cairn.db'))}", f"collection = {json.dumps(collection)}",
+        "[milvus]", f"uri = {json.dumps(uri)}", f"collection = {json.dumps(name)}",
         "[embedding]", f"cache_path = {json.dumps(str(workdir / 'index' / 'embeddings.sqlite'))}",
         f"backend = {json.dumps(backend)}",
     ]

@@ -1,6 +1,6 @@
 """Incremental re-ingestion on the openshift runbooks: what an unchanged and a one-page run cost.
 
-    python -m bench.incremental [--runs 3]
+    python -m bench.incremental [--runs 3] [--store lite|server --uri http://host:19530]
 
 In one process, on a scratch copy of the corpus: a first ingest through the real flow (wall time around
 the flow call, Prefect included), then `runs` unchanged re-runs (median wall time; goal: <= 0.03 of the
@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import median, require_shared, save, scratch_config
+from bench.common import add_store_arguments, bench_store, median, require_shared, save, scratch_config
 
 
 def model_inputs(path: Path, locator: str, source_name: str) -> set[str]:
@@ -45,15 +45,16 @@ def timed(flow, **kwargs) -> tuple[dict, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
+    add_store_arguments(parser)
     args = parser.parse_args()
     shared = require_shared()
     from flows.ingest import ingest_flow
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, bench_store(args) as store:
         corpus = Path(tmp) / "openshift"
         shutil.copytree(shared / "corpora/wiki/openshift-runbooks", corpus)
         source = {"name": "openshift", "type": "wiki", "path": str(corpus), "tenant": "bench", "acl": ["all"]}
-        config = str(scratch_config(Path(tmp), [source]))
+        config = str(scratch_config(Path(tmp), [source], store=store))
         first, first_wall = timed(ingest_flow, config_path=config)
         reruns = [timed(ingest_flow, config_path=config) for _ in range(args.runs)]
         rerun_walls = [wall for _, wall in reruns]
@@ -69,6 +70,7 @@ def main() -> None:
 
     results = {
         "corpus": "openshift-runbooks",
+        "store": store.describe(),
         "documents": first["documents"],
         "first_ingest": {"wall_seconds": round(first_wall, 2), "embeddings_computed": first["embeddings_computed"],
                          "chunks": first["chunks"], "sections": first["sections"]},

@@ -1,9 +1,10 @@
 """retrieve() latency at scale beside the raw Milvus calls it makes, measured in the same calls.
 
-    python -m bench.query_speed [--rows 10000,100000] [--queries 60]
+    python -m bench.query_speed [--rows 10000,100000] [--queries 60] [--store lite|server --uri http://host:19530]
 
 Synthetic rows (random unit vectors, text drawn from a fixed vocabulary; 4 tenants x 8 groups; 3 children
-and 1 parent per document) go into a scratch Milvus Lite file. The query encoder is a deterministic random
+and 1 parent per document) go into a scratch Milvus Lite file (or, with --store server, a collection of their own on a Milvus server,
+dropped at the end). The query encoder is a deterministic random
 projection (the model is not what is measured). Every client call retrieve() makes is timed through a
 proxy, so "raw Milvus" is exactly the calls of the measured queries and the pipeline's own overhead is the
 rest. Also: the same dense search with and without the tenant+ACL filter. Results: bench/results/query_speed.json.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import save
+from bench.common import BenchStore, add_store_arguments, bench_store, save
 
 DIM = 384
 TENANTS = ["acme", "globex", "initech", "umbrella"]
@@ -98,16 +99,14 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
     return children + [parent]
 
 
-def measure(children: int, queries: int, work: Path) -> dict:
-    from pymilvus import MilvusClient
-
-    from index.store import MilvusStore
+def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
+    from index.store import MilvusStore, open_client
     from query import Principal
     from query.retriever import Retriever
     from schemas.collection import access_filter
-    from schemas.config import MilvusConfig, QueryConfig
+    from schemas.config import QueryConfig
 
-    config = MilvusConfig(uri=str(work / f"speed-{children}.db"), collection="speed")
+    config = where.milvus_config(work / f"speed-{children}", "speed")
     store = MilvusStore(config, DIM)
     store.ensure_collection()
     vectors = np.random.default_rng(5)
@@ -123,8 +122,8 @@ def measure(children: int, queries: int, work: Path) -> dict:
     store.close()
     insert_s = time.perf_counter() - started
 
-    client = TimedClient(MilvusClient(uri=config.uri))
-    client.load_collection("speed")
+    client = TimedClient(open_client(config, create=False))
+    client.load_collection(config.collection)
     # Random vectors sit below every relevance floor; with floors off every later step (fetch, expansion,
     # packing) runs on every query, so the overhead measured is the whole pipeline's.
     retriever = Retriever(config, QueryConfig(steps={"floors": False}), HashEncoder(), client=client)
@@ -148,7 +147,7 @@ def measure(children: int, queries: int, work: Path) -> dict:
         v = encoder.encode([q])[0].tolist()
         for expr, sink in ((f'{access_filter(p.tenant, p.groups)} and chunk_type == "child"', filtered), ('chunk_type == "child"', unfiltered)):
             t0 = time.perf_counter()
-            client.client.search("speed", data=[v], anns_field="full_text_embedding", limit=50, filter=expr, output_fields=["parent_chunk_id"])
+            client.client.search(config.collection, data=[v], anns_field="full_text_embedding", limit=50, filter=expr, output_fields=["parent_chunk_id"])
             sink.append((time.perf_counter() - t0) * 1000)
     client.client.close()
     q = lambda xs, f: round(sorted(xs)[min(len(xs) - 1, int(len(xs) * f))], 1)  # noqa: E731
@@ -167,11 +166,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default="10000,100000")
     parser.add_argument("--queries", type=int, default=60)
+    add_store_arguments(parser)
     args = parser.parse_args()
-    results = {"runs": []}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, bench_store(args) as store:
+        results = {"store": store.describe(), "runs": []}
         for n in (int(x) for x in args.rows.split(",")):
-            results["runs"].append(measure(n, args.queries, Path(tmp)))
+            results["runs"].append(measure(n, args.queries, Path(tmp), store))
             print(results["runs"][-1], flush=True)
     save("query_speed", results)
 

@@ -1,6 +1,6 @@
 """Peak memory of an ingest of 10x a corpus against 1x (issue #9; goal: ratio <= 1.2, ingestion streams).
 
-    python -m bench.rss [--runs 3] [--scale 10] [--pages 48]
+    python -m bench.rss [--runs 3] [--scale 10] [--pages 48] [--store lite|server --uri http://host:19530]
 
 Corpus: `--pages` pages of the shared openshift runbooks, evenly spaced over the pages sorted by path (so
 short and long pages both occur), copied into folders copy-01, copy-02, ... One copy is the 1x corpus,
@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import REPO, median, require_shared, save, scratch_config
+from bench.common import REPO, BenchStore, add_store_arguments, bench_store, median, require_shared, save, scratch_config
 
 CORPUS = "wiki/openshift-runbooks"
 MB = 1024 * 1024
@@ -140,9 +140,9 @@ def ingest(config: Path, prefect_home: Path) -> dict:
     }
 
 
-def config_for(work: Path, corpus: Path) -> Path:
+def config_for(work: Path, corpus: Path, store: BenchStore) -> Path:
     source = {"name": "openshift", "type": "wiki", "path": str(corpus), "tenant": "bench", "acl": ["all"]}
-    path = scratch_config(work, [source])
+    path = scratch_config(work, [source], store=store)
     # the default ingest (data-quality check of what was written included), with its report kept in scratch
     with path.open("a") as handle:
         handle.write(f"[quality]\nreport_dir = {json.dumps(str(work / 'reports'))}\n")
@@ -163,12 +163,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scale", type=int, default=10)
     parser.add_argument("--pages", type=int, default=48, help="pages of the base (1x) corpus (a multiple of 16)")
+    add_store_arguments(parser)
     args = parser.parse_args()
     shared = require_shared()
     source = shared / "corpora" / CORPUS
     pages = select_pages(source, args.pages)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, bench_store(args) as store:
         tmp = Path(tmp)
         one, many = tmp / "corpus-1x", tmp / f"corpus-{args.scale}x"
         bytes_1x = write_copies(source, pages, one, 1)
@@ -176,13 +177,13 @@ def main() -> None:
         prefect_home = tmp / "prefect-home"
         warm = tmp / "warm"
         write_copies(source, pages[:1], warm / "wiki", 1)
-        ingest(config_for(warm, warm / "wiki"), prefect_home)  # creates Prefect's database; not measured
+        ingest(config_for(warm, warm / "wiki", store), prefect_home)  # creates Prefect's database; not measured
         measured: dict[str, list[dict]] = {"1x": [], f"{args.scale}x": []}
         for run in range(args.runs):  # interleaved, so that load from other work falls on both alike
             for label, corpus in (("1x", one), (f"{args.scale}x", many)):
                 work = tmp / f"{label}-{run}"
                 work.mkdir()
-                result = ingest(config_for(work, corpus), prefect_home)
+                result = ingest(config_for(work, corpus, store), prefect_home)
                 measured[label].append(result)
                 print(f"{label} run {run + 1}: {result['peak_rss_mb']} MB peak, {result['seconds']} s, "
                       f"{result['embeddings_computed']} embeddings", file=sys.stderr)
@@ -195,6 +196,7 @@ def main() -> None:
                   f"by sorted path), as copy-01..copy-NN with '(copy k)' appended to each H1",
         "pages": pages,
         "scale": args.scale,
+        "store": store.describe(),
         "runs": args.runs,
         "measured": "peak_rss_mb = ru_maxrss (os.wait4) of a fresh `python -m flows.cli ingest` process: the "
                     "largest single process of its tree (the ingest process; Prefect's temporary server is a "

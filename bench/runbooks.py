@@ -1,9 +1,10 @@
 """Ingest the shared runbook corpora; chunk SLA, ingest vs raw model throughput, recall@5 by document.
 
-    python -m bench.runbooks [--runs 3]
+    python -m bench.runbooks [--runs 3] [--store lite|server --uri http://host:19530]
 
 Per corpus and run, in one process: (1) a clean ingest through the real Prefect flow into a scratch
-Milvus Lite file, (2) the raw model encoding exactly the texts that ingest embedded, (3) the ratio.
+Milvus Lite file (or a collection of its own on a Milvus server: --store server), (2) the raw model
+encoding exactly the texts that ingest embedded, (3) the ratio.
 Then recall@5 by document on ../shared/eval/dev/runbooks (query = the alert's summary).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import median, require_shared, save, scratch_config
+from bench.common import BenchStore, add_store_arguments, bench_store, median, require_shared, save, scratch_config
 
 CORPORA = {
     "prometheus-operator-runbooks": "wiki/prometheus-operator-runbooks",
@@ -99,28 +100,24 @@ def recall_at_5(config_path: Path, shared: Path, source_name: str) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
-    shared = require_shared()
+def measure(runs_per_corpus: int, shared: Path, store: BenchStore) -> dict:
     from embedding import load_encoder
     from flows.ingest import ingest_flow
 
     encoder = load_encoder()
     encoder.encode(["warm up"])
-    results: dict = {"runs": args.runs, "corpora": {}}
+    results: dict = {"runs": runs_per_corpus, "store": store.describe(), "corpora": {}}
     with tempfile.TemporaryDirectory() as tmp:
         warm = Path(tmp) / "warm"
         (warm / "wiki").mkdir(parents=True)
         (warm / "wiki" / "w.md").write_text("# Warm up\n\nStarts Prefect's temporary server before timing.\n")
-        ingest_flow(config_path=str(scratch_config(warm, [{"name": "w", "type": "wiki", "path": str(warm / "wiki"), "tenant": "bench", "acl": ["all"]}])))
+        ingest_flow(config_path=str(scratch_config(warm, [{"name": "w", "type": "wiki", "path": str(warm / "wiki"), "tenant": "bench", "acl": ["all"]}], store=store)))
         for name, relative in CORPORA.items():
             runs = []
-            for run in range(args.runs):
+            for run in range(runs_per_corpus):
                 work = Path(tmp) / f"{name}-{run}"
                 work.mkdir()
-                config = scratch_config(work, [{"name": name, "type": "wiki", "path": str(shared / "corpora" / relative), "tenant": "bench", "acl": ["all"]}])
+                config = scratch_config(work, [{"name": name, "type": "wiki", "path": str(shared / "corpora" / relative), "tenant": "bench", "acl": ["all"]}], store=store)
                 report = ingest_flow(config_path=str(config))
                 texts = texts_embedded(config)
                 started = time.perf_counter()
@@ -148,6 +145,17 @@ def main() -> None:
             if name == "prometheus-operator-runbooks":
                 entry["eval"] = recall_at_5(config, shared, name)
             results["corpora"][name] = entry
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    add_store_arguments(parser)
+    args = parser.parse_args()
+    shared = require_shared()
+    with bench_store(args) as store:
+        results = measure(args.runs, shared, store)
     save("runbooks", results)
 
 

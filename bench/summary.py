@@ -18,7 +18,13 @@ def _load(name: str) -> dict | None:
 
 def _line(label: str, value: str, goal: str = "", met: bool | None = None) -> str:
     verdict = "" if met is None else ("  met" if met else "  NOT met")
-    return f"{label:58} {value:>22}  {goal}{verdict}"
+    return f"{label:74} {value:>22}  {goal}{verdict}"
+
+
+def _on(result: dict) -> str:
+    """Where a benchmark's Milvus was: results written before `--store` existed were all on a Lite file."""
+    store = result.get("store") or {"kind": "lite"}
+    return "Lite file" if store["kind"] == "lite" else f"server {store['uri']}"
 
 
 def lines() -> list[str]:
@@ -27,21 +33,22 @@ def lines() -> list[str]:
     if runbooks:
         for corpus, entry in runbooks["corpora"].items():
             ratio = entry["median_throughput_ratio"]
-            out.append(_line(f"ingest / raw model throughput ({corpus})", f"{ratio:.3f}", "goal >= 0.85", ratio >= 0.85))
+            out.append(_line(f"ingest / raw model throughput ({corpus}, {_on(runbooks)})", f"{ratio:.3f}",
+                             "goal >= 0.85", ratio >= 0.85))
     else:
         out.append(_line("ingest / raw model throughput", "not measured"))
     incremental = _load("incremental")
     if incremental:
         rerun = incremental["unchanged_reruns"]
         ratio, embedded = rerun["median_wall_ratio_to_first"], max(rerun["embeddings_computed"])
-        out.append(_line("unchanged re-ingest / first ingest (wall)", f"{ratio:.4f}, {embedded} embeddings",
+        out.append(_line(f"unchanged re-ingest / first ingest ({_on(incremental)})", f"{ratio:.4f}, {embedded} embeddings",
                          "goal <= 0.03, 0", ratio <= 0.03 and embedded == 0))
     else:
         out.append(_line("unchanged re-ingest / first ingest", "not measured"))
     speed = _load("query_speed")
     if speed:
         for run in speed["runs"]:
-            out.append(_line(f"retrieve() p50 at {run['child_rows']:,} rows vs raw Milvus calls",
+            out.append(_line(f"retrieve() p50 at {run['child_rows']:,} rows vs raw calls ({_on(speed)})",
                              f"{run['retrieve_ms_p50']:.0f} / {run['raw_milvus_ms_p50']:.0f} ms",
                              f"overhead {run['pipeline_overhead_median']:.1%}"))
     else:
@@ -49,7 +56,7 @@ def lines() -> list[str]:
     rss = _load("rss")
     if rss:
         ratio = rss["ratio_peak_rss"]
-        out.append(_line("peak RSS ingesting 10x / 1x", f"{ratio:.3f}", "goal <= 1.2", ratio <= 1.2))
+        out.append(_line(f"peak RSS ingesting 10x / 1x ({_on(rss)})", f"{ratio:.3f}", "goal <= 1.2", ratio <= 1.2))
     else:
         out.append(_line("peak RSS 10x / 1x", "not measured"))
     embedding = _load("embedding")
