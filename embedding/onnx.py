@@ -129,7 +129,7 @@ class OnnxModel:
         self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self.path = onnx_path
 
-    def encode(self, texts: list[str], batch_size: int = 64, **_: object) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int, **_: object) -> np.ndarray:
         order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths share a batch
         out = np.empty((len(texts), 0), dtype=np.float32)
         for start in range(0, len(texts), batch_size):

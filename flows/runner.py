@@ -32,12 +32,12 @@ from prefect.context import FlowRunContext
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from embedding import Encoder, load_encoder
-from embedding.model import DEFAULT_ONNX_CACHE
+from embedding.model import BATCH_SIZE, DEFAULT_ONNX_CACHE
 from schemas.config import CairnConfig, RunnerConfig
 
 
 @task(name="encode-texts", cache_policy=NO_CACHE)
-def encode_texts(model: str, texts: list[str], batch_size: int = 64, backend: str = "torch",
+def encode_texts(model: str, texts: list[str], batch_size: int = BATCH_SIZE, backend: str = "torch",
                  onnx_cache: str = DEFAULT_ONNX_CACHE) -> np.ndarray:
     """Vectors for `texts`, computed where this task runs: the model is loaded there by name, never pickled."""
     return load_encoder(model, backend, onnx_cache).encode(texts, batch_size=batch_size)
@@ -119,7 +119,7 @@ class RunnerEncoder:
     def loaded(self) -> bool:
         return False  # the model lives in the workers
 
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         parts = min(self.parts, math.ceil(len(texts) / batch_size))  # no slice smaller than a model batch

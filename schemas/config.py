@@ -48,7 +48,7 @@ class EmbeddingConfig(_Strict):
     # that filled it: switching means a new [milvus] collection (their vectors are not interchangeable).
     backend: Literal["torch", "onnx-int8"] = "torch"
     onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
-    batch_size: int = 64
+    batch_size: int = 8  # texts per forward pass: small is faster on a CPU (embedding/model.py BATCH_SIZE)
     cache_path: str = "data/index/embeddings.sqlite"  # (model identity, text hash) -> vector; never embed twice
 
 
