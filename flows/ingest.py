@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
@@ -138,39 +140,64 @@ def retire_stale(store: MilvusStore, document_ids: list[str], history: bool) -> 
     return len(document_ids)
 
 
+@dataclass
+class _Writing:
+    """A batch's write, running while the next batch is parsed and embedded."""
+
+    future: Future
+    documents: list[ChunkedDocument]
+    computed: int
+
+    def account(self, report: RunReport, source_name: str) -> None:
+        """Wait for the write (its error, if any, is raised here) and count the batch as indexed."""
+        report.rows_written += self.future.result()
+        report.embeddings_computed += self.computed
+        report.documents.indexed += len(self.documents)
+        report.written_documents.setdefault(source_name, []).extend(item.document.document_id for item in self.documents)
+        for item in self.documents:
+            report.sections += len(item.sections)
+            report.chunks += sum(len(s.chunks) for s in item.sections)
+            report.tokens += sum(s.token_count for s in item.sections)
+
+
 def _index_batches(todo, source, source_config, config, store, encoder, cache, ledger, report, progress, window=None):
+    """Parse+chunk, embed and write each batch of `todo`. Writes run one batch behind, in a thread of their
+    own: batch i is written while batch i+1 is parsed and embedded (the model keeps the CPU; a Milvus write
+    mostly waits on Milvus). They stay in order, one at a time, and a failed write stops the run."""
     up_to_date = frozenset(d for d, state in ledger.items() if state.complete_version is not None)
     size = source_config.batch_size
-    for start in range(0, len(todo), size):
-        batch = todo[start : start + size]
-        chunked = parse_and_chunk(source, batch, config.chunking, window, unvisited(up_to_date))
-        failpoint("chunked")
-        report.documents.unchanged += chunked.skipped
-        for locator, reason in chunked.failures:
-            report.fail(source_config.name, locator, reason)
-        if chunked.documents:
-            # On Dask the step runs as the flow's own code, so that its encode-texts tasks are submitted from
-            # the flow run: a task submitted from inside a task carries its parent's parameters (the cache,
-            # the documents) to the worker with it.
-            # Large arguments go in unvisited() (Prefect's quote): Prefect would otherwise walk every element
-            # (each row's 2 x 384 floats) looking for futures: 17% of a first ingest's wall time (cProfile).
-            if isinstance(encoder, RunnerEncoder):
-                rows, stats = embed.fn(chunked.documents, encoder, cache, config.embedding.batch_size)
-            else:
-                rows, stats = embed(unvisited(chunked.documents), encoder, cache, config.embedding.batch_size)
-            failpoint("embedded")
-            report.rows_written += write(store, unvisited(rows), unvisited(chunked.documents), unvisited(ledger), source_config.keep_history)
-            report.embeddings_computed += stats.computed
-            report.documents.indexed += len(chunked.documents)
-            report.written_documents.setdefault(source_config.name, []).extend(
-                item.document.document_id for item in chunked.documents
-            )
-            for item in chunked.documents:
-                report.sections += len(item.sections)
-                report.chunks += sum(len(s.chunks) for s in item.sections)
-                report.tokens += sum(s.token_count for s in item.sections)
-        if progress:
-            progress(source_config.name, start + len(batch), len(todo))
+    writing: _Writing | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-write") as writer:
+        for start in range(0, len(todo), size):
+            batch = todo[start : start + size]
+            chunked = parse_and_chunk(source, batch, config.chunking, window, unvisited(up_to_date))
+            failpoint("chunked")
+            report.documents.unchanged += chunked.skipped
+            for locator, reason in chunked.failures:
+                report.fail(source_config.name, locator, reason)
+            if chunked.documents:
+                # On Dask the step runs as the flow's own code, so that its encode-texts tasks are submitted
+                # from the flow run: a task submitted from inside a task carries its parent's parameters (the
+                # cache, the documents) to the worker with it.
+                # Large arguments go in unvisited() (Prefect's quote): Prefect would otherwise walk every
+                # element (each row's 2 x 384 floats) looking for futures: 17% of a first ingest (cProfile).
+                if isinstance(encoder, RunnerEncoder):
+                    rows, stats = embed.fn(chunked.documents, encoder, cache, config.embedding.batch_size)
+                else:
+                    rows, stats = embed(unvisited(chunked.documents), encoder, cache, config.embedding.batch_size)
+                failpoint("embedded")
+                if writing is not None:
+                    writing.account(report, source_config.name)
+                # the task runs in the writer thread inside this flow run's context (as Prefect's own runner does)
+                future = writer.submit(
+                    copy_context().run, write, store, unvisited(rows), unvisited(chunked.documents),
+                    unvisited(ledger), source_config.keep_history,
+                )
+                writing = _Writing(future, chunked.documents, stats.computed)
+            if progress:
+                progress(source_config.name, start + len(batch), len(todo))
+        if writing is not None:
+            writing.account(report, source_config.name)
 
 
 def sync_source(
@@ -293,10 +320,12 @@ def run_sources(
             state.close()
     quality = None
     if config.quality.on_ingest and report.written_documents:
+        checked = time.perf_counter()
         quality = check_quality(config, report.written_documents, encoder.dim, report.run_id)
         report.quality = {
             "success": quality.success, "report_dir": quality.report_dir,
             "failed": [f"{r.suite}: {r.column}" for r in quality.failed()],
+            "seconds": round(time.perf_counter() - checked, 3),
         }
     report.seconds = time.perf_counter() - started
     create_markdown_artifact(key="cairn-run-report", markdown=report_markdown(report, title), description=title)

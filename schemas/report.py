@@ -33,7 +33,8 @@ class RunReport:
     failures: list[Failure] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
-    quality: dict | None = None  # {"success", "report_dir", "failed": [...]} when a data-quality report was written
+    # {"success", "report_dir", "failed": [...], "seconds"} when a data-quality report was written
+    quality: dict | None = None
 
     @property
     def chunks_per_second(self) -> float:
