@@ -67,10 +67,15 @@ def lines() -> list[str]:
     if embedding:
         out.append(_line("onnx-int8 / torch encode speed-up", f"{embedding['median_speedup']:.2f}x"))
         out.append(_line("onnx-int8 mean cosine to torch fp32", f"{embedding['cosine_to_fp32']['mean']:.4f}"))
-        for backend, entry in (embedding.get("scifact") or {}).items():
-            out.append(_line(f"SciFact nDCG@10 ({backend}, {entry['queries']} queries)", f"{entry['ndcg@10']:.3f}"))
+        sweep = embedding.get("batch_size_sweep", {}).get("torch")
+        if sweep:
+            out.append(_line("torch texts/s by batch size", ", ".join(f"{k}: {v:.0f}" for k, v in sweep.items())))
     else:
         out.append(_line("embedding backends", "not measured"))
+    scifact = _load("embedding_scifact")
+    if scifact:
+        for backend, entry in scifact.items():
+            out.append(_line(f"SciFact nDCG@10 ({backend}, {entry['queries']} queries)", f"{entry['ndcg@10']:.3f}"))
     return out
 
 
