@@ -1,6 +1,6 @@
 """Peak memory of an ingest of 10x a corpus against 1x (issue #9; goal: ratio <= 1.2, ingestion streams).
 
-    python -m bench.rss [--runs 3] [--scale 10] [--pages 48] [--store lite|server --uri http://host:19530]
+    python -m bench.rss [--runs 3] [--scale 10] [--pages 64] [--store lite|server --uri http://host:19530]
 
 Corpus: `--pages` pages of the shared openshift runbooks, evenly spaced over the pages sorted by path (so
 short and long pages both occur), copied into folders copy-01, copy-02, ... One copy is the 1x corpus,
@@ -8,7 +8,7 @@ short and long pages both occur), copied into folders copy-01, copy-02, ... One 
 title heads every model input (context header), so no input of one copy equals one of another and the
 embedding cache dedupes nothing (checked below: embeddings computed Nx = N * 1x). A subset because
 embedding is ~10-15 texts/s end to end here: the whole corpus at 10x would take ~20 min per run.
-The page count is a multiple of the source's batch_size (16 documents), so every copy is cut into the
+The page count is a multiple of the source's batch_size (32 documents), so every copy is cut into the
 same batches as the 1x corpus: the model's working memory peaks on the largest batch (attention is
 batch x heads x 256 x 256 floats), so batches cut differently would differ in peak for that reason alone.
 
@@ -162,7 +162,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scale", type=int, default=10)
-    parser.add_argument("--pages", type=int, default=48, help="pages of the base (1x) corpus (a multiple of 16)")
+    parser.add_argument("--pages", type=int, default=64, help="pages of the base (1x) corpus (a multiple of 32)")
     add_store_arguments(parser)
     args = parser.parse_args()
     shared = require_shared()

@@ -224,7 +224,10 @@ class SourceConfig(BaseModel):
     acl: list[str] = Field(default_factory=list)  # default ACL for documents that declare none
     path: str | None = None
     uri: str | None = None
-    batch_size: int = 16  # documents per parse/chunk/embed/write task
+    # documents per parse/chunk/embed/write task: the model sorts a batch's texts by length, so more documents
+    # pad less (16 -> 32: ingest 5% faster on the shared runbooks, bench.runbooks); the rows of one batch
+    # (and of the one being written) are what an ingest holds
+    batch_size: int = 32
     # incremental: drop rows of documents the source no longer yields (when its discovery is complete);
     # full: list everything (ignore the source's cursor) and drop whatever it did not yield; none: never drop.
     cleanup: Literal["incremental", "full", "none"] = "incremental"
