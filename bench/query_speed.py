@@ -3,9 +3,9 @@
     python -m bench.query_speed [--rows 10000,100000] [--queries 60] [--store lite|server --uri http://host:19530]
 
 Synthetic rows (random unit vectors, text drawn from a fixed vocabulary; 4 tenants x 8 groups; 3 children
-and 1 parent per document) go into a scratch Milvus Lite file (or, with --store server, a collection of their own on a Milvus server,
-dropped at the end). The query encoder is a deterministic random
-projection (the model is not what is measured). Every client call retrieve() makes is timed through a
+and 1 parent per document) go into a scratch Milvus Lite file (or, with --store server, a collection of
+their own on a Milvus server, dropped at the end). The query encoder is a deterministic random projection
+(the model is not what is measured). Every client call retrieve() makes is timed through a
 proxy, so "raw Milvus" is exactly the calls of the measured queries and the pipeline's own overhead is the
 rest. Also: the same dense search with and without the tenant+ACL filter. Results: bench/results/query_speed.json.
 """

@@ -7,7 +7,7 @@ short and long pages both occur), copied into folders copy-01, copy-02, ... One 
 `--scale` copies the Nx corpus; copy-01 is byte-identical in both. Copy k's H1 title says "(copy k)": the
 title heads every model input (context header), so no input of one copy equals one of another and the
 embedding cache dedupes nothing (checked below: embeddings computed Nx = N * 1x). A subset because
-embedding is ~10-15 texts/s end to end here: the whole corpus at 10x would take ~20 min per run.
+embedding is ~25 texts/s end to end here: the whole corpus at 10x would take ~10 min per run.
 The page count is a multiple of the source's batch_size (32 documents), so every copy is cut into the
 same batches as the 1x corpus: the model's working memory peaks on the largest batch (attention is
 batch x heads x 256 x 256 floats), so batches cut differently would differ in peak for that reason alone.
