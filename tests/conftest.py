@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import textwrap
 from pathlib import Path
 
@@ -12,6 +13,13 @@ SHARED = REPO.parent / "shared"
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 import flows  # noqa: E402,F401  (Prefect defaults before any Prefect import)
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on (for a server a test starts, or one it must not find)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -13,17 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.conftest import free_port
 
 
 class MilvusServer:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        self.port = _free_port()
+        self.port = free_port()
         self.uri = f"http://127.0.0.1:{self.port}"
         self.log = data_dir.parent / f"{data_dir.name}.log"
         self.process: subprocess.Popen | None = None

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,16 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, free_port
 
 PREFECT = [sys.executable, "-m", "prefect"]
 FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scratch_config(tmp_path: Path) -> Path:

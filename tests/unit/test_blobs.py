@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import time
 
 import pytest
@@ -12,6 +11,7 @@ from schemas.config import S3Config, SourceConfig, parse_config
 from sources import DiscoveryFailure, DocumentError, SourceError, open_source
 from sources.blobs import Blob, FolderStore, S3Store, open_store
 from sources.wiki import WikiSource
+from tests.conftest import free_port
 
 MD = (".md", ".markdown")
 
@@ -97,10 +97,7 @@ def test_missing_bucket_names_the_uri_and_never_the_credentials(s3, moto_endpoin
 
 
 def test_unreachable_endpoint_is_a_source_error_that_says_what_to_check(s3):
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    store = open_store(s3_source("s3://docs/wiki", f"http://user:pw@127.0.0.1:{port}"))
+    store = open_store(s3_source("s3://docs/wiki", f"http://user:pw@127.0.0.1:{free_port()}"))
     with pytest.raises(SourceError) as err:
         list(store.list(MD))
     message = str(err.value)
