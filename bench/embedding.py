@@ -70,18 +70,19 @@ def main() -> None:
     first_load = time.perf_counter() - started
     exact_model.encode(["warm up"])
     runs = []
+    backends = (("torch", exact_model), ("onnx-int8", int8_model))
     sizes = [int(size) for size in args.sweep.split(",") if size]
-    sweep: dict[str, dict[int, list[float]]] = {"torch": {}, "onnx-int8": {}}
+    sweep: dict[str, dict[int, list[float]]] = {name: {} for name, _ in backends}
     for _ in range(args.runs):
         timings = {}
-        for name, model in (("torch", exact_model), ("onnx-int8", int8_model)):
+        for name, model in backends:
             started = time.perf_counter()
             vectors = model.encode(texts, batch_size=BATCH_SIZE)
             timings[name] = (time.perf_counter() - started, vectors)
         runs.append({"torch_seconds": round(timings["torch"][0], 2), "onnx_int8_seconds": round(timings["onnx-int8"][0], 2),
                      "speedup": round(timings["torch"][0] / timings["onnx-int8"][0], 3)})
         for size in sizes:
-            for name, model in (("torch", exact_model), ("onnx-int8", int8_model)):
+            for name, model in backends:
                 started = time.perf_counter()
                 model.encode(texts[:300], batch_size=size)
                 sweep[name].setdefault(size, []).append(time.perf_counter() - started)
