@@ -332,7 +332,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`", file=sys.stderr)
         return EXIT_USAGE
     store = MilvusStore(config.milvus, dim=0, client=client)
-    client.load_collection(config.milvus.collection)
+    store.load()
     counts = store.counts()
     store.close()
     rows = [

@@ -73,7 +73,7 @@ def reconcile(config: CairnConfig, source: str | None = None) -> list[Drift]:
     try:
         if not store.client.has_collection(store.collection):
             return [Drift(s.name, error=f"no collection {store.collection!r}: run `cairn ingest`") for s in selected]
-        store.client.load_collection(store.collection)
+        store.load()
         return [check_source(s, store, config.s3) for s in selected]
     finally:
         store.close()

@@ -24,12 +24,12 @@ from schemas.collection import (
 )
 from schemas.config import MilvusConfig
 
+log = logging.getLogger(__name__)
+
 
 @contextmanager
-def _quiet_lite_refusals():
-    """Milvus Lite lacks the AllocTimestamp RPC that index creation and query iterators ask for;
-    pymilvus falls back on its own, but gRPC and pymilvus log each refusal as an error. Hide only that."""
-    loggers = [logging.getLogger("grpc._server"), logging.getLogger("pymilvus")]
+def _quiet(*names: str):
+    loggers = [logging.getLogger(name) for name in names]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
@@ -38,6 +38,49 @@ def _quiet_lite_refusals():
     finally:
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
+
+
+def _quiet_lite_refusals():
+    """Milvus Lite lacks the AllocTimestamp RPC that index creation and query iterators ask for;
+    pymilvus falls back on its own, but gRPC and pymilvus log each refusal as an error. Hide only that."""
+    return _quiet("grpc._server", "pymilvus")
+
+
+# Milvus Lite (3.x) keeps each segment's indexes in sidecar files under <uri>/.../collections/<name>/
+# partitions/<p>/indexes/ and writes them in place, so a process killed mid-write leaves a file cut short
+# that fails every later load. They are caches: Lite rebuilds a missing one from the segment's data.
+LITE_INDEX_SUFFIXES = (".idx", ".sidx")
+
+
+def lite_index_files(config: MilvusConfig) -> list[Path]:
+    root = Path(config.uri)
+    return sorted(
+        p for p in root.glob(f"**/collections/{config.collection}/partitions/*/indexes/*")
+        if p.suffix in LITE_INDEX_SUFFIXES
+    )
+
+
+def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
+    """Load the collection for search and query. When a Milvus Lite load fails, its index files are removed
+    and the load is tried once more (rebuilding them): the repair for an index file a killed run cut short."""
+    if not config.is_lite:
+        client.load_collection(config.collection)
+        return
+    try:
+        with _quiet("pymilvus", "milvus_lite"):
+            client.load_collection(config.collection)
+        return
+    except MilvusException as exc:
+        files = lite_index_files(config)
+        if not files:
+            raise
+        log.warning(
+            "Milvus Lite could not load %r at %s (%s): rebuilding its %d index files from the data",
+            config.collection, config.uri, str(exc).splitlines()[0][:200], len(files),
+        )
+    for path in files:
+        path.unlink(missing_ok=True)
+    client.load_collection(config.collection)
 
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
@@ -99,7 +142,10 @@ class MilvusStore:
                     self.collection, build_index_params(self.config.hnsw_m, self.config.hnsw_ef_construction),
                     sync=False,
                 )
-        self.client.load_collection(self.collection)
+        self.load()
+
+    def load(self) -> None:
+        load_collection(self.client, self.config)
 
     def _check_compatible(self) -> dict:
         described = self.client.describe_collection(self.collection)

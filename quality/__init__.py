@@ -17,7 +17,7 @@ def check_rows(config: CairnConfig, expr: str, dim: int, name: str = "report", t
     own = store is None
     store = store or MilvusStore(config.milvus, dim)
     try:
-        store.client.load_collection(store.collection)
+        store.load()
         frame = read_rows(store, expr)
     finally:
         if own:

@@ -25,6 +25,7 @@ import numpy as np
 from pymilvus import MilvusClient
 
 from embedding import Encoder, encoder_for
+from index.store import load_collection
 from query import confidence as conf
 from query.citations import citation, deep_link
 from query.filters import access_expr, readable, search_expr
@@ -68,7 +69,7 @@ def connect(config: MilvusConfig) -> MilvusClient:
         raise RetrievalError(f"cannot open Milvus at {config.uri}: {str(exc).splitlines()[0][:300]}") from None
     if not client.has_collection(config.collection):
         raise RetrievalError(f"no collection {config.collection!r} at {config.uri}: run `cairn ingest` first")
-    client.load_collection(config.collection)
+    load_collection(client, config)
     return client
 
 

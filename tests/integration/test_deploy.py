@@ -186,7 +186,7 @@ def test_deployments_run_on_a_process_worker_and_rows_land_in_the_index(tmp_path
     assert Path(milvus.uri).is_relative_to(tmp_path)
     store = MilvusStore(milvus, dim=384)
     try:
-        store.client.load_collection(milvus.collection)
+        store.load()
         rows = list(store.iterate("", ["chunk_id", "source_name", "locator", "chunk_type"]))
     finally:
         store.close()

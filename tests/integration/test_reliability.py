@@ -45,3 +45,42 @@ def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp
     # and nothing was corrupted: a third run finds everything up to date
     third = subprocess.run([*command, "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert third.returncode == 0 and '"unchanged": 3' in third.stdout
+
+
+def _truncate_lite_index_files(index_dir) -> int:
+    """What a SIGKILL in the middle of Milvus Lite saving a segment's index files leaves behind: the scalar
+    ones empty, the vector ones cut short."""
+    files = [p for p in (index_dir / "cairn.db").rglob("indexes/*") if p.suffix in (".idx", ".sidx")]
+    for path in files:
+        data = path.read_bytes()
+        path.write_bytes(b"" if path.suffix == ".sidx" else data[: len(data) // 2])
+    return len(files)
+
+
+def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_path, prefect_server):
+    from index.store import MilvusStore
+    from query.retriever import connect
+    from schemas.config import load_config
+
+    corpus.build(tmp_path / "wiki")
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+    ])
+    first = ingest_flow(config_path=str(config))
+    milvus = load_config(config).milvus
+    store = MilvusStore(milvus, dim=384)
+    store.ensure_collection()
+    rows = sum(store.counts().values())
+    store.close()
+    assert first["documents"]["indexed"] == 3 and rows > 0
+
+    assert _truncate_lite_index_files(tmp_path / "index") > 0
+    again = ingest_flow(config_path=str(config))  # the writer's load repairs them
+    assert again["documents"]["unchanged"] == 3 and not again["failures"]
+
+    assert _truncate_lite_index_files(tmp_path / "index") > 0
+    client = connect(milvus)  # and so does a reader's
+    try:
+        assert client.query(milvus.collection, filter="", output_fields=["chunk_id"], limit=16384).__len__() == rows
+    finally:
+        client.close()
