@@ -139,11 +139,9 @@ def validate(frame: pd.DataFrame, config: CairnConfig, dim: int, folder: Path) -
     for number, (suite_name, rows, expectations) in enumerate(groups):
         asset = source_ds.add_dataframe_asset(f"rows_{number}")
         batch = asset.add_batch_definition_whole_dataframe("all")
-        suite = context.suites.add(gx.ExpectationSuite(name=suite_name))
-        labels = {}
-        for label, expectation in expectations:
-            added = suite.add_expectation(expectation)
-            labels[added.id] = label
+        # the whole suite in one store write (adding expectations one by one rewrote the suite's file each time)
+        suite = context.suites.add(gx.ExpectationSuite(name=suite_name, expectations=[e for _, e in expectations]))
+        labels = {added.id: label for (label, _), added in zip(expectations, suite.expectations, strict=True)}
         definition = context.validation_definitions.add(gx.ValidationDefinition(name=suite_name, data=batch, suite=suite))
         validation = definition.run(batch_parameters={"dataframe": rows.reset_index(drop=True)}, result_format=result_format)
         for outcome in validation.results:

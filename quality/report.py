@@ -4,8 +4,8 @@
       index.html          the page to open: verdict, failing expectations with examples, plots
       summary.json        {"success", "report_dir", "results": [{"expectation", "column", "success",
                            "unexpected_percent", "suite", "examples", ...}], "health": {...}}
-      token_counts.png    token counts per chunk type and source, the SLA band shaded
-      health.png          chunk_health_score distribution of parent sections
+      token_counts.svg    token counts per chunk type and source, the SLA band shaded
+      health.svg          chunk_health_score distribution of parent sections
       gx/uncommitted/data_docs/local_site/index.html   great-expectations Data Docs
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from quality.checks import Result, bands, validate
+from quality.plots import Panel, figure
 from schemas.config import CairnConfig
 
 
@@ -64,42 +65,29 @@ def health_summary(frame: pd.DataFrame, worst: int = 10) -> dict:
 
 
 def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     written = []
-    groups = sorted({(s, t) for s, t in zip(frame["source_name"], frame["chunk_type"])})
-    if groups:
-        fig, axes = plt.subplots(len(groups), 1, figsize=(8, 2.4 * len(groups)), squeeze=False)
-        for ax, (source, chunk_type) in zip(axes[:, 0], groups):
-            rows = frame[(frame["source_name"] == source) & (frame["chunk_type"] == chunk_type)]
-            content = rows["content_type"].mode().iat[0] if not rows.empty else ""
-            b = bands(config, source, content)
-            lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
-            ax.axvspan(lo, hi, color="#2e7d32", alpha=0.12, label=f"SLA {int(lo)}-{int(hi)}")
-            ax.hist(rows["token_count"], bins=40, color="#1565c0")
-            inside = ((rows["token_count"] >= lo) & (rows["token_count"] <= hi)).mean() * 100 if len(rows) else 0
-            ax.set_title(f"{source} · {chunk_type}: {len(rows)} rows, {inside:.1f}% inside the band", fontsize=10, loc="left")
-            ax.set_xlabel("tokens")
-            ax.legend(loc="upper right", fontsize=8)
-        fig.tight_layout()
-        fig.savefig(folder / "token_counts.png", dpi=110)
-        plt.close(fig)
-        written.append("token_counts.png")
+    panels = []
+    for source, chunk_type in sorted({(s, t) for s, t in zip(frame["source_name"], frame["chunk_type"])}):
+        rows = frame[(frame["source_name"] == source) & (frame["chunk_type"] == chunk_type)]
+        b = bands(config, source, rows["content_type"].mode().iat[0])
+        lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
+        inside = ((rows["token_count"] >= lo) & (rows["token_count"] <= hi)).mean() * 100
+        panels.append(Panel(
+            values=rows["token_count"].tolist(), title=f"{source} · {chunk_type}: {len(rows)} rows, {inside:.1f}% inside the band",
+            xlabel="tokens", color="#1565c0", bins=40, band=(lo, hi), band_label=f"SLA {int(lo)}-{int(hi)} shaded",
+        ))
+    if panels:
+        (folder / "token_counts.svg").write_text(figure(panels), encoding="utf-8")
+        written.append("token_counts.svg")
     parents = frame[frame["chunk_type"] == "full_text"].dropna(subset=["chunk_health_score"])
     if not parents.empty:
-        fig, ax = plt.subplots(figsize=(8, 3))
-        ax.hist(parents["chunk_health_score"].astype(float), bins=20, range=(0, 1), color="#6a1b9a")
-        ax.axvline(config.quality.health_min, color="#c62828", linestyle="--", label=f"health_min {config.quality.health_min}")
-        ax.set_title(f"chunk_health_score of {len(parents)} sections (mean {parents['chunk_health_score'].mean():.3f})", fontsize=10, loc="left")
-        ax.set_xlabel("score")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(folder / "health.png", dpi=110)
-        plt.close(fig)
-        written.append("health.png")
+        scores = parents["chunk_health_score"].astype(float)
+        (folder / "health.svg").write_text(figure([Panel(
+            values=scores.tolist(), title=f"chunk_health_score of {len(parents)} sections (mean {scores.mean():.3f})",
+            xlabel="score", color="#6a1b9a", bins=20, value_range=(0.0, 1.0),
+            line=config.quality.health_min, line_label=f"health_min {config.quality.health_min} dashed",
+        )]), encoding="utf-8")
+        written.append("health.svg")
     return written
 
 

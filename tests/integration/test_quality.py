@@ -65,7 +65,7 @@ def test_a_corpus_inside_the_sla_passes_and_the_report_folder_is_complete(collec
     assert report.success, [r.to_dict() for r in report.failed()]
     assert len(report.results) >= 20 and report.rows > 0
     folder = report.report_dir
-    for name in ("index.html", "summary.json", "token_counts.png", "health.png", "gx/uncommitted/data_docs/local_site/index.html"):
+    for name in ("index.html", "summary.json", "token_counts.svg", "health.svg", "gx/uncommitted/data_docs/local_site/index.html"):
         assert os.path.getsize(os.path.join(folder, name)) > 0, name
     summary = json.load(open(os.path.join(folder, "summary.json")))
     assert summary["success"] is True and {"expectation", "column", "success", "unexpected_percent"} <= set(summary["results"][0])
