@@ -16,7 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import BenchStore, add_store_arguments, bench_store, median, require_shared, save, scratch_config
+from bench.common import (
+    RESULTS, BenchStore, add_store_arguments, bench_store, median, require_shared, save, scratch_config,
+)
 
 CORPORA = {
     "prometheus-operator-runbooks": "wiki/prometheus-operator-runbooks",
@@ -156,6 +158,7 @@ def measure(runs_per_corpus: int, shared: Path, store: BenchStore, corpora: list
             }
             if name == "prometheus-operator-runbooks":
                 entry["eval"] = recall_at_5(config, shared, name)
+            entry["measured"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             results["corpora"][name] = entry
     return results
 
@@ -169,6 +172,9 @@ def main() -> None:
     shared = require_shared()
     with bench_store(args) as store:
         results = measure(args.runs, shared, store, args.corpus or list(CORPORA))
+    previous = RESULTS / "runbooks.json"
+    if args.corpus and previous.exists():  # the corpora not re-measured keep their last measurement
+        results["corpora"] = {**json.loads(previous.read_text()).get("corpora", {}), **results["corpora"]}
     save("runbooks", results)
 
 

@@ -69,7 +69,8 @@ def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
     panels = []
     for source, chunk_type in sorted({(s, t) for s, t in zip(frame["source_name"], frame["chunk_type"])}):
         rows = frame[(frame["source_name"] == source) & (frame["chunk_type"] == chunk_type)]
-        b = bands(config, source, rows["content_type"].mode().iat[0])
+        modes = rows["content_type"].mode()  # empty when every row lacks its content type (a failed check)
+        b = bands(config, source, str(modes.iat[0]) if len(modes) else "")
         lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
         inside = ((rows["token_count"] >= lo) & (rows["token_count"] <= hi)).mean() * 100
         panels.append(Panel(
