@@ -29,10 +29,15 @@ class Panel:
     line_label: str = ""
 
 
-def _range(panel: Panel) -> tuple[float, float]:
+def _finite(panel: Panel) -> np.ndarray:
+    values = np.asarray(panel.values, dtype=float)
+    return values[np.isfinite(values)]  # a row missing its value is a failed check, not a plotting error
+
+
+def _range(panel: Panel, values: np.ndarray) -> tuple[float, float]:
     if panel.value_range:
         return panel.value_range
-    points = [float(v) for v in panel.values] + list(panel.band or ())
+    points = [*values.tolist(), *(panel.band or ())]
     lo, hi = (min(points), max(points)) if points else (0.0, 1.0)
     return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
 
@@ -42,8 +47,9 @@ def _tick(value: float) -> str:
 
 
 def _panel(panel: Panel, y: int) -> str:
-    lo, hi = _range(panel)
-    counts, edges = np.histogram(np.asarray(panel.values, dtype=float), bins=panel.bins, range=(lo, hi))
+    values = _finite(panel)
+    lo, hi = _range(panel, values)
+    counts, edges = np.histogram(values, bins=panel.bins, range=(lo, hi))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, PANEL_HEIGHT - TOP - BOTTOM
     x_of = lambda v: LEFT + (float(v) - lo) / (hi - lo) * plot_w  # noqa: E731
     tallest = max(int(counts.max()) if counts.size else 0, 1)

@@ -42,7 +42,7 @@ def test_every_value_is_in_one_bar_and_the_tallest_fills_the_panel():
 def test_panels_stack_and_a_fixed_range_keeps_its_ends():
     root = ET.fromstring(figure([
         Panel(values=[0.2, 0.4], title="a", xlabel="score", color="#000", bins=20, value_range=(0.0, 1.0), line=0.3),
-        Panel(values=[5, 5, 5], title="b", xlabel="tokens", color="#000", bins=10),  # one distinct value
+        Panel(values=[5, 5, 5, float("nan")], title="b", xlabel="tokens", color="#000", bins=10),  # one value, a gap
     ]))
     assert root.get("height") == str(2 * PANEL_HEIGHT)
     second = [rect for rect, _ in bars(root) if float(rect.get("y")) >= PANEL_HEIGHT]
