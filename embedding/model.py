@@ -24,17 +24,17 @@ from pathlib import Path
 
 import numpy as np
 
+from schemas.config import EmbeddingConfig
+
 # Before transformers/huggingface_hub are imported: no hub look-ups, no telemetry.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
-# less, and the activations stay in cache. Measured on 308 prometheus-operator / 400 openshift runbook
-# inputs, torch, 2 cores, seconds: batch 4: 8.6 / 12.2, 8: 9.3 / 12.8, 16: 9.6 / 14.8, 32: 10.4 / 17.8,
-# 64: 12.6 / 19.6 (onnx-int8 alike; `python -m bench.embedding` prints the sweep). [embedding] batch_size.
-BATCH_SIZE = 8
+# The defaults of [embedding] (schemas.config.EmbeddingConfig, where they are explained), for callers without a config
+BATCH_SIZE: int = EmbeddingConfig.model_fields["batch_size"].default
+DEFAULT_ONNX_CACHE: str = EmbeddingConfig.model_fields["onnx_cache"].default
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,6 @@ MODELS = {
 
 
 BACKENDS = ("torch", "onnx-int8")
-DEFAULT_ONNX_CACHE = "data/index/models"
 
 
 @dataclass
