@@ -46,7 +46,7 @@ class BenchStore:
         return self.uri, name
 
     def milvus_config(self, workdir: Path, collection: str):
-        from schemas.config import MilvusConfig
+        from cairn.schemas.config import MilvusConfig
 
         uri, name = self.place(workdir, collection)
         return MilvusConfig(uri=uri, collection=name)
@@ -70,8 +70,8 @@ def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
     """The store the arguments name. A server is checked reachable first (exit 2 with the reason if not),
     and the collections the benchmark made on it are dropped at the end, whatever happened. Lite ignores
     $CAIRN_MILVUS_URI (it would redirect the scratch configs to a server)."""
-    from index.store import StoreError, open_client
-    from schemas.config import MilvusConfig
+    from cairn.index.store import StoreError, open_client
+    from cairn.schemas.config import MilvusConfig
 
     if args.store == "lite":
         os.environ.pop("CAIRN_MILVUS_URI", None)

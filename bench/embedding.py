@@ -37,8 +37,8 @@ def sample_texts(shared: Path, limit: int) -> list[str]:
 def scifact_ndcg(work: Path, backend: str, queries: int) -> dict:
     from bench.eval import VARIANTS, MemoEncoder, evaluate
     from bench.eval_corpora import ingest, scifact
-    from embedding import encoder_for
-    from schemas.config import load_config
+    from cairn.embedding import encoder_for
+    from cairn.schemas.config import load_config
 
     dev = scifact(work if backend == "torch" else work / backend, backend)
     started = time.perf_counter()
@@ -60,8 +60,8 @@ def main() -> None:
     parser.add_argument("--work", default="/tmp/cairn-eval")
     args = parser.parse_args()
     shared = require_shared()
-    from embedding import load_encoder
-    from embedding.model import BATCH_SIZE
+    from cairn.embedding import load_encoder
+    from cairn.embedding.model import BATCH_SIZE
 
     texts = sample_texts(shared, args.texts)
     exact_model, int8_model = load_encoder(), load_encoder("all-MiniLM-L6-v2", "onnx-int8")

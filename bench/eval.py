@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from bench.common import require_shared, save
-from embedding.model import BACKENDS
+from cairn.embedding.model import BACKENDS
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 
 # name -> QueryConfig overrides
@@ -64,10 +64,10 @@ def answer_ranking(hits, answers: list[str]) -> tuple[list[str], dict[str, int]]
 
 
 def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None) -> dict:
-    from query import Principal
-    from query.eval import documents_in_order, summarise
-    from query.retriever import Retriever, connect
-    from schemas.config import load_config
+    from cairn.query import Principal
+    from cairn.query.eval import documents_in_order, summarise
+    from cairn.query.retriever import Retriever, connect
+    from cairn.schemas.config import load_config
 
     config = load_config(dev.config)
     settings = config.query.model_copy(update=variant)
@@ -120,8 +120,8 @@ def main() -> None:
                         help="embedding backend (its indexes live in --work/<backend> unless it is torch)")
     args = parser.parse_args()
     require_shared()
-    from embedding import encoder_for
-    from schemas.config import load_config
+    from cairn.embedding import encoder_for
+    from cairn.schemas.config import load_config
 
     work = Path(args.work) if args.backend == "torch" else Path(args.work) / args.backend
     results: dict = {"k": args.k, "backend": args.backend, "sets": {}}

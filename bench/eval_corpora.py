@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.common import SHARED, scratch_config
-from schemas import stable_id
+from cairn.schemas import stable_id
 
 
 def eval_config(folder: Path, sources: list[dict], backend: str = "torch") -> Path:
@@ -48,7 +48,7 @@ def _source(name: str, path: Path) -> dict:
 
 def runbooks(work: Path, backend: str = "torch") -> DevSet:
     """Prometheus-operator runbooks; query = the alert's summary (else description); relevant = its runbook page."""
-    from sources.wiki import document_id
+    from cairn.sources.wiki import document_id
 
     name = "prometheus-operator-runbooks"
     root = SHARED / "corpora" / "wiki" / name
@@ -66,9 +66,9 @@ def runbooks(work: Path, backend: str = "torch") -> DevSet:
 
 def scifact(work: Path, backend: str = "torch") -> DevSet:
     """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us."""
-    from sources.wiki import document_id
+    from cairn.sources.wiki import document_id
 
-    from flows.beir import write_pages  # the same pages `cairn eval beir` writes
+    from cairn.flows.beir import write_pages  # the same pages `cairn eval beir` writes
 
     folder = work / "scifact"
     pages = folder / "pages"
@@ -124,7 +124,7 @@ def ingest(dev: DevSet) -> dict:
     """Bring the scratch collection in line with the corpus (a no-op when it already is)."""
     if dev.bulk:
         return bulk_load(dev)
-    from flows.ingest import ingest_flow
+    from cairn.flows.ingest import ingest_flow
 
     return ingest_flow(config_path=str(dev.config))
 
@@ -135,13 +135,13 @@ def bulk_load(dev: DevSet) -> dict:
     Why not the flow: on SciFact's 5,183 pages the flow slowed from ~9 to ~4 embedded texts/s within 15
     minutes on this machine (CPU in the flow's main thread, not the model), too slow for a dev loop; the
     rows are built by the same functions (index.rows.build_rows), so retrieval sees what the flow writes."""
-    from chunkers import chunk_document
-    from embedding import encoder_for
-    from index.cache import EmbeddingCache
-    from index.rows import ChunkedDocument, build_rows
-    from index.store import MilvusStore
-    from schemas.config import load_config
-    from sources import DiscoveryFailure, DocumentError, open_source
+    from cairn.chunkers import chunk_document
+    from cairn.embedding import encoder_for
+    from cairn.index.cache import EmbeddingCache
+    from cairn.index.rows import ChunkedDocument, build_rows
+    from cairn.index.store import MilvusStore
+    from cairn.schemas.config import load_config
+    from cairn.sources import DiscoveryFailure, DocumentError, open_source
 
     config = load_config(dev.config)
     started = time.perf_counter()

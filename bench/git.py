@@ -20,8 +20,8 @@ from bench.common import require_shared, save, scratch_config
 
 
 def sla(config_path: str) -> dict:
-    from index.store import MilvusStore
-    from schemas.config import load_config
+    from cairn.index.store import MilvusStore
+    from cairn.schemas.config import load_config
 
     config = load_config(config_path)
     store = MilvusStore(config.milvus, dim=384)
@@ -54,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     shared = require_shared()
     bundle = shared / "corpora/git/terraform-aws-eks.bundle"
-    from flows.ingest import ingest_flow
+    from cairn.flows.ingest import ingest_flow
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -20,11 +20,11 @@ from bench.common import add_store_arguments, bench_store, median, require_share
 
 def model_inputs(path: Path, locator: str, source_name: str) -> set[str]:
     """The texts an ingest embeds for one page (abstract and child inputs)."""
-    from chunkers import chunk_document
-    from index.rows import abstract_input, child_input
-    from schemas.config import SourceConfig, ChunkingConfig
-    from sources.wiki import WikiSource, document_id, version_hash
-    from schemas import DocumentRef
+    from cairn.chunkers import chunk_document
+    from cairn.index.rows import abstract_input, child_input
+    from cairn.schemas.config import SourceConfig, ChunkingConfig
+    from cairn.sources.wiki import WikiSource, document_id, version_hash
+    from cairn.schemas import DocumentRef
 
     source = WikiSource(SourceConfig(name=source_name, type="wiki", path=str(path), tenant="bench", acl=["all"]))
     raw = (path / locator).read_bytes()
@@ -48,7 +48,7 @@ def main() -> None:
     add_store_arguments(parser)
     args = parser.parse_args()
     shared = require_shared()
-    from flows.ingest import ingest_flow
+    from cairn.flows.ingest import ingest_flow
 
     with tempfile.TemporaryDirectory() as tmp, bench_store(args) as store:
         corpus = Path(tmp) / "openshift"

@@ -55,8 +55,8 @@ def main() -> None:
     parser.add_argument("--work", help="keep the index here; a rerun measures recall only")
     args = parser.parse_args()
     shared = require_shared()
-    from flows.ingest import ingest_flow
-    from query import Principal, Retriever
+    from cairn.flows.ingest import ingest_flow
+    from cairn.query import Principal, Retriever
 
     questions = [json.loads(line) for line in open(shared / "eval/dev/cuad/qa.jsonl", encoding="utf-8")]
     questions = [q for q in questions if not q["is_impossible"]]
@@ -68,8 +68,8 @@ def main() -> None:
         report = ingest_flow(config_path=config)
         wall = time.perf_counter() - started
         sizes = sla(config)
-        from schemas.config import load_config
-        from index.store import MilvusStore
+        from cairn.schemas.config import load_config
+        from cairn.index.store import MilvusStore
 
         store = MilvusStore(load_config(config).milvus, dim=384)
         store.ensure_collection()

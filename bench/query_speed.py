@@ -71,7 +71,7 @@ class TimedClient:
 
 
 def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
-    from schemas.collection import acl_key
+    from cairn.schemas.collection import acl_key
 
     tenant = TENANTS[doc % len(TENANTS)]
     acl = sorted({GROUPS[doc % len(GROUPS)], GROUPS[(doc * 7 + 3) % len(GROUPS)]})
@@ -100,11 +100,11 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
 
 
 def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
-    from index.store import MilvusStore, open_client
-    from query import Principal
-    from query.retriever import Retriever
-    from schemas.collection import access_filter
-    from schemas.config import QueryConfig
+    from cairn.index.store import MilvusStore, open_client
+    from cairn.query import Principal
+    from cairn.query.retriever import Retriever
+    from cairn.schemas.collection import access_filter
+    from cairn.schemas.config import QueryConfig
 
     config = where.milvus_config(work / f"speed-{children}", "speed")
     store = MilvusStore(config, DIM)

@@ -12,7 +12,7 @@ The page count is a multiple of the source's batch_size (32 documents), so every
 same batches as the 1x corpus: the model's working memory peaks on the largest batch (attention is
 batch x heads x 256 x 256 floats), so batches cut differently would differ in peak for that reason alone.
 
-Each ingest is `python -m flows.cli ingest --json` in a fresh process with a fresh index, embedding cache
+Each ingest is `python -m cairn.cli ingest --json` in a fresh process with a fresh index, embedding cache
 and Prefect home, no PREFECT_API_URL (so, as a user's first run, the CLI starts Prefect's temporary server
 as its own child process). Measured:
 - peak_rss_mb: the kernel's ru_maxrss of the ingest process from os.wait4, i.e. the largest peak of any
@@ -109,7 +109,7 @@ def ingest(config: Path, prefect_home: Path) -> dict:
     started = time.perf_counter()
     with out.open("w") as stdout, err.open("w") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "ingest", "--config", str(config), "--json"],
+            [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
             cwd=REPO, env=env, stdout=stdout, stderr=stderr,
         )
         poller = Poller(proc.pid)
@@ -198,7 +198,7 @@ def main() -> None:
         "scale": args.scale,
         "store": store.describe(),
         "runs": args.runs,
-        "measured": "peak_rss_mb = ru_maxrss (os.wait4) of a fresh `python -m flows.cli ingest` process: the "
+        "measured": "peak_rss_mb = ru_maxrss (os.wait4) of a fresh `python -m cairn.cli ingest` process: the "
                     "largest single process of its tree (the ingest process; Prefect's temporary server is a "
                     "child and is polled separately); polled_* = psutil every 0.2 s",
         "bytes": {"1x": bytes_1x, f"{args.scale}x": bytes_nx},

@@ -28,10 +28,10 @@ CORPORA = {
 
 def texts_embedded(config_path: Path) -> list[str]:
     """Exactly the model inputs an ingest of this config produces (re-derived, not read from a cache)."""
-    from chunkers import chunk_document
-    from index.rows import abstract_input, child_input
-    from schemas.config import load_config
-    from sources import DiscoveryFailure, DocumentError, open_source
+    from cairn.chunkers import chunk_document
+    from cairn.index.rows import abstract_input, child_input
+    from cairn.schemas.config import load_config
+    from cairn.sources import DiscoveryFailure, DocumentError, open_source
 
     config = load_config(config_path)
     texts: list[str] = []
@@ -51,8 +51,8 @@ def texts_embedded(config_path: Path) -> list[str]:
 
 
 def sla(config_path: Path) -> dict:
-    from index.store import MilvusStore
-    from schemas.config import load_config
+    from cairn.index.store import MilvusStore
+    from cairn.schemas.config import load_config
 
     config = load_config(config_path)
     store = MilvusStore(config.milvus, dim=384)
@@ -79,8 +79,8 @@ def sla(config_path: Path) -> dict:
 
 
 def recall_at_5(config_path: Path, shared: Path, source_name: str) -> dict:
-    from query import Principal, Retriever
-    from sources.wiki import document_id
+    from cairn.query import Principal, Retriever
+    from cairn.sources.wiki import document_id
 
     alerts = [json.loads(line) for line in (shared / "eval/dev/runbooks/prometheus-operator-runbooks.alerts.jsonl").open()]
     retriever = Retriever.from_config(config_path)
@@ -104,9 +104,9 @@ def recall_at_5(config_path: Path, shared: Path, source_name: str) -> dict:
 
 
 def measure(runs_per_corpus: int, shared: Path, store: BenchStore, corpora: list[str]) -> dict:
-    from embedding import load_encoder
-    from flows.ingest import ingest_flow
-    from schemas.config import EmbeddingConfig
+    from cairn.embedding import load_encoder
+    from cairn.flows.ingest import ingest_flow
+    from cairn.schemas.config import EmbeddingConfig
 
     encoder = load_encoder()
     encoder.encode(["warm up"])

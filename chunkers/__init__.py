@@ -3,22 +3,25 @@
 Every layout turns its document into units (units.py) and hands them to the one shared packer
 (sections.py), so sizing, ids, abstracts and health behave the same whatever the source.
 
-    from chunkers import chunk_document
+    from cairn.chunkers import chunk_document
     sections = chunk_document(document, ChunkingConfig())
 
 An empty result means the document had no text to index; the caller reports it as a failure.
 """
 from __future__ import annotations
 
+if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
+    raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
+
 from typing import Callable
 
-from chunkers.code import code_units, terraform_units, yaml_units
-from chunkers.legal import legal_units
-from chunkers.markdown import markdown_units
-from chunkers.sections import pack_sections
-from chunkers.units import Unit
-from schemas.config import ChunkingConfig
-from schemas.records import ContentType, Section, SourceDocument
+from cairn.chunkers.code import code_units, terraform_units, yaml_units
+from cairn.chunkers.legal import legal_units
+from cairn.chunkers.markdown import markdown_units
+from cairn.chunkers.sections import pack_sections
+from cairn.chunkers.units import Unit
+from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.records import ContentType, Section, SourceDocument
 
 LayoutChunker = Callable[[str, ChunkingConfig], list[Unit]]
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from chunkers.blocks import is_list_item_line, sentence_spans
-from chunkers.tokens import count_tokens, truncate_tokens
-from schemas.config import ChunkingConfig
+from cairn.chunkers.blocks import is_list_item_line, sentence_spans
+from cairn.chunkers.tokens import count_tokens, truncate_tokens
+from cairn.schemas.config import ChunkingConfig
 
 BREADCRUMB_SEPARATOR = " > "
 # Weight of a candidate by where it comes from: a prose sentence states something; a code line or

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Sequence
 
-from chunkers.tokens import count_tokens
+from cairn.chunkers.tokens import count_tokens
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes, brackets or emphasis) and
 # whitespace, when the next sentence does not start in lower case ("e.g. the" stays whole).

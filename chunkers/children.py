@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from chunkers.blocks import fenced_runs, is_list_item_line, line_pieces, sentence_spans, word_pieces
-from chunkers.packing import Band, plan_segments
-from chunkers.tokens import count_tokens
-from chunkers.units import UNIT_JOINER, Unit, glued_to_next
-from schemas.config import ChunkingConfig
-from schemas.records import Chunk
+from cairn.chunkers.blocks import fenced_runs, is_list_item_line, line_pieces, sentence_spans, word_pieces
+from cairn.chunkers.packing import Band, plan_segments
+from cairn.chunkers.tokens import count_tokens
+from cairn.chunkers.units import UNIT_JOINER, Unit, glued_to_next
+from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.records import Chunk
 
 # Price of cutting just before an atom, by the boundary it sits on.
 _BLOCK_CUT = 0.0

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chunkers.blocks import group_balanced
-from chunkers.tokens import count_tokens
-from chunkers.units import Unit, piece_budget
-from schemas.config import ChunkingConfig
+from cairn.chunkers.blocks import group_balanced
+from cairn.chunkers.tokens import count_tokens
+from cairn.chunkers.units import Unit, piece_budget
+from cairn.schemas.config import ChunkingConfig
 
 
 @dataclass

@@ -5,8 +5,8 @@ not drift: change one, change the other.
 """
 from __future__ import annotations
 
-from schemas.config import ChunkingConfig
-from schemas.records import Section
+from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.records import Section
 
 SPLIT_FACTOR = 0.9
 MANY_MERGES = 3

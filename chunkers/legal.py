@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from chunkers.blocks import sentence_pieces
-from chunkers.tokens import count_tokens
-from chunkers.units import Unit, UnitKind, piece_budget
-from schemas.config import ChunkingConfig
+from cairn.chunkers.blocks import sentence_pieces
+from cairn.chunkers.tokens import count_tokens
+from cairn.chunkers.units import Unit, UnitKind, piece_budget
+from cairn.schemas.config import ChunkingConfig
 
 PAGE_BREAK = "\f"
 _ARTICLE = re.compile(r"^(ARTICLE|Article)\s+([IVXLC]+|\d+)\b[.:]?\s*(.*)$", re.DOTALL)

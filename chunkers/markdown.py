@@ -19,10 +19,10 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from chunkers.blocks import group_balanced, line_pieces, sentence_pieces
-from chunkers.tokens import count_tokens
-from chunkers.units import Unit, UnitKind, piece_budget
-from schemas.config import ChunkingConfig
+from cairn.chunkers.blocks import group_balanced, line_pieces, sentence_pieces
+from cairn.chunkers.tokens import count_tokens
+from cairn.chunkers.units import Unit, UnitKind, piece_budget
+from cairn.schemas.config import ChunkingConfig
 
 _KINDS: dict[str, UnitKind] = {
     "heading": "heading",

@@ -20,14 +20,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from chunkers.abstracts import document_idf, extractive_abstract
-from chunkers.children import split_children
-from chunkers.health import chunk_health_score
-from chunkers.packing import Band, plan_segments
-from chunkers.tokens import count_tokens
-from chunkers.units import UNIT_JOINER, Unit, glued_to_next
-from schemas.config import ChunkingConfig
-from schemas.records import QualityFlags, Section
+from cairn.chunkers.abstracts import document_idf, extractive_abstract
+from cairn.chunkers.children import split_children
+from cairn.chunkers.health import chunk_health_score
+from cairn.chunkers.packing import Band, plan_segments
+from cairn.chunkers.tokens import count_tokens
+from cairn.chunkers.units import UNIT_JOINER, Unit, glued_to_next
+from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.records import QualityFlags, Section
 
 ROOT_ID = "root"
 _SLUG_CHARS = 48  # per heading, so that six levels stay well inside the 512-byte section_id field

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from schemas.config import ChunkingConfig
+from cairn.schemas.config import ChunkingConfig
 
 UNIT_JOINER = "\n\n"  # units of one section are joined by a blank line, as Markdown blocks are
 

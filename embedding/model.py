@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from schemas.config import EmbeddingConfig
+from cairn.schemas.config import EmbeddingConfig
 
 # Before transformers/huggingface_hub are imported: no hub look-ups, no telemetry.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -124,7 +124,7 @@ def _load(spec: ModelSpec):
 
 
 def _load_onnx(spec: ModelSpec, cache: Path):
-    from embedding.onnx import OnnxModel, export_int8
+    from cairn.embedding.onnx import OnnxModel, export_int8
 
     model_dir = _model_dir(spec)
     return OnnxModel(model_dir, export_int8(model_dir, cache, spec.name), spec.max_seq_length, _threads())

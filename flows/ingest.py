@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
@@ -24,22 +24,22 @@ from prefect.context import get_run_context
 from prefect.utilities.annotations import quote as unvisited
 from tqdm import tqdm
 
-from chunkers import chunk_document
-from embedding import Encoder, encoder_for
-from flows.failpoints import failpoint
-from flows.runner import RunnerEncoder, runner_for_run
-from index.cache import EmbeddingCache
-from index.ledger import IndexedDocument
-from index.lock import writer_lock
-from index.rows import ChunkedDocument, build_rows
-from index.state import SourceState
-from index.store import MilvusStore
-from index.sync import plan_sync
-from schemas.collection import quote
-from schemas.records import parse_day
-from schemas.config import CairnConfig, ChunkingConfig, SourceConfig, load_config
-from schemas.report import RunReport
-from sources import DiscoveryFailure, DocumentError, Source, SourceError, open_source, source_cursor, source_history
+from cairn.chunkers import chunk_document
+from cairn.embedding import Encoder, encoder_for
+from cairn.flows.failpoints import failpoint
+from cairn.flows.runner import RunnerEncoder, runner_for_run
+from cairn.index.cache import EmbeddingCache
+from cairn.index.ledger import IndexedDocument
+from cairn.index.lock import writer_lock
+from cairn.index.rows import ChunkedDocument, build_rows
+from cairn.index.state import SourceState
+from cairn.index.store import MilvusStore
+from cairn.index.sync import plan_sync
+from cairn.schemas.collection import quote
+from cairn.schemas.records import parse_day
+from cairn.schemas.config import CairnConfig, ChunkingConfig, SourceConfig, load_config
+from cairn.schemas.report import RunReport
+from cairn.sources import DiscoveryFailure, DocumentError, Source, SourceError, open_source, source_cursor, source_history
 
 ProgressHook = Callable[[str, int, int], None]  # (source name, documents done, documents to do)
 
@@ -350,9 +350,9 @@ class QualityFailed(RuntimeError):
 def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str):
     """Great-expectations over the current rows of the documents this run wrote (whole sources when a run
     wrote many), a report folder, and a Prefect artifact with the table."""
-    from quality import check_rows
-    from quality.report import report_markdown
-    from schemas.collection import in_list
+    from cairn.quality import check_rows
+    from cairn.quality.report import report_markdown
+    from cairn.schemas.collection import in_list
 
     parts = []
     for source, ids in written.items():

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from index.store import MilvusStore
-from schemas.config import CairnConfig, S3Config, SourceConfig
-from sources import DiscoveryFailure, SourceError, open_source
+from cairn.index.store import MilvusStore
+from cairn.schemas.config import CairnConfig, S3Config, SourceConfig
+from cairn.sources import DiscoveryFailure, SourceError, open_source
 
 
 @dataclass

@@ -6,14 +6,14 @@ expectation fails (the CLI's exit 1), after the report folder is written.
 """
 from __future__ import annotations
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from index.lock import writer_lock
-from index.store import StoreError, open_client
-from schemas.collection import quote
-from schemas.config import CairnConfig, load_config
+from cairn.index.lock import writer_lock
+from cairn.index.store import StoreError, open_client
+from cairn.schemas.collection import quote
+from cairn.schemas.config import CairnConfig, load_config
 
 
 class NoCollection(StoreError):
@@ -21,14 +21,14 @@ class NoCollection(StoreError):
 
 
 def model_dim(config: CairnConfig) -> int:
-    from embedding.model import MODELS
+    from cairn.embedding.model import MODELS
 
     return MODELS[config.embedding.model].dim
 
 
 def quality_report(config: CairnConfig, source: str | None = None, tenant: str | None = None):
     """Great-expectations over the current rows (of one source and/or tenant), and a report folder."""
-    from quality import check_rows
+    from cairn.quality import check_rows
 
     if source:
         config.source(source)  # ConfigError naming the known sources
@@ -62,7 +62,7 @@ def report_flow(
 
     On a Milvus Lite file the run queues up to `wait_seconds` behind an ingest holding the index (Lite
     allows one process); on a Milvus server it reads alongside."""
-    from quality.report import report_markdown
+    from cairn.quality.report import report_markdown
 
     config = load_config(config_path)
     with writer_lock(config.milvus, wait_seconds):

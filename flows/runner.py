@@ -25,15 +25,15 @@ from typing import Iterator
 
 import numpy as np
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import Flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from embedding import Encoder, load_encoder
-from embedding.model import BATCH_SIZE, DEFAULT_ONNX_CACHE
-from schemas.config import CairnConfig, RunnerConfig
+from cairn.embedding import Encoder, load_encoder
+from cairn.embedding.model import BATCH_SIZE, DEFAULT_ONNX_CACHE
+from cairn.schemas.config import CairnConfig, RunnerConfig
 
 
 @task(name="encode-texts", cache_policy=NO_CACHE)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from schemas import ChunkType
-from schemas.collection import quote
+from cairn.schemas import ChunkType
+from cairn.schemas.collection import quote
 
 
 @dataclass

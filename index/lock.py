@@ -12,8 +12,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from index.store import StoreError
-from schemas.config import MilvusConfig
+from cairn.index.store import StoreError
+from cairn.schemas.config import MilvusConfig
 
 
 class IndexBusy(StoreError):

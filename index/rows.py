@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from embedding import Encoder
-from index.cache import EmbeddingCache, text_key
-from schemas import ChunkType, Section, SourceDocument, stable_id
-from schemas.collection import ARRAY_ITEM_LENGTH, ARRAY_FIELDS, MAX_TEXT, VARCHAR_FIELDS, acl_key
+from cairn.embedding import Encoder
+from cairn.index.cache import EmbeddingCache, text_key
+from cairn.schemas import ChunkType, Section, SourceDocument, stable_id
+from cairn.schemas.collection import ARRAY_ITEM_LENGTH, ARRAY_FIELDS, MAX_TEXT, VARCHAR_FIELDS, acl_key
 
 
 @dataclass

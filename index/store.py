@@ -10,8 +10,8 @@ from typing import Iterable, Iterator
 from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
-from schemas import ChunkType
-from schemas.collection import (
+from cairn.schemas import ChunkType
+from cairn.schemas.collection import (
     BM25_INPUT,
     DENSE_FIELDS,
     EMBEDDER_PROPERTY,
@@ -22,7 +22,7 @@ from schemas.collection import (
     in_list,
     quote,
 )
-from schemas.config import MilvusConfig
+from cairn.schemas.config import MilvusConfig
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ class MilvusStore:
                 iterator.close()
 
     def ledger(self, source_name: str):
-        from index.ledger import read_ledger
+        from cairn.index.ledger import read_ledger
 
         return read_ledger(self, source_name)
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from index.ledger import IndexedDocument
-from schemas import DocumentRef
+from cairn.index.ledger import IndexedDocument
+from cairn.schemas import DocumentRef
 
 
 @dataclass

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from schemas.config import CairnConfig
-from schemas.records import ChunkType, ContentType, Environment, Severity, SourceType
+from cairn.schemas.config import CairnConfig
+from cairn.schemas.records import ChunkType, ContentType, Environment, Severity, SourceType
 
 
 @dataclass

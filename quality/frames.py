@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from index.store import MilvusStore
-from schemas.collection import DENSE_FIELDS
+from cairn.index.store import MilvusStore
+from cairn.schemas.collection import DENSE_FIELDS
 
 FIELDS = [
     "chunk_id", "document_id", "section_id", "parent_chunk_id", "chunk_type", "chunk_order", "token_count", "tenant_id",

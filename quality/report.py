@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from quality.checks import Result, bands, validate
-from quality.plots import Panel, figure
-from schemas.config import CairnConfig
+from cairn.quality.checks import Result, bands, validate
+from cairn.quality.plots import Panel, figure
+from cairn.schemas.config import CairnConfig
 
 
 @dataclass
@@ -142,12 +142,12 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
     plots = plot(frame, config, folder) if not frame.empty else []
     (folder / "index.html").write_text(render_html(report, title, plots), encoding="utf-8")
     if config.quality.report_uri:
-        from quality.upload import destination
+        from cairn.quality.upload import destination
 
         report.uploaded_to = destination(folder, config.quality)
     (folder / "summary.json").write_text(json.dumps(report.to_dict(), indent=2, default=str), encoding="utf-8")
     if config.quality.report_uri:
-        from quality.upload import upload_folder
+        from cairn.quality.upload import upload_folder
 
         upload_folder(folder, config.quality, config.s3)
     prune(folder.parent, config.quality.keep_reports)

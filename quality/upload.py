@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schemas.config import QualityConfig, S3Config
+from cairn.schemas.config import QualityConfig, S3Config
 
 
 def split_uri(uri: str) -> tuple[str, str]:
@@ -28,7 +28,7 @@ def destination(folder: Path, config: QualityConfig) -> str:
 
 
 def upload_folder(folder: Path, config: QualityConfig, s3: S3Config | None = None) -> str:
-    from sources.blobs import s3_client
+    from cairn.sources.blobs import s3_client
 
     s3 = s3 or S3Config()
     bucket, base = _base(folder, config)

@@ -1,7 +1,7 @@
 """Step 10: how a section is cited. `{title} › {breadcrumbs} (v{hash7}, updated {date}[, pp. a-b])` + deep link."""
 from __future__ import annotations
 
-from schemas import from_epoch
+from cairn.schemas import from_epoch
 
 
 def trail(title: str, breadcrumbs: list[str]) -> list[str]:

@@ -1,8 +1,8 @@
 """Step 11: a confidence tier with its reason, low-relevance flags, and gap alerts."""
 from __future__ import annotations
 
-from query.gate import content_terms
-from query.types import Hit
+from cairn.query.gate import content_terms
+from cairn.query.types import Hit
 
 HIGH, MEDIUM, LOW, SPECULATIVE = "HIGH", "MEDIUM", "LOW", "SPECULATIVE"
 NEGATIONS = frozenset({"not", "no"})  # content for the gate, never a "missing topic"

@@ -5,8 +5,8 @@ Milvus Lite has no filter templates, so caller input reaches the expression only
 """
 from __future__ import annotations
 
-from schemas import ChunkType, Principal
-from schemas.collection import access_filter, in_list, quote
+from cairn.schemas import ChunkType, Principal
+from cairn.schemas.collection import access_filter, in_list, quote
 
 # Metadata a caller may narrow by: field -> whether the row field is an array (tags) or a scalar.
 FILTER_FIELDS = {

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from query.gate import content_terms
-from query.types import Candidate
+from cairn.query.gate import content_terms
+from cairn.query.types import Candidate
 
 
 @dataclass

@@ -5,7 +5,7 @@ The combined score is always the weighted one (0.65 x cosine + 0.35 x BM25 / bes
 """
 from __future__ import annotations
 
-from query.types import Candidate
+from cairn.query.types import Candidate
 
 
 def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from query.citations import citation
-from query.types import Block
+from cairn.query.citations import citation
+from cairn.query.types import Block
 
 
 @dataclass

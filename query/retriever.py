@@ -1,6 +1,6 @@
 """retrieve(): the query pipeline, one small switchable step at a time; this file does the Milvus I/O.
 
-    from query import Retriever, Principal
+    from cairn.query import Retriever, Principal
     retriever = Retriever.from_config("data/cairn.toml")
     result = retriever.retrieve("how do I fail over ledger-db", Principal("acme", ["sre"]), k=5)
     for hit in result.hits:
@@ -24,21 +24,21 @@ from pathlib import Path
 import numpy as np
 from pymilvus import MilvusClient
 
-from embedding import Encoder, encoder_for
-from index.store import load_collection
-from query import confidence as conf
-from query.citations import citation, deep_link
-from query.filters import access_expr, readable, search_expr
-from query.floors import apply_floors, wants_second_pass
-from query.fusion import fuse
-from query.gate import GUIDANCE, gate
-from query.packing import PackItem, newest_per_section, pack
-from query.selection import by_continuity, diversify, dominant_document, promote, sparse_doc_recall
-from query.transform import load_transform, seeds
-from query.types import Candidate, Hit, RetrievalResult
-from schemas import ChunkType, Principal, from_epoch
-from schemas.collection import EMBEDDER_PROPERTY, OUTPUT_FIELDS, SPARSE_FIELD, embedder_mismatch, in_list, quote
-from schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_config
+from cairn.embedding import Encoder, encoder_for
+from cairn.index.store import load_collection
+from cairn.query import confidence as conf
+from cairn.query.citations import citation, deep_link
+from cairn.query.filters import access_expr, readable, search_expr
+from cairn.query.floors import apply_floors, wants_second_pass
+from cairn.query.fusion import fuse
+from cairn.query.gate import GUIDANCE, gate
+from cairn.query.packing import PackItem, newest_per_section, pack
+from cairn.query.selection import by_continuity, diversify, dominant_document, promote, sparse_doc_recall
+from cairn.query.transform import load_transform, seeds
+from cairn.query.types import Candidate, Hit, RetrievalResult
+from cairn.schemas import ChunkType, Principal, from_epoch
+from cairn.schemas.collection import EMBEDDER_PROPERTY, OUTPUT_FIELDS, SPARSE_FIELD, embedder_mismatch, in_list, quote
+from cairn.schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_config
 
 log = logging.getLogger("cairn.query")
 CHILD_FIELDS = ["parent_chunk_id", "document_id", "section_id", "section_order", "title", "breadcrumbs", "text", "token_count"]

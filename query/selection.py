@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from query.types import Candidate
+from cairn.query.types import Candidate
 
 
 @dataclass

@@ -1,5 +1,7 @@
 """The records, enums, collection schema and configuration every Cairn layer shares."""
-from schemas.records import (
+if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
+    raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
+from cairn.schemas.records import (
     TEMPORAL_OPEN,
     Chunk,
     ChunkType,

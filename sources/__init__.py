@@ -4,16 +4,18 @@ One entry per source type in _CONNECTORS ("module:Class"); a connector's constru
 (SourceConfig, cursor: dict) and raises SourceError when the source cannot be used. File-based
 connectors (listed in _READS_FILES) also take `s3=S3Config` for sources at uri = "s3://bucket/prefix".
 """
+if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
+    raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
 from importlib import import_module
 
-from schemas.config import S3Config, SourceConfig
-from sources.base import DiscoveryFailure, DocumentError, Source, SourceError, source_cursor, source_history
+from cairn.schemas.config import S3Config, SourceConfig
+from cairn.sources.base import DiscoveryFailure, DocumentError, Source, SourceError, source_cursor, source_history
 
 _CONNECTORS = {
-    "wiki": "sources.wiki:WikiSource",
-    "git": "sources.git:GitSource",
-    "pagerduty": "sources.pagerduty:PagerDutySource",
-    "pdf": "sources.pdf:PdfSource",
+    "wiki": "cairn.sources.wiki:WikiSource",
+    "git": "cairn.sources.git:GitSource",
+    "pagerduty": "cairn.sources.pagerduty:PagerDutySource",
+    "pdf": "cairn.sources.pdf:PdfSource",
 }
 _READS_FILES = {"wiki", "pdf"}  # built on sources.blobs: a folder or S3
 

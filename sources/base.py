@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterator, Protocol
 
-from schemas import DocumentRef, SourceDocument
+from cairn.schemas import DocumentRef, SourceDocument
 
 
 class DocumentError(Exception):

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
 
-from schemas.config import S3Config, SourceConfig
-from sources.base import DocumentError, SourceError
+from cairn.schemas.config import S3Config, SourceConfig
+from cairn.sources.base import DocumentError, SourceError
 
 _CREDENTIAL_WORDS = ("secret", "access_key", "session_token", "password")
 

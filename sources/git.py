@@ -23,11 +23,11 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
-from schemas.config import SourceConfig
-from sources import frontmatter as fm
-from sources.base import DiscoveryFailure, DocumentError, SourceError
-from sources.wiki import decode_markdown
+from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import SourceConfig
+from cairn.sources import frontmatter as fm
+from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.wiki import decode_markdown
 
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.tf", "**/*.tfvars", "**/*.hcl", "**/*.yaml", "**/*.yml",

@@ -23,11 +23,11 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from chunkers.legal import PAGE_BREAK
-from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
-from schemas.config import S3Config, SourceConfig
-from sources.base import DiscoveryFailure, DocumentError, SourceError
-from sources.blobs import Blob, open_store
+from cairn.chunkers.legal import PAGE_BREAK
+from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import S3Config, SourceConfig
+from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.blobs import Blob, open_store
 
 SUFFIXES = (".pdf",)
 MAX_FILE_BYTES = 100_000_000

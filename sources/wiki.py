@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
-from schemas.config import S3Config, SourceConfig
-from sources import frontmatter as fm
-from sources.base import DiscoveryFailure, DocumentError
-from sources.blobs import open_store
+from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import S3Config, SourceConfig
+from cairn.sources import frontmatter as fm
+from cairn.sources.base import DiscoveryFailure, DocumentError
+from cairn.sources.blobs import open_store
 
 SUFFIXES = (".md", ".markdown")
 MAX_FILE_BYTES = 5_000_000  # default per-page limit (key max_file_bytes): a runbook is kilobytes, not megabytes

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
-import flows  # noqa: E402,F401  (Prefect defaults before any Prefect import)
+import cairn.flows  # noqa: E402,F401  (Prefect defaults before any Prefect import)
 
 
 def free_port() -> int:

@@ -25,11 +25,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
-from schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
-from schemas.config import SourceConfig
-from sources.base import DiscoveryFailure, DocumentError, SourceError
-from sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy
-from sources.pagerduty.render import incident_heading, render
+from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import SourceConfig
+from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy
+from cairn.sources.pagerduty.render import incident_heading, render
 
 MAX_INCIDENT_BYTES = 5_000_000  # per incident (key max_incident_bytes), like the wiki's per-page limit
 DEFAULT_SEVERITY = {"P1": "sev1", "P2": "sev2", "P3": "sev3", "P4": "sev4", "P5": "sev5", "high": "sev2", "low": "sev4"}

@@ -28,7 +28,7 @@ def shared_server(prefect_server):
 
 def cairn(*args, cwd=REPO, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
+        [sys.executable, "-m", "cairn.cli", *args],
         cwd=cwd, capture_output=True, text=True, timeout=600,
         env={**os.environ, **SERVER, **(env or {})},
     )
@@ -93,8 +93,8 @@ def test_query_before_ingest_says_to_ingest(tmp_path):
 
 
 def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_path, shared_server):
-    from index.store import MilvusStore
-    from schemas.config import load_config
+    from cairn.index.store import MilvusStore
+    from cairn.schemas.config import load_config
 
     corpus.build(tmp_path / "wiki")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [

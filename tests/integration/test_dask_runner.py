@@ -4,10 +4,10 @@ from __future__ import annotations
 import asyncio
 import pickle
 
-from flows.ingest import ingest_flow
-from flows.runner import configured
-from index.store import MilvusStore
-from schemas.config import load_config
+from cairn.flows.ingest import ingest_flow
+from cairn.flows.runner import configured
+from cairn.index.store import MilvusStore
+from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config
 
 SAMPLE_WIKI = [  # the sample wiki sources of data/cairn.toml
@@ -88,8 +88,8 @@ def test_what_a_dask_worker_receives_pickles_without_the_model():
     """encode-texts carries a model name, strings and an int; an Encoder that travels anyway goes by name."""
     import cloudpickle
 
-    from embedding import load_encoder
-    from flows.runner import encode_texts
+    from cairn.embedding import load_encoder
+    from cairn.flows.runner import encode_texts
 
     encoder = load_encoder("all-MiniLM-L6-v2")
     assert pickle.loads(pickle.dumps(encoder)) is encoder  # same process: the same (cached) encoder

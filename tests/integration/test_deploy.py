@@ -179,8 +179,8 @@ def test_deployments_run_on_a_process_worker_and_rows_land_in_the_index(tmp_path
 
     run_deployment(env, "cairn-ingest/runbooks", {"config_path": str(config)}, processes, logs)
 
-    from index.store import MilvusStore
-    from schemas.config import load_config
+    from cairn.index.store import MilvusStore
+    from cairn.schemas.config import load_config
 
     milvus = load_config(config).milvus
     assert Path(milvus.uri).is_relative_to(tmp_path)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from embedding import Encoder, load_encoder
-from index.store import MilvusStore, StoreError
-from query import RetrievalError, Retriever
-from schemas.config import MilvusConfig, QueryConfig, parse_config
+from cairn.embedding import Encoder, load_encoder
+from cairn.index.store import MilvusStore, StoreError
+from cairn.query import RetrievalError, Retriever
+from cairn.schemas.config import MilvusConfig, QueryConfig, parse_config
 
 TEXTS = [
     "Fail over the ledger-db primary: promote the replica, then repoint the write endpoint.",

@@ -7,13 +7,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from flows.ingest import backfill_flow, ingest_flow
-from index.store import MilvusStore
-from schemas import ContentType
-from schemas.config import SourceConfig, load_config
-from schemas.records import parse_day
-from sources import DiscoveryFailure, DocumentError, SourceError
-from sources.git import GitSource
+from cairn.flows.ingest import backfill_flow, ingest_flow
+from cairn.index.store import MilvusStore
+from cairn.schemas import ContentType
+from cairn.schemas.config import SourceConfig, load_config
+from cairn.schemas.records import parse_day
+from cairn.sources import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.git import GitSource
 from tests.conftest import REPO, write_config
 from tests.git_repo import Repo
 
@@ -181,7 +181,7 @@ def test_incremental_runs_touch_only_changed_paths_and_renames_leave_no_stale_ro
 
 
 def test_history_backfill_answers_as_of_a_past_day(repo, tmp_path, prefect_server):
-    from query import Principal, Retriever
+    from cairn.query import Principal, Retriever
 
     repo.write("runbooks/restart.md", RESTART_V2.format(filler=FILLER))
     repo.commit("drain first", "2025-03-04T10:00:00+00:00")

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from flows.cli import EXIT_FAILURES
-from index.store import MilvusStore
-from schemas.config import load_config
+from cairn.cli.app import EXIT_FAILURES
+from cairn.index.store import MilvusStore
+from cairn.schemas.config import load_config
 from tests import pdf_factory
 from tests.conftest import REPO, write_config, write_page
 from tests.git_repo import Repo
@@ -188,7 +188,7 @@ def ingest(config: Path, timeout: float = 600) -> Run:
     out, err = config.with_suffix(".out"), config.with_suffix(".err")
     started = time.monotonic()
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        child = subprocess.Popen([sys.executable, "-m", "flows.cli", "ingest", "--config", str(config), "--json"],
+        child = subprocess.Popen([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
                                  cwd=REPO, env=env, stdout=stdout, stderr=stderr)
         while True:  # wait4: this child's rusage alone (RUSAGE_CHILDREN would be the maximum over all children)
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)

@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from flows.ingest import backfill_flow, ingest_flow
-from flows.reconcile import reconcile
-from index.lock import IndexBusy, writer_lock
-from index.store import MilvusStore
-from schemas import ChunkType
-from schemas.config import load_config
-from schemas.records import parse_day
+from cairn.flows.ingest import backfill_flow, ingest_flow
+from cairn.flows.reconcile import reconcile
+from cairn.index.lock import IndexBusy, writer_lock
+from cairn.index.store import MilvusStore
+from cairn.schemas import ChunkType
+from cairn.schemas.config import load_config
+from cairn.schemas.records import parse_day
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 
@@ -90,7 +90,7 @@ def test_sources_sharing_a_tenant_never_touch_each_others_rows(wiki, tmp_path):
 
 
 def test_history_keeps_superseded_versions_out_of_service_with_their_bounds(wiki, tmp_path):
-    from query import Principal, Retriever
+    from cairn.query import Principal, Retriever
 
     config = make_config(tmp_path, wiki, keep_history=True)
     page = wiki / "acme" / "kafka-lag.md"
@@ -189,7 +189,7 @@ def test_sigkill_at_any_failpoint_is_repaired_by_the_next_run(wiki, tmp_path):
         ingest_flow(config_path=str(crashed))  # version 1 fully indexed
         crashed.write_text(text)  # the sources now hold version 2
         killed = subprocess.run(
-            [sys.executable, "-m", "flows.cli", "ingest", "--config", str(crashed), "--json"],
+            [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(crashed), "--json"],
             cwd=REPO, env={**env, "CAIRN_FAILPOINT": point}, capture_output=True, text=True, timeout=300,
         )
         assert killed.returncode == -9, f"{point}: not killed ({killed.returncode}) {killed.stderr[-2000:]}"

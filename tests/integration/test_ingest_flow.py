@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from flows.ingest import ingest_flow
-from index.store import MilvusStore
-from query import Principal, Retriever
-from schemas import ChunkType
-from schemas.config import load_config
+from cairn.flows.ingest import ingest_flow
+from cairn.index.store import MilvusStore
+from cairn.query import Principal, Retriever
+from cairn.schemas import ChunkType
+from cairn.schemas.config import load_config
 from tests.conftest import write_config
 from tests.integration import corpus
 

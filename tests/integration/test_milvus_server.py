@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from flows.ingest import ingest_flow
-from index.store import open_client
-from schemas.config import MilvusConfig
+from cairn.flows.ingest import ingest_flow
+from cairn.index.store import open_client
+from cairn.schemas.config import MilvusConfig
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 from tests.integration.test_ingest_flow import retrieve, rows

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from flows.ingest import ingest_flow
-from index.store import MilvusStore
-from schemas.config import load_config
+from cairn.flows.ingest import ingest_flow
+from cairn.index.store import MilvusStore
+from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config
 from tests.pagerduty_server import TOKEN, FakePagerDuty
 
@@ -90,7 +90,7 @@ def test_bad_incidents_are_reported_by_id_and_the_rest_indexed(tmp_path, prefect
         config = api_config(tmp_path, api.url)
         report = ingest_flow(config_path=str(config))
     # the mark does not move past the failed incidents: the next window reads them again
-    from index.state import SourceState
+    from cairn.index.state import SourceState
 
     state = SourceState(load_config(config).state_path)
     assert state.get("pd")["high_water"] == "2025-11-14T03:41:52Z"  # QBADTIME's change time, the earliest failure

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from chunkers import chunk_document
-from chunkers.legal import PAGE_BREAK, legal_units
-from schemas import ContentType, DocumentRef
-from schemas.config import ChunkingConfig, SourceConfig
-from schemas.records import parse_day
-from sources import DocumentError
-from sources.pdf import PdfSource, extract_pages
+from cairn.chunkers import chunk_document
+from cairn.chunkers.legal import PAGE_BREAK, legal_units
+from cairn.schemas import ContentType, DocumentRef
+from cairn.schemas.config import ChunkingConfig, SourceConfig
+from cairn.schemas.records import parse_day
+from cairn.sources import DocumentError
+from cairn.sources.pdf import PdfSource, extract_pages
 from tests import pdf_factory
 
 CONFIG = ChunkingConfig()
@@ -99,8 +99,8 @@ def test_the_sample_agreements_in_data_parse_with_their_definitions():
 def test_contracts_from_s3_through_the_flow_bad_ones_reported_and_scoped_queries_cite_pages(
     tmp_path, prefect_server, s3, moto_endpoint
 ):
-    from flows.ingest import ingest_flow
-    from query import Principal, Retriever
+    from cairn.flows.ingest import ingest_flow
+    from cairn.query import Principal, Retriever
     from tests.conftest import REPO, write_config
 
     s3.create_bucket(Bucket="legal")

@@ -8,15 +8,15 @@ import sys
 
 import pytest
 
-from chunkers import chunk_document
-from embedding import load_encoder
-from flows.ingest import QualityFailed, ingest_flow
-from index.cache import EmbeddingCache
-from index.rows import ChunkedDocument, build_rows
-from index.store import MilvusStore
-from quality import check_rows
-from schemas import ContentType, SourceDocument, SourceType, stable_id
-from schemas.config import load_config
+from cairn.chunkers import chunk_document
+from cairn.embedding import load_encoder
+from cairn.flows.ingest import QualityFailed, ingest_flow
+from cairn.index.cache import EmbeddingCache
+from cairn.index.rows import ChunkedDocument, build_rows
+from cairn.index.store import MilvusStore
+from cairn.quality import check_rows
+from cairn.schemas import ContentType, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config, write_page
 
 SENTENCES = [
@@ -121,7 +121,7 @@ def test_cairn_report_json_contract_and_s3_upload(collection, tmp_path):
             "[quality]", f'[quality]\nreport_uri = "s3://reports/cairn"\ns3_endpoint_url = "{endpoint}"', 1)
         path = tmp_path / "with-s3.toml"
         path.write_text(text)
-        result = subprocess.run([sys.executable, "-m", "flows.cli", "report", "--json", "--config", str(path)],
+        result = subprocess.run([sys.executable, "-m", "cairn.cli", "report", "--json", "--config", str(path)],
                                 cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-2000:]
         data = json.loads(result.stdout)

@@ -6,18 +6,18 @@ import json
 
 import pytest
 
-from chunkers import chunk_document
-from embedding import load_encoder
-from flows.cli import main as cairn
-from flows.ingest import ingest_flow
-from index.cache import EmbeddingCache
-from index.rows import ChunkedDocument, build_rows
-from index.store import MilvusStore
-from query import FilterError, Principal, Retriever
-from schemas import ContentType, SourceDocument, SourceType
-from schemas.config import load_config
-from schemas.records import parse_day
-from sources.wiki import document_id
+from cairn.chunkers import chunk_document
+from cairn.embedding import load_encoder
+from cairn.cli.app import main as cairn
+from cairn.flows.ingest import ingest_flow
+from cairn.index.cache import EmbeddingCache
+from cairn.index.rows import ChunkedDocument, build_rows
+from cairn.index.store import MilvusStore
+from cairn.query import FilterError, Principal, Retriever
+from cairn.schemas import ContentType, SourceDocument, SourceType
+from cairn.schemas.config import load_config
+from cairn.schemas.records import parse_day
+from cairn.sources.wiki import document_id
 from tests.conftest import write_config, write_page
 from tests.integration import corpus
 
@@ -223,7 +223,7 @@ def test_cairn_eval_beir_ingests_the_corpus_through_the_pipeline_then_scores_it(
 
 
 def test_a_beir_id_that_could_escape_the_scratch_folder_is_refused(tmp_path):
-    from flows.beir import write_pages
+    from cairn.flows.beir import write_pages
 
     corpus_path = tmp_path / "corpus.jsonl"
     corpus_path.write_text(json.dumps({"_id": "../../etc/x", "text": "t"}) + "\n")

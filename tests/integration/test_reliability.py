@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from flows.ingest import ingest_flow
+from cairn.flows.ingest import ingest_flow
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 
@@ -31,7 +31,7 @@ def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp
         {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
     ])
     env = {**os.environ, "CAIRN_FAILPOINT": "", "PREFECT_API_URL": str(PREFECT_API_URL.value())}
-    command = [sys.executable, "-m", "flows.cli", "ingest", "--config", str(config)]
+    command = [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config)]
     first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lock = tmp_path / "index" / "cairn.lock"
     deadline = time.monotonic() + 120
@@ -58,9 +58,9 @@ def _truncate_lite_index_files(index_dir) -> int:
 
 
 def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_path, prefect_server):
-    from index.store import MilvusStore
-    from query.retriever import connect
-    from schemas.config import load_config
+    from cairn.index.store import MilvusStore
+    from cairn.query.retriever import connect
+    from cairn.schemas.config import load_config
 
     corpus.build(tmp_path / "wiki")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [

@@ -1,7 +1,7 @@
 """A wiki read from S3 (moto as a real HTTP endpoint on 127.0.0.1) through the real Prefect flow and Milvus Lite."""
 from __future__ import annotations
 
-from flows.ingest import ingest_flow
+from cairn.flows.ingest import ingest_flow
 from tests.conftest import write_config
 from tests.integration import corpus
 from tests.integration.test_ingest_flow import rows

@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from index.store import MilvusStore
-from schemas.config import load_config
+from cairn.index.store import MilvusStore
+from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 from tests.integration.test_pagerduty import sample
@@ -33,7 +33,7 @@ SENTINELS = {
 
 
 def cairn(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cairn.cli", *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=600)
 
 

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkers import chunk_document
-from embedding import load_encoder
-from index.cache import EmbeddingCache
-from index.rows import ChunkedDocument, build_rows
-from index.store import MilvusStore
-from query import Principal, Retriever
-from schemas import ContentType, SourceDocument, SourceType, stable_id
-from schemas.config import load_config
+from cairn.chunkers import chunk_document
+from cairn.embedding import load_encoder
+from cairn.index.cache import EmbeddingCache
+from cairn.index.rows import ChunkedDocument, build_rows
+from cairn.index.store import MilvusStore
+from cairn.query import Principal, Retriever
+from cairn.schemas import ContentType, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import load_config
 from tests.conftest import write_config
 
 HOSTILE = [

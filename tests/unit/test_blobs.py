@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from schemas.config import S3Config, SourceConfig, parse_config
-from sources import DiscoveryFailure, DocumentError, SourceError, open_source
-from sources.blobs import Blob, FolderStore, S3Store, open_store
-from sources.wiki import WikiSource
+from cairn.schemas.config import S3Config, SourceConfig, parse_config
+from cairn.sources import DiscoveryFailure, DocumentError, SourceError, open_source
+from cairn.sources.blobs import Blob, FolderStore, S3Store, open_store
+from cairn.sources.wiki import WikiSource
 from tests.conftest import free_port
 
 MD = (".md", ".markdown")
@@ -127,14 +127,14 @@ def test_s3_config_table_and_credentials_refused():
     config = parse_config({"s3": {"endpoint_url": "http://minio:9000", "page_size": 50}})
     assert config.s3.endpoint_url == "http://minio:9000" and config.s3.page_size == 50 and config.s3.region is None
     assert parse_config({}).s3.page_size == 1000
-    from schemas.config import ConfigError
+    from cairn.schemas.config import ConfigError
 
     with pytest.raises(ConfigError, match="s3"):
         parse_config({"s3": {"aws_secret_access_key": "x"}})
 
 
 def test_s3_retries_come_from_the_s3_table():
-    from schemas.config import ConfigError
+    from cairn.schemas.config import ConfigError
 
     config = parse_config({"s3": {"retry_attempts": 7, "retry_mode": "adaptive"}})
     store = open_store(SourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), config.s3)

@@ -1,7 +1,7 @@
 """extractive_abstract: breadcrumbs + the section's most informative sentences, within 100-200 tokens."""
-from chunkers.abstracts import document_idf, extractive_abstract
-from chunkers.tokens import count_tokens
-from schemas.config import ChunkingConfig
+from cairn.chunkers.abstracts import document_idf, extractive_abstract
+from cairn.chunkers.tokens import count_tokens
+from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
 CRUMBS = ["Auth gateway", "Diagnosis"]

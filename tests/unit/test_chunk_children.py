@@ -1,8 +1,8 @@
 """split_children: a section's units -> ~150-token child chunks cut at natural boundaries."""
-from chunkers.children import split_children
-from chunkers.markdown import markdown_units
-from chunkers.tokens import count_tokens
-from schemas.config import ChunkingConfig
+from cairn.chunkers.children import split_children
+from cairn.chunkers.markdown import markdown_units
+from cairn.chunkers.tokens import count_tokens
+from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
 _SUBJECTS = ["queue", "replica", "gateway", "certificate", "volume", "scheduler", "ingress", "snapshot"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from chunkers import pack_sections
-from chunkers.code import code_units, terraform_units, yaml_units
-from schemas.config import ChunkingConfig
+from cairn.chunkers import pack_sections
+from cairn.chunkers.code import code_units, terraform_units, yaml_units
+from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
 

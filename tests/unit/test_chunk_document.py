@@ -1,10 +1,10 @@
 """chunk_document end to end: a SourceDocument in, parent sections with ids, abstracts and children out."""
 import time
 
-from chunkers import chunk_document
-from chunkers.tokens import count_tokens
-from schemas.config import ChunkingConfig
-from schemas.records import ContentType, SourceDocument, SourceType
+from cairn.chunkers import chunk_document
+from cairn.chunkers.tokens import count_tokens
+from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.records import ContentType, SourceDocument, SourceType
 
 CONFIG = ChunkingConfig()
 

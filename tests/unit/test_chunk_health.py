@@ -1,9 +1,9 @@
 """chunk_health_score: size x structure x abstract x children factors, each 1.0 when all is well."""
 import pytest
 
-from chunkers.health import chunk_health_score
-from schemas.config import ChunkingConfig
-from schemas.records import Chunk, QualityFlags, Section
+from cairn.chunkers.health import chunk_health_score
+from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.records import Chunk, QualityFlags, Section
 
 CONFIG = ChunkingConfig()
 

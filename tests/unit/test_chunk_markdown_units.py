@@ -1,8 +1,8 @@
 """markdown_units: a Markdown body -> layout-neutral units with exact source text and heading paths."""
-from chunkers.markdown import markdown_units
-from chunkers.tokens import count_tokens
-from chunkers.units import glued_to_next
-from schemas.config import ChunkingConfig
+from cairn.chunkers.markdown import markdown_units
+from cairn.chunkers.tokens import count_tokens
+from cairn.chunkers.units import glued_to_next
+from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
 

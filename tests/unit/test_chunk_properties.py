@@ -2,9 +2,9 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkers.markdown import markdown_units
-from chunkers.sections import pack_sections
-from schemas.config import ChunkingConfig
+from cairn.chunkers.markdown import markdown_units
+from cairn.chunkers.sections import pack_sections
+from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
 _WORDS = st.sampled_from(

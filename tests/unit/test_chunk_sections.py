@@ -1,8 +1,8 @@
 """pack_sections: heading-aware segmentation into 400-900-token parent sections, ids and quality flags."""
-from chunkers.markdown import markdown_units
-from chunkers.sections import pack_sections, slug
-from chunkers.tokens import count_tokens
-from schemas.config import ChunkingConfig
+from cairn.chunkers.markdown import markdown_units
+from cairn.chunkers.sections import pack_sections, slug
+from cairn.chunkers.tokens import count_tokens
+from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
 _SUBJECTS = ["queue", "replica", "gateway", "certificate", "volume", "scheduler", "ingress", "snapshot"]

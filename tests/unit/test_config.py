@@ -1,6 +1,6 @@
 import pytest
 
-from schemas.config import ConfigError, load_config, parse_config
+from cairn.schemas.config import ConfigError, load_config, parse_config
 
 
 def test_default_config_names_the_sample_sources():

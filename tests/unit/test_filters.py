@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemas.collection import access_filter, acl_key, acl_token, quote
+from cairn.schemas.collection import access_filter, acl_key, acl_token, quote
 
 
 def test_quote_escapes_quotes_and_backslashes():

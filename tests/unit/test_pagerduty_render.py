@@ -1,9 +1,9 @@
 import pytest
 
-from chunkers import chunk_document
-from schemas.config import ChunkingConfig, SourceConfig
-from sources.pagerduty import PagerDutySource
-from sources.pagerduty.render import MAX_NOTE_CHARS, render
+from cairn.chunkers import chunk_document
+from cairn.schemas.config import ChunkingConfig, SourceConfig
+from cairn.sources.pagerduty import PagerDutySource
+from cairn.sources.pagerduty.render import MAX_NOTE_CHARS, render
 
 INCIDENT = {"id": "Q1", "incident_number": 7, "title": "Disk full on db-1", "status": "resolved", "urgency": "high",
             "service": {"id": "PS1", "summary": "ledger-db"}, "created_at": "2026-01-01T00:00:00Z"}
@@ -47,7 +47,7 @@ def _export(tmp_path, incidents: list, parts: dict | None = None):
 
 
 def _outcomes(source) -> dict:
-    from sources import DiscoveryFailure, DocumentError
+    from cairn.sources import DiscoveryFailure, DocumentError
 
     out = {}
     for ref in source.discover():
@@ -84,7 +84,7 @@ def test_an_oversized_export_incident_is_refused_at_discovery_by_its_file_sizes(
 
 
 def test_an_api_incident_is_refused_while_paging_once_a_part_passes_the_limit(monkeypatch):
-    from sources import DocumentError
+    from cairn.sources import DocumentError
     from tests.pagerduty_server import TOKEN, FakePagerDuty
 
     monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", TOKEN)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from quality.plots import BOTTOM, LEFT, PANEL_HEIGHT, RIGHT, TOP, WIDTH, Panel, figure
+from cairn.quality.plots import BOTTOM, LEFT, PANEL_HEIGHT, RIGHT, TOP, WIDTH, Panel, figure
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -1,4 +1,4 @@
-from quality.report import prune
+from cairn.quality.report import prune
 
 
 def test_only_the_newest_report_folders_are_kept(tmp_path):

@@ -1,6 +1,6 @@
 import pytest
 
-from schemas.config import ConfigError, QueryConfig, parse_config
+from cairn.schemas.config import ConfigError, QueryConfig, parse_config
 
 
 def test_steps_are_on_by_default_and_switchable():

@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from query.filters import FilterError, metadata_filter, readable, search_expr, time_filter
-from schemas import Principal
-from schemas.collection import quote
+from cairn.query.filters import FilterError, metadata_filter, readable, search_expr, time_filter
+from cairn.schemas import Principal
+from cairn.schemas.collection import quote
 
 HOSTILE = ['x" or tenant_id != "', "a\\\" || 1==1 || \"", "') or true or ('", "%", "*", 'acme" or "1"=="1']
 

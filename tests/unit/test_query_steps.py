@@ -1,17 +1,17 @@
 """Each pure step of the query pipeline, on hand-made candidates and rows."""
 import pytest
 
-from query.citations import citation, trail
-from query.confidence import gaps, tier
-from query.eval import documents_in_order, mrr, ndcg_at, recall_at, summarise
-from query.floors import apply_floors, passes, wants_second_pass
-from query.fusion import fuse, rrf
-from query.gate import gate
-from query.packing import PackItem, front_and_back, newest_per_section, pack
-from query.retriever import one_version_per_document
-from query.selection import Seed, diversify, dominant_document, promote, sparse_doc_recall
-from query.transform import seeds
-from query.types import Block, Candidate, Hit
+from cairn.query.citations import citation, trail
+from cairn.query.confidence import gaps, tier
+from cairn.query.eval import documents_in_order, mrr, ndcg_at, recall_at, summarise
+from cairn.query.floors import apply_floors, passes, wants_second_pass
+from cairn.query.fusion import fuse, rrf
+from cairn.query.gate import gate
+from cairn.query.packing import PackItem, front_and_back, newest_per_section, pack
+from cairn.query.retriever import one_version_per_document
+from cairn.query.selection import Seed, diversify, dominant_document, promote, sparse_doc_recall
+from cairn.query.transform import seeds
+from cairn.query.types import Block, Candidate, Hit
 
 
 def cand(cid, doc="d1", parent=None, vector=0.0, keyword=0.0, rank=None, order=0, text="", fused=0.0, combined=0.0):

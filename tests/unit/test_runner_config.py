@@ -3,8 +3,8 @@ import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect_dask import DaskTaskRunner
 
-from flows.runner import configured, task_runner
-from schemas.config import ConfigError, parse_config
+from cairn.flows.runner import configured, task_runner
+from cairn.schemas.config import ConfigError, parse_config
 
 
 def test_default_is_the_thread_pool():
@@ -41,7 +41,7 @@ def test_bad_runner_settings_are_named():
 
 
 def test_the_cli_runs_a_flow_on_the_configured_runner():
-    from flows.ingest import ingest_flow
+    from cairn.flows.ingest import ingest_flow
 
     flow = configured(ingest_flow, parse_config({"runner": {"kind": "dask", "workers": 2}}))
     assert isinstance(flow.task_runner, DaskTaskRunner) and flow.name == ingest_flow.name

@@ -1,8 +1,8 @@
 from collections import Counter
 
-from index.ledger import IndexedDocument
-from index.sync import plan_sync
-from schemas import DocumentRef
+from cairn.index.ledger import IndexedDocument
+from cairn.index.sync import plan_sync
+from cairn.schemas import DocumentRef
 
 
 def ref(doc: str, version: str) -> DocumentRef:

@@ -1,9 +1,9 @@
 import pytest
 
-from schemas import ContentType, Environment, Severity, TEMPORAL_OPEN
-from schemas.config import SourceConfig
-from sources import DiscoveryFailure, DocumentError, SourceError
-from sources.wiki import WikiSource
+from cairn.schemas import ContentType, Environment, Severity, TEMPORAL_OPEN
+from cairn.schemas.config import SourceConfig
+from cairn.sources import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.wiki import WikiSource
 from tests.conftest import write_page
 
 

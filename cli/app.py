@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from schemas.config import ConfigError, load_config
+from cairn.schemas.config import ConfigError, load_config
 
 EXIT_FAILURES = 1  # --strict and some inputs failed
 EXIT_USAGE = 2  # bad config, unreachable index: nothing ran
@@ -22,11 +22,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.source:
         config.source(args.source)  # fail fast on an unknown name
     if not config.milvus.is_lite:
-        from index.store import open_client
+        from cairn.index.store import open_client
 
         open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
-    from flows.ingest import ingest_flow
-    from flows.runner import configured
+    from cairn.flows.ingest import ingest_flow
+    from cairn.flows.runner import configured
 
     report = configured(ingest_flow, config)(
         config_path=str(config.config_path),
@@ -62,9 +62,9 @@ def _print_report(report: dict, args: argparse.Namespace) -> int:
 def cmd_backfill(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     config.source(args.source)
-    from flows.ingest import backfill_flow
-    from flows.runner import configured
-    from schemas.records import parse_day
+    from cairn.flows.ingest import backfill_flow
+    from cairn.flows.runner import configured
+    from cairn.schemas.records import parse_day
 
     parse_day(args.since), parse_day(args.until)  # fail fast on a bad date
     report = configured(backfill_flow, config)(
@@ -81,7 +81,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    from flows.reconcile import reconcile
+    from cairn.flows.reconcile import reconcile
 
     config = load_config(args.config)
     if args.source:
@@ -89,8 +89,8 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     drifts = reconcile(config, args.source)
     repaired = None
     if args.fix and not all(d.clean for d in drifts):
-        from flows.ingest import ingest_flow
-        from flows.runner import configured
+        from cairn.flows.ingest import ingest_flow
+        from cairn.flows.runner import configured
 
         for drift in drifts:
             if not drift.clean and not drift.error:
@@ -131,8 +131,8 @@ def _result_json(result) -> dict:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from query import Principal, Retriever
-    from schemas.records import parse_day
+    from cairn.query import Principal, Retriever
+    from cairn.schemas.records import parse_day
 
     if not args.text and not args.queries:
         raise ValueError("give the question text, or --queries FILE.jsonl")
@@ -172,7 +172,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def _query_batch(retriever, args: argparse.Namespace, as_of, filters) -> int:
     """--queries FILE.jsonl: one {"id", "text", "tenant", "groups", "doc_tag"?} per line -> one JSON line each."""
-    from query import Principal
+    from cairn.query import Principal
 
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     failed = 0
@@ -204,7 +204,7 @@ def _query_batch(retriever, args: argparse.Namespace, as_of, filters) -> int:
 def _readers(retriever, tenant: str | None) -> tuple[str, list[str]]:
     """Who evaluates when --tenant/--group are not given: the collection's only tenant (else the caller must
     choose) with every group found on its rows, so the metrics measure ranking, not access control."""
-    from index.store import MilvusStore
+    from cairn.index.store import MilvusStore
 
     store = MilvusStore(retriever.milvus, dim=0, client=retriever.client)
     where = 'chunk_type == "full_text"' + (f" and tenant_id == {_quote(tenant)}" if tenant else "")
@@ -221,7 +221,7 @@ def _readers(retriever, tenant: str | None) -> tuple[str, list[str]]:
 
 
 def _quote(value: str) -> str:
-    from schemas.collection import quote
+    from cairn.schemas.collection import quote
 
     return quote(value)
 
@@ -229,16 +229,16 @@ def _quote(value: str) -> str:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Recall@k, nDCG@10, MRR, hit rate of the configured pipeline on labelled queries, per step ablation.
     `cairn eval beir --corpus C` first ingests a BEIR corpus through the normal pipeline into a scratch index."""
-    from query import Principal, Retriever
-    from query.eval import corpus_id, documents_in_order, read_qrels, summarise
-    from schemas.config import QUERY_STEPS
+    from cairn.query import Principal, Retriever
+    from cairn.query.eval import corpus_id, documents_in_order, read_qrels, summarise
+    from cairn.schemas.config import QUERY_STEPS
 
     ingested = None
     if args.mode == "beir":
         if not args.corpus:
             raise ValueError("cairn eval beir needs --corpus corpus.jsonl")
-        from flows.beir import GROUP, TENANT, scratch_config
-        from flows.ingest import ingest_flow
+        from cairn.flows.beir import GROUP, TENANT, scratch_config
+        from cairn.flows.ingest import ingest_flow
 
         config_path = scratch_config(Path(args.corpus), Path(args.work) if args.work else None)
         print(f"cairn: ingesting {args.corpus} into {config_path.parent} (kept: a rerun embeds nothing)", file=sys.stderr)
@@ -303,7 +303,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from flows.report import NoCollection, quality_report
+    from cairn.flows.report import NoCollection, quality_report
 
     config = load_config(args.config)
     try:
@@ -324,7 +324,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from index.store import MilvusStore, open_client
+    from cairn.index.store import MilvusStore, open_client
 
     config = load_config(args.config)
     client = open_client(config.milvus, create=False)
@@ -431,8 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cairn: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        from index.store import StoreError
-        from query import RetrievalError
+        from cairn.index.store import StoreError
+        from cairn.query import RetrievalError
 
         if isinstance(exc, (StoreError, RetrievalError, ValueError)):
             print(f"cairn: {exc}", file=sys.stderr)
