@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder, encoder_for
+from cairn.errors import QualityFailed
 from cairn.flows.failpoints import failpoint
 from cairn.flows.runner import RunnerEncoder, runner_for_run
 from cairn.index.cache import EmbeddingCache
@@ -340,10 +341,6 @@ def run_sources(
             )
         get_run_logger().warning("data-quality expectations failed; report: %s/index.html", quality.report_dir)
     return report.to_dict()
-
-
-class QualityFailed(RuntimeError):
-    """A source with quality_policy = "fail" did not meet its expectations (the report was written)."""
 
 
 @task(cache_policy=NO_CACHE)

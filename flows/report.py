@@ -11,13 +11,10 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from cairn.index.lock import writer_lock
-from cairn.index.store import StoreError, open_client
+from cairn.errors import NoCollection, QualityFailed
+from cairn.index.store import open_client
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
-
-
-class NoCollection(StoreError):
-    """Nothing to report on: the collection has not been created (no ingest yet)."""
 
 
 def model_dim(config: CairnConfig) -> int:
@@ -47,10 +44,6 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
     return check_rows(config, expr, dim=model_dim(config), name=f"report-{scope}", title=f"Cairn data quality: {scope}")
 
 
-class QualityReportFailed(RuntimeError):
-    """An expectation failed; the report folder was written and its path is in the message."""
-
-
 @flow(name="cairn-report")
 def report_flow(
     config_path: str | None = None,
@@ -70,5 +63,5 @@ def report_flow(
     create_markdown_artifact(key="cairn-quality-report", markdown=report_markdown(result), description="Cairn data quality")
     if not result.success:
         failed = "; ".join(f"{r.suite}: {r.column}" for r in result.failed())
-        raise QualityReportFailed(f"data-quality expectations failed ({failed}); report: {result.report_dir}/index.html")
+        raise QualityFailed(f"data-quality expectations failed ({failed}); report: {result.report_dir}/index.html")
     return result.to_dict()

@@ -12,12 +12,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from cairn.index.store import StoreError
+from cairn.errors import IndexBusy
 from cairn.schemas.config import MilvusConfig
-
-
-class IndexBusy(StoreError):
-    pass
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from typing import Iterable, Iterator
 from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
+from cairn.errors import StoreError
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import (
     BM25_INPUT,
@@ -85,10 +86,6 @@ def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
-
-
-class StoreError(RuntimeError):
-    """The index cannot be used; the message says what to fix."""
 
 
 def open_client(config: MilvusConfig, create: bool) -> MilvusClient:

@@ -5,6 +5,7 @@ Milvus Lite has no filter templates, so caller input reaches the expression only
 """
 from __future__ import annotations
 
+from cairn.errors import FilterError
 from cairn.schemas import ChunkType, Principal
 from cairn.schemas.collection import access_filter, in_list, quote
 
@@ -18,10 +19,6 @@ FILTER_FIELDS = {
     "source_name": False,
     "tags": True,
 }
-
-
-class FilterError(ValueError):
-    """A `filters` argument the query cannot use; the message names the key and what is allowed."""
 
 
 def time_filter(as_of: int | None) -> str:

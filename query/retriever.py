@@ -25,6 +25,7 @@ import numpy as np
 from pymilvus import MilvusClient
 
 from cairn.embedding import Encoder, encoder_for
+from cairn.errors import RetrievalError
 from cairn.index.store import load_collection
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
@@ -43,10 +44,6 @@ from cairn.schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_co
 log = logging.getLogger("cairn.query")
 CHILD_FIELDS = ["parent_chunk_id", "document_id", "section_id", "section_order", "title", "breadcrumbs", "text", "token_count"]
 NO_RESULTS = "No relevant documents were found for this question in what you can access."
-
-
-class RetrievalError(RuntimeError):
-    """The index cannot be queried; the message says what to fix."""
 
 
 def one_version_per_document(rows: list[dict]) -> set[str]:

@@ -11,13 +11,10 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
+from cairn.errors import ConfigError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_CONFIG = Path("data/cairn.toml")
-
-
-class ConfigError(ValueError):
-    """The configuration cannot be used; the message says which key to fix."""
 
 
 class _Strict(BaseModel):

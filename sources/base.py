@@ -21,20 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterator, Protocol
 
+from cairn.errors import DocumentError, SourceError
 from cairn.schemas import DocumentRef, SourceDocument
-
-
-class DocumentError(Exception):
-    """One input cannot be read; the run reports it and goes on with the rest."""
-
-    def __init__(self, locator: str, reason: str) -> None:
-        super().__init__(f"{locator}: {reason}")
-        self.locator = locator
-        self.reason = reason
-
-
-class SourceError(Exception):
-    """The whole source is unusable (missing folder, bad credentials); the message says what to fix."""
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,16 @@ from datetime import date, datetime, timezone
 
 import yaml
 
+from cairn.errors import CairnError
+
 KNOWN_KEYS = {
     "title", "tenant", "acl", "service", "environment", "severity", "tags", "content_type", "doc_tag",
     "updated", "created", "valid_from", "valid_until",
 }
 
 
-class FrontMatterError(ValueError):
-    pass
+class FrontMatterError(CairnError, ValueError):
+    """Front matter that cannot be read; the wiki source reports it as the page's failure."""
 
 
 def split_front_matter(text: str) -> tuple[dict, str]:

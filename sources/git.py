@@ -387,7 +387,7 @@ class GitSource:
         return remote if "://" in remote or "@" in remote.split("/")[0] else Path(remote).as_uri()
 
 
-class _GitFailed(Exception):
+class _GitFailed(SourceError):
     pass
 
 

@@ -15,8 +15,10 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Iterator
 
+from cairn.errors import SourceError
 
-class ApiError(Exception):
+
+class ApiError(SourceError):
     """A request that failed for good; `status` is the HTTP status (0 for network errors)."""
 
     def __init__(self, path: str, status: int, reason: str) -> None:

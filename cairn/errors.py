@@ -1,0 +1,79 @@
+"""Every error Cairn raises on purpose, under one root: `except CairnError` catches them all.
+
+Each kind carries the exit code the `cairn` command ends with when that error stops a command (the CLI maps
+them in one place, cairn.cli.app), and its message says what failed and what to do; none ever carries a
+credential. Exceptions that are not CairnErrors are bugs: the CLI lets them through with their traceback.
+
+    CairnError
+    ├── ConfigError        the configuration cannot be used (names the file and the key)
+    ├── UsageError         a command's or a call's arguments cannot be used
+    │   └── FilterError    a query's `filters` argument (names the key and what is allowed)
+    ├── SourceError        a whole source is unusable (missing folder, refused token, failed clone)
+    ├── DocumentError      one input cannot be read (names it); the run reports it and goes on
+    ├── StoreError         the index cannot be used (unreachable, damaged, incompatible)
+    │   ├── IndexBusy      another run holds the embedded index's writer lock
+    │   ├── NoCollection   nothing ingested yet
+    │   └── RetrievalError the query side cannot serve (kept for callers that catch it by this name)
+    └── QualityFailed      data-quality expectations failed where the policy says fail (the report is written)
+"""
+from __future__ import annotations
+
+# The exit-code contract of the `cairn` command (README, "Exit codes").
+EXIT_OK = 0
+EXIT_FAILURES = 1  # the command ran, and some of what it checked or processed failed
+EXIT_UNUSABLE = 2  # nothing useful ran: configuration, arguments, index or a whole source
+
+
+class CairnError(Exception):
+    """The root of Cairn's errors."""
+
+    exit_code = EXIT_UNUSABLE
+
+
+class ConfigError(CairnError, ValueError):
+    """The configuration cannot be used; the message names the file and the key to fix."""
+
+
+class UsageError(CairnError, ValueError):
+    """Arguments that cannot be used (a missing principal, a bad date, an unknown step)."""
+
+
+class FilterError(UsageError):
+    """A `filters` argument the query cannot use; the message names the key and what is allowed."""
+
+
+class SourceError(CairnError):
+    """The whole source is unusable (missing folder, bad credentials); the message says what to fix."""
+
+
+class DocumentError(CairnError):
+    """One input cannot be read; the run reports it and goes on with the rest."""
+
+    exit_code = EXIT_FAILURES
+
+    def __init__(self, locator: str, reason: str) -> None:
+        super().__init__(f"{locator}: {reason}")
+        self.locator = locator
+        self.reason = reason
+
+
+class StoreError(CairnError):
+    """The index cannot be used; the message says what to fix."""
+
+
+class IndexBusy(StoreError):
+    """Another Cairn run holds the writer lock of an embedded (Milvus Lite) index."""
+
+
+class NoCollection(StoreError):
+    """The collection has not been created yet (no ingest so far)."""
+
+
+class RetrievalError(StoreError):
+    """The index cannot be queried; the message says what to fix."""
+
+
+class QualityFailed(CairnError):
+    """Data-quality expectations failed where the policy says fail; the report folder was written."""
+
+    exit_code = EXIT_FAILURES
