@@ -26,12 +26,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
         open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
     from cairn.flows.ingest import ingest_flow
+    from cairn.flows.progress import show_progress
     from cairn.flows.runner import configured
 
+    show_progress(not args.json and sys.stderr.isatty())
     report = configured(ingest_flow, config)(
         config_path=str(config.config_path),
         source=args.source,
-        show_progress=not args.json and sys.stderr.isatty(),
         cleanup=args.cleanup,
         wait_seconds=args.wait,
     )
@@ -63,17 +64,17 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     config.source(args.source)
     from cairn.flows.ingest import backfill_flow
+    from cairn.flows.progress import show_progress
     from cairn.flows.runner import configured
     from cairn.schemas.records import parse_day
 
     parse_day(args.since), parse_day(args.until)  # fail fast on a bad date
+    show_progress(not args.json and sys.stderr.isatty())
     report = configured(backfill_flow, config)(
         config_path=str(config.config_path),
         source=args.source,
         since=args.since,
         until=args.until,
-        full=args.full,
-        show_progress=not args.json and sys.stderr.isatty(),
         wait_seconds=args.wait,
         commits=args.commits,
     )
@@ -239,10 +240,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ValueError("cairn eval beir needs --corpus corpus.jsonl")
         from cairn.flows.beir import GROUP, TENANT, scratch_config
         from cairn.flows.ingest import ingest_flow
+        from cairn.flows.progress import show_progress
 
         config_path = scratch_config(Path(args.corpus), Path(args.work) if args.work else None)
         print(f"cairn: ingesting {args.corpus} into {config_path.parent} (kept: a rerun embeds nothing)", file=sys.stderr)
-        ingested = ingest_flow(config_path=str(config_path), show_progress=not args.json)["documents"]
+        show_progress(not args.json)
+        ingested = ingest_flow(config_path=str(config_path))["documents"]
         config = load_config(config_path)
         args.tenant, args.group = TENANT, [GROUP]
     elif args.corpus:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from cairn.index.store import MilvusStore
+from cairn.index.sync import plan_sync
 from cairn.schemas.config import CairnConfig, S3Config, SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, open_source
 
@@ -36,6 +37,7 @@ class Drift:
 
 
 def check_source(source_config: SourceConfig, store: MilvusStore, s3: S3Config | None = None) -> Drift:
+    """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync)."""
     drift = Drift(source_config.name)
     try:
         source = open_source(source_config, {}, s3=s3)  # a full listing: a cursor would hide documents
@@ -44,26 +46,19 @@ def check_source(source_config: SourceConfig, store: MilvusStore, s3: S3Config |
         drift.error = str(exc)
         return drift
     refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
-    drift.unreadable = [i.locator for i in items if isinstance(i, DiscoveryFailure)]
-    kept = {i.document_id for i in items if isinstance(i, DiscoveryFailure)}
+    unreadable = [i for i in items if isinstance(i, DiscoveryFailure)]
     ledger = store.ledger(source_config.name)
+    plan = plan_sync(refs, ledger, keep_ids={i.document_id for i in unreadable}, cleanup=source.complete)
+    locator = {r.document_id: r.locator for r in refs}
+    drift.unreadable = [i.locator for i in unreadable]
     drift.documents_in_source = len(items)
     drift.documents_indexed = len(ledger)
     drift.rows_current = sum(len(d.rows) for d in ledger.values())
     drift.orphan_rows = sum(len(d.orphans) for d in ledger.values())
-    yielded = set()
-    for ref in refs:
-        yielded.add(ref.document_id)
-        state = ledger.get(ref.document_id)
-        if state is None:
-            drift.missing.append(ref.locator)
-        elif state.problems():
-            drift.incomplete[ref.locator] = state.problems()
-        elif state.complete_version != ref.version_hash:
-            drift.outdated.append(ref.locator)
-    for document_id in sorted(set(ledger) - yielded - kept):
-        if source.complete:
-            drift.stale.append(document_id)
+    drift.missing = [r.locator for r in plan.missing]
+    drift.outdated = [r.locator for r in plan.outdated]
+    drift.incomplete = {locator[doc]: problems for doc, problems in plan.incomplete.items()}
+    drift.stale = plan.stale_document_ids
     return drift
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import numpy as np
@@ -95,25 +96,19 @@ def runner_for_run(config: RunnerConfig) -> Iterator[TaskRunner | None]:
         yield runner
 
 
-class RunnerEncoder:
+@dataclass
+class RunnerEncoder(Encoder):
     """An Encoder whose encode() runs as `encode_texts` tasks on a task runner, in up to `parts` slices.
 
-    It has the identity and dimension of the encoder it wraps, so the embedding cache keys stay the same
-    whichever runner computed a vector."""
+    It is the encoder it wraps (same model, backend, identity and dimension), so the embedding cache keys stay
+    the same whichever runner computed a vector; only where the forward passes run differs."""
 
-    def __init__(self, encoder: Encoder, runner: TaskRunner, parts: int) -> None:
-        self.spec = encoder.spec
-        self.encoder = encoder
-        self.runner = runner
-        self.parts = max(1, parts)
+    runner: TaskRunner | None = field(default=None, repr=False)
+    parts: int = 1
 
-    @property
-    def dim(self) -> int:
-        return self.spec.dim
-
-    @property
-    def identity(self) -> str:
-        return self.encoder.identity
+    @classmethod
+    def around(cls, encoder: Encoder, runner: TaskRunner, parts: int) -> "RunnerEncoder":
+        return cls(encoder.spec, encoder.backend, encoder.onnx_cache, runner=runner, parts=max(1, parts))
 
     @property
     def loaded(self) -> bool:
@@ -127,7 +122,7 @@ class RunnerEncoder:
         futures = [
             self.runner.submit(encode_texts, {
                 "model": self.spec.name, "texts": texts[i : i + size], "batch_size": batch_size,
-                "backend": self.encoder.backend, "onnx_cache": self.encoder.onnx_cache,
+                "backend": self.backend, "onnx_cache": self.onnx_cache,
             })
             for i in range(0, len(texts), size)
         ]

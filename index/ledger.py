@@ -29,15 +29,9 @@ class IndexedDocument:
     @property
     def complete_version(self) -> str | None:
         """The one version whose rows are all present, alone; None when anything is off."""
-        if len(self.versions) != 1 or self.orphans or not self.parents:
+        if self.problems():
             return None
         (version,) = self.versions
-        promised = {sections for _, sections, _ in self.parents.values()}
-        if len(promised) != 1 or len(self.parents) != promised.pop():
-            return None
-        for chunk_id, (_, _, children) in self.parents.items():
-            if self.children_per_parent[chunk_id] != children:
-                return None
         return version
 
     def leftovers(self, version: str, written: set[str]) -> list[str]:
@@ -45,6 +39,7 @@ class IndexedDocument:
         return sorted(cid for cid, v in self.rows.items() if v == version and cid not in written)
 
     def problems(self) -> list[str]:
+        """What keeps the rows from being one complete version; [] when they are."""
         out = []
         if len(self.versions) > 1:
             out.append(f"{len(self.versions)} versions served at once")
@@ -52,15 +47,21 @@ class IndexedDocument:
             out.append(f"{len(self.orphans)} orphan child rows")
         if not self.parents:
             out.append("no parent rows")
-        else:
-            promised = {sections for _, sections, _ in self.parents.values()}
-            if len(promised) == 1 and len(self.parents) != next(iter(promised)):
-                out.append(f"{len(self.parents)} of {next(iter(promised))} parent rows")
-            missing = sum(
-                max(0, children - self.children_per_parent[cid]) for cid, (_, _, children) in self.parents.items()
-            )
-            if missing:
-                out.append(f"{missing} child rows missing")
+            return out
+        promised = {sections for _, sections, _ in self.parents.values()}
+        if len(promised) > 1:
+            out.append(f"parent rows disagree on the section count ({sorted(promised)})")
+        elif len(self.parents) != next(iter(promised)):
+            out.append(f"{len(self.parents)} of {next(iter(promised))} parent rows")
+        missing = extra = 0
+        for chunk_id, (_, _, children) in self.parents.items():
+            have = self.children_per_parent[chunk_id]
+            missing += max(0, children - have)
+            extra += max(0, have - children)
+        if missing:
+            out.append(f"{missing} child rows missing")
+        if extra:
+            out.append(f"{extra} child rows more than their parents list")
         return out
 
 

@@ -1,4 +1,5 @@
-"""What a run must do to make the collection equal to a source: index, skip, or remove."""
+"""What the collection holds for a source against what the source yields: the one comparison that both an
+ingest (what to index, skip and remove) and `cairn reconcile` (what has drifted) are made of."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,9 +10,13 @@ from cairn.schemas import DocumentRef
 
 @dataclass
 class SyncPlan:
-    to_index: list[DocumentRef] = field(default_factory=list)
-    unchanged: list[DocumentRef] = field(default_factory=list)
-    stale_document_ids: list[str] = field(default_factory=list)
+    unchanged: list[DocumentRef] = field(default_factory=list)  # exactly their current version, complete
+    missing: list[DocumentRef] = field(default_factory=list)  # not in the collection at all
+    outdated: list[DocumentRef] = field(default_factory=list)  # complete, but another version than the source's
+    incomplete: dict[str, list[str]] = field(default_factory=dict)  # document_id -> what is wrong with its rows
+    forced: list[DocumentRef] = field(default_factory=list)  # unchanged, re-processed on purpose (backfill)
+    to_index: list[DocumentRef] = field(default_factory=list)  # everything above but unchanged, in source order
+    stale_document_ids: list[str] = field(default_factory=list)  # indexed, no longer yielded by the source
 
 
 def plan_sync(
@@ -27,18 +32,25 @@ def plan_sync(
     (a second version, a missing row or an orphan left by an interrupted run sends it back through
     indexing, which rewrites the same ids and removes the rest). Documents the source no longer yields
     are stale, except those in keep_ids (seen but unreadable this run: their last good version stays
-    served). `force` names documents to re-process even when unchanged (backfills).
+    served) and unless `cleanup` is off. `force` names documents to re-process even when unchanged.
     """
     plan = SyncPlan()
-    current = set()
+    yielded = set()
     for ref in refs:
-        current.add(ref.document_id)
+        yielded.add(ref.document_id)
         indexed = ledger.get(ref.document_id)
-        up_to_date = indexed is not None and indexed.complete_version == ref.version_hash
-        if up_to_date and not (force and ref.document_id in force):
-            plan.unchanged.append(ref)
+        if indexed is None:
+            plan.missing.append(ref)
+        elif indexed.problems():
+            plan.incomplete[ref.document_id] = indexed.problems()
+        elif indexed.complete_version != ref.version_hash:
+            plan.outdated.append(ref)
+        elif force and ref.document_id in force:
+            plan.forced.append(ref)
         else:
-            plan.to_index.append(ref)
+            plan.unchanged.append(ref)
+            continue
+        plan.to_index.append(ref)
     if cleanup:
-        plan.stale_document_ids = sorted(set(ledger) - current - set(keep_ids))
+        plan.stale_document_ids = sorted(set(ledger) - yielded - set(keep_ids))
     return plan

@@ -123,7 +123,7 @@ def test_backfill_reprocesses_its_window_idempotently(wiki, tmp_path):
     config = make_config(tmp_path, wiki)
     ingest_flow(config_path=str(config))
     before = snapshot(config)
-    report = backfill_flow(config_path=str(config), source="acme-wiki", full=True)
+    report = backfill_flow(config_path=str(config), source="acme-wiki")  # no window: every document
     assert report["documents"]["indexed"] == 3 and report["embeddings_computed"] == 0
     empty_window = backfill_flow(config_path=str(config), source="acme-wiki", since="1990-01-01", until="1990-01-02")
     assert empty_window["documents"]["indexed"] == 0 and empty_window["documents"]["unchanged"] == 3

@@ -75,7 +75,7 @@ def test_one_nightly_ingest_per_configured_source(prefect_yaml):
 
 def test_backfill_on_demand_and_a_scheduled_report(prefect_yaml):
     [backfill] = by_entrypoint(prefect_yaml, "cairn.flows.ingest:backfill_flow")
-    assert {"source", "since", "until", "commits", "full"} <= set(backfill["parameters"])
+    assert {"source", "since", "until", "commits"} <= set(backfill["parameters"])
     assert not backfill.get("schedules")
     [report] = by_entrypoint(prefect_yaml, "cairn.flows.report:report_flow")
     assert report["schedules"] and report["parameters"]["config_path"] == "data/cairn.toml"

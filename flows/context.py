@@ -1,0 +1,62 @@
+"""What a run holds open while it syncs its sources: the store, the encoder, the embedding cache, the cursors,
+the writer lock, the task runner and the progress display. Opened once per run, closed whatever happens."""
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+from cairn.embedding import Encoder, encoder_for
+from cairn.flows import progress as progress_display
+from cairn.flows.progress import Progress
+from cairn.flows.runner import RunnerEncoder, runner_for_run
+from cairn.flows.steps import Window
+from cairn.flows.tasks import PrefectSteps
+from cairn.index.cache import EmbeddingCache
+from cairn.index.lock import writer_lock
+from cairn.index.state import SourceState
+from cairn.index.store import MilvusStore
+from cairn.schemas.config import CairnConfig
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the caller asked of this run, beyond the configuration."""
+
+    cleanup: Literal["incremental", "full", "none"] | None = None  # None: each source's own mode
+    backfill: Window | None = None  # re-process the documents in this window (an open window: all of them)
+    wait_seconds: float = 0.0  # how long to queue behind another run holding an embedded index
+    title: str = "Cairn ingest"
+
+
+@dataclass
+class RunContext:
+    config: CairnConfig
+    options: RunOptions
+    store: MilvusStore
+    encoder: Encoder
+    cache: EmbeddingCache
+    state: SourceState
+    steps: PrefectSteps
+    progress: Progress
+
+    @classmethod
+    @contextmanager
+    def open(cls, config: CairnConfig, options: RunOptions) -> Iterator["RunContext"]:
+        """Take the writer lock, start the task runner, open everything a sync needs; close it all after."""
+        with ExitStack() as stack:
+            stack.enter_context(writer_lock(config.milvus, options.wait_seconds))
+            runner = stack.enter_context(runner_for_run(config.runner))
+            encoder = encoder_for(config.embedding)
+            if runner is not None:  # [runner] kind = "dask": texts to embed go to the workers (flows/runner.py)
+                encoder = RunnerEncoder.around(encoder, runner, config.runner.workers)
+            cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
+            stack.callback(cache.close)
+            store = MilvusStore(config.milvus, encoder.dim)
+            stack.callback(store.close)
+            state = SourceState(config.state_path)
+            stack.callback(state.close)
+            display = progress_display.start()
+            stack.callback(display.close)
+            store.ensure_collection(embedder=encoder.identity)
+            yield cls(config, options, store, encoder, cache, state, PrefectSteps(), display)
