@@ -24,8 +24,8 @@ from cairn.chunkers.blocks import sentence_pieces
 from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import Unit, UnitKind, piece_budget
 from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.records import PAGE_BREAK
 
-PAGE_BREAK = "\f"
 _ARTICLE = re.compile(r"^(ARTICLE|Article)\s+([IVXLC]+|\d+)\b[.:]?\s*(.*)$", re.DOTALL)
 _SECTION = re.compile(r"^(?:(?:SECTION|Section)\s+)?(\d{1,2}\.\d{1,2}(?:\.\d{1,2})?)\.?\s+(.+)$", re.DOTALL)
 _SECTION_WORD = re.compile(r"^(?:SECTION|Section)\s+(\d{1,3}(?:\.\d{1,2})*)\.?\s*(.*)$", re.DOTALL)

@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from enum import Enum
 
 TEMPORAL_OPEN = 253402300799  # 9999-12-31T23:59:59Z: "still valid"
+# Between two pages of a paged document's content (a PDF): sources join pages with it, chunkers number them by it.
+PAGE_BREAK = "\f"
 
 
 class _ValueEnum(str, Enum):

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from cairn.chunkers.legal import PAGE_BREAK
+from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
 from cairn.schemas.config import S3Config, SourceConfig
 from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError

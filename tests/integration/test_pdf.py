@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cairn.chunkers import chunk_document
-from cairn.chunkers.legal import PAGE_BREAK, legal_units
+from cairn.chunkers.legal import legal_units
+from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas import ContentType, DocumentRef
 from cairn.schemas.config import ChunkingConfig, SourceConfig
 from cairn.schemas.records import parse_day
