@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean
+.PHONY: demo test test-fast install bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The unit layer alone (pure logic, no Prefect server, no model): seconds, for the edit-test loop.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit
 
 # The production-path benchmarks (about an hour on 2 cores; each skips when ../shared is absent), then
 # their headline numbers against the goals. Results: bench/results/*.json.
