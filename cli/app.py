@@ -25,17 +25,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         from cairn.index.store import open_client
 
         open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
-    from cairn.flows.ingest import ingest_flow
-    from cairn.flows.progress import show_progress
-    from cairn.flows.runner import configured
+    from cairn.flows.noop import unchanged_run
+    from cairn.flows.options import RunOptions
 
-    show_progress(not args.json and sys.stderr.isatty())
-    report = configured(ingest_flow, config)(
-        config_path=str(config.config_path),
-        source=args.source,
-        cleanup=args.cleanup,
-        wait_seconds=args.wait,
-    )
+    report = unchanged_run(config, args.source, RunOptions(cleanup=args.cleanup))  # no flow run when nothing changed
+    if report is None:
+        from cairn.flows.ingest import ingest_flow
+        from cairn.flows.progress import show_progress
+        from cairn.flows.runner import configured
+
+        show_progress(not args.json and sys.stderr.isatty())
+        report = configured(ingest_flow, config)(
+            config_path=str(config.config_path),
+            source=args.source,
+            cleanup=args.cleanup,
+            wait_seconds=args.wait,
+        )
     return _print_report(report, args)
 
 

@@ -4,29 +4,19 @@ from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import Iterator
 
 from cairn.embedding import Encoder, encoder_for
 from cairn.flows import progress as progress_display
 from cairn.flows.progress import Progress
 from cairn.flows.runner import RunnerEncoder, runner_for_run
-from cairn.flows.steps import Window
+from cairn.flows.options import RunOptions
 from cairn.flows.tasks import PrefectSteps
 from cairn.index.cache import EmbeddingCache
 from cairn.index.lock import writer_lock
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What the caller asked of this run, beyond the configuration."""
-
-    cleanup: Literal["incremental", "full", "none"] | None = None  # None: each source's own mode
-    backfill: Window | None = None  # re-process the documents in this window (an open window: all of them)
-    wait_seconds: float = 0.0  # how long to queue behind another run holding an embedded index
-    title: str = "Cairn ingest"
 
 
 @dataclass

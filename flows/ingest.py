@@ -16,8 +16,8 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
 from cairn.errors import QualityFailed
-from cairn.flows.context import RunContext, RunOptions
-from cairn.flows.steps import Window
+from cairn.flows.context import RunContext
+from cairn.flows.options import RunOptions, Window
 from cairn.flows.sync import SourceSync
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config

@@ -1,7 +1,8 @@
 """The steps of an ingest, as plain functions over typed records: discover, parse+chunk, embed, write, retire.
 
 No Prefect here: flows/tasks.py runs each step as a Prefect task, flows/sync.py decides which step runs on
-what. The logic itself lives in the layers below (sources/, chunkers/, index/); these functions only join
+what. Discovery and planning live in flows/plan.py (the no-op check uses them without the rest). The logic
+itself lives in the layers below (sources/, chunkers/, index/); these functions only join
 them and account for every input.
 """
 from __future__ import annotations
@@ -13,31 +14,14 @@ from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
 from cairn.errors import DocumentError
 from cairn.flows.failpoints import failpoint
+from cairn.flows.options import Window
 from cairn.index.cache import EmbeddingCache
 from cairn.index.ledger import IndexedDocument
 from cairn.index.rows import ChunkedDocument, EmbedStats, build_rows
 from cairn.index.store import MilvusStore
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import ChunkingConfig
-from cairn.sources import DiscoveryFailure, Source
-
-
-@dataclass
-class Discovery:
-    refs: list[DocumentRef]
-    failures: list[DiscoveryFailure]
-
-
-@dataclass
-class Window:
-    """A backfill's time window over updated_at (epoch seconds, either end open; both open = everything)."""
-
-    since: int | None = None
-    until: int | None = None
-    commits: int | None = None  # history backfill: versions written by the last N changes (git commits)
-
-    def __contains__(self, when: int) -> bool:
-        return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
+from cairn.sources import Source
 
 
 @dataclass(frozen=True)
@@ -66,13 +50,6 @@ class WriteBatch:
     documents: list[ChunkedDocument]
     ledger: dict[str, IndexedDocument]  # the source's rows when the run began
     history: bool  # keep superseded versions (is_current false) instead of deleting them
-
-
-def discover(source: Source) -> Discovery:
-    refs, failures = [], []
-    for item in source.discover():
-        (failures if isinstance(item, DiscoveryFailure) else refs).append(item)
-    return Discovery(refs, failures)
 
 
 def parse_and_chunk(source: Source, refs: list[DocumentRef], chunking: ChunkingConfig, skip: Skip | None = None) -> Chunked:

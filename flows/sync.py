@@ -10,14 +10,14 @@ from datetime import datetime, timezone
 from cairn.errors import SourceError
 from cairn.flows.context import RunContext
 from cairn.flows.failpoints import failpoint
+from cairn.flows.plan import plan_source
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
-from cairn.index.sync import plan_sync
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import SourceConfig
 from cairn.schemas.report import RunReport
-from cairn.sources import Source, open_source, source_cursor, source_history
+from cairn.sources import Source, source_cursor, source_history
 
 
 @dataclass
@@ -36,26 +36,13 @@ class SourceSync:
     def sync(self) -> RunReport:
         run, backfill = self.run, self.run.options.backfill
         report = RunReport(run_id="", sources=[self.name])
-        cleanup = run.options.cleanup or self.source_config.cleanup
         try:
-            # a full listing (cleanup "full" or a backfill) ignores the cursor: absence then means removal
-            cursor = {} if cleanup == "full" or backfill is not None else run.state.get(self.name)
-            source = open_source(self.source_config, cursor, s3=run.config.s3)
-            found = run.steps.discover(source)
+            planned = plan_source(self.source_config, run.config.s3, run.store, run.state, run.options, run.steps.discover)
         except SourceError as exc:
             report.fail(self.name, "*", str(exc))
             return report
-        failpoint("discovered")
-        report.documents.seen = len(found.refs) + len(found.failures)
-        for failure in found.failures:
-            report.fail(self.name, failure.locator, failure.reason)
-        ledger = run.store.ledger(self.name)
-        plan = plan_sync(
-            found.refs, ledger, keep_ids={f.document_id for f in found.failures},
-            cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
-            force={r.document_id for r in found.refs} if backfill is not None else None,
-        )
-        report.documents.unchanged = len(plan.unchanged)
+        planned.account(report, self.name)
+        source, ledger, plan = planned.source, planned.ledger, planned.plan
         skip = None
         if backfill is not None:
             skip = Skip(backfill, frozenset(d for d, state in ledger.items() if state.complete_version is not None))

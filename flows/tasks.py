@@ -22,9 +22,10 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote as unvisited
 
 from cairn.embedding import Encoder
-from cairn.flows import steps
+from cairn.flows import plan, steps
 from cairn.flows.runner import RunnerEncoder
-from cairn.flows.steps import Chunked, Discovery, Skip, WriteBatch
+from cairn.flows.plan import Discovery
+from cairn.flows.steps import Chunked, Skip, WriteBatch
 from cairn.index.cache import EmbeddingCache
 from cairn.index.rows import ChunkedDocument, EmbedStats
 from cairn.index.store import MilvusStore
@@ -32,7 +33,7 @@ from cairn.schemas import DocumentRef
 from cairn.schemas.config import ChunkingConfig
 from cairn.sources import Source
 
-discover = task(steps.discover, name="discover", cache_policy=NO_CACHE)
+discover = task(plan.discover, name="discover", cache_policy=NO_CACHE)
 parse_and_chunk = task(steps.parse_and_chunk, name="parse-and-chunk", cache_policy=NO_CACHE)
 embed = task(steps.embed, name="embed", cache_policy=NO_CACHE)
 write = task(steps.write, name="write", cache_policy=NO_CACHE)

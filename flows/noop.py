@@ -1,0 +1,66 @@
+"""An ingest that would change nothing, recognised without starting a flow run.
+
+From the shell, most of an unchanged re-ingest's wall time was Prefect's temporary server starting (8-18 s)
+around a run that took a second. Before starting the flow, the CLI asks `unchanged_run`: it discovers every
+selected source and compares it with the collection exactly as the flow's first step does (flows/sync.py
+plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
+comparison is the run: its report is returned and no flow run is made. Only where a flow run would start a
+temporary server (no Prefect API configured): with a Prefect server, every run is recorded as a flow run. Anything else (work to do, a source
+that fails, an index another run holds, no collection yet, another encoder) returns None and the flow runs
+as usual, so every outcome that is not "nothing to do" is still recorded by Prefect.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from contextlib import ExitStack
+
+from cairn.embedding import encoder_for
+from cairn.flows.options import RunOptions
+from cairn.flows.plan import plan_source
+from cairn.index.lock import writer_lock
+from cairn.index.state import SourceState
+from cairn.index.store import MilvusStore
+from cairn.schemas.collection import EMBEDDER_PROPERTY
+from cairn.schemas.config import CairnConfig
+from cairn.schemas.report import RunReport
+
+
+def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOptions = RunOptions()) -> dict | None:
+    """The run report when an ingest of `source` (or every source) would index and remove nothing, else None."""
+    if options.backfill is not None or prefect_api_configured():
+        return None  # a backfill re-processes on purpose; a Prefect server records every run
+    started = time.perf_counter()
+    selected = [config.source(source)] if source else config.sources
+    report = RunReport(run_id=f"unchanged-{uuid.uuid4()}")
+    try:
+        with ExitStack() as stack:
+            stack.enter_context(writer_lock(config.milvus, 0.0))
+            encoder = encoder_for(config.embedding)  # its identity and dimension: the weights are not loaded
+            store = MilvusStore(config.milvus, dim=encoder.dim)
+            stack.callback(store.close)
+            if not store.client.has_collection(store.collection):
+                return None
+            labelled = (store.client.describe_collection(store.collection).get("properties") or {}).get(EMBEDDER_PROPERTY)
+            if labelled != encoder.identity:
+                return None  # unlabelled or another encoder: the flow labels it or refuses with the reason
+            store.ensure_collection()  # the schema check a writer makes (and the load)
+            state = SourceState(config.state_path)
+            stack.callback(state.close)
+            for source_config in selected:
+                planned = plan_source(source_config, config.s3, store, state, options)
+                if planned.has_work:
+                    return None
+                planned.account(report, source_config.name)
+                report.sources.append(source_config.name)
+    except Exception:  # busy, unreachable, damaged, a failing source: the flow meets it again and reports it properly
+        return None
+    report.seconds = time.perf_counter() - started
+    return report.to_dict()
+
+
+def prefect_api_configured() -> bool:
+    """Whether flow runs go to a Prefect server: PREFECT_API_URL in the environment (read directly: importing
+    Prefect to ask its settings costs more than the whole check)."""
+    return bool(os.environ.get("PREFECT_API_URL"))

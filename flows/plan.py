@@ -1,0 +1,70 @@
+"""Discovery and the plan: what a source holds now against what the collection holds for it. The first step of
+every sync (flows/sync.py), and all of the no-op check (flows/noop.py), so it imports nothing heavy."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from cairn.flows.failpoints import failpoint
+from cairn.flows.options import RunOptions
+from cairn.index.ledger import IndexedDocument
+from cairn.index.state import SourceState
+from cairn.index.store import MilvusStore
+from cairn.index.sync import SyncPlan, plan_sync
+from cairn.schemas import DocumentRef
+from cairn.schemas.config import S3Config, SourceConfig
+from cairn.schemas.report import RunReport
+from cairn.sources import DiscoveryFailure, Source, open_source
+
+
+@dataclass
+class Discovery:
+    refs: list[DocumentRef]
+    failures: list[DiscoveryFailure]
+
+
+def discover(source: Source) -> Discovery:
+    refs, failures = [], []
+    for item in source.discover():
+        (failures if isinstance(item, DiscoveryFailure) else refs).append(item)
+    return Discovery(refs, failures)
+
+
+@dataclass
+class Planned:
+    """A source discovered and compared with the collection: what a sync (or a check) is about to do."""
+
+    source: Source
+    found: Discovery
+    ledger: dict[str, IndexedDocument]
+    plan: SyncPlan
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.plan.to_index or self.plan.stale_document_ids)
+
+    def account(self, report: RunReport, name: str) -> None:
+        """What discovery and the plan already tell: documents seen, unchanged, unreadable."""
+        report.documents.seen += len(self.found.refs) + len(self.found.failures)
+        report.documents.unchanged += len(self.plan.unchanged)
+        for failure in self.found.failures:
+            report.fail(name, failure.locator, failure.reason)
+
+
+def plan_source(source_config: SourceConfig, s3: S3Config, store: MilvusStore, state: SourceState,
+                options: RunOptions, discover: Callable[[Source], Discovery] = discover) -> Planned:
+    """Discover the source (raising SourceError when it is unusable) and plan against the collection."""
+    backfill = options.backfill
+    cleanup = options.cleanup or source_config.cleanup
+    # a full listing (cleanup "full" or a backfill) ignores the cursor: absence then means removal
+    cursor = {} if cleanup == "full" or backfill is not None else state.get(source_config.name)
+    source = open_source(source_config, cursor, s3=s3)
+    found = discover(source)
+    failpoint("discovered")
+    ledger = store.ledger(source_config.name)
+    plan = plan_sync(
+        found.refs, ledger, keep_ids={f.document_id for f in found.failures},
+        cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
+        force={r.document_id for r in found.refs} if backfill is not None else None,
+    )
+    return Planned(source, found, ledger, plan)
