@@ -38,7 +38,6 @@ def finish(outcome: exits.Outcome | None, **_global_options) -> None:
 
 app = typer.Typer(
     name="cairn",
-    help="Ingest knowledge into Milvus and retrieve it.",
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode="markdown",  # help texts name TOML tables like [query]: not Rich markup

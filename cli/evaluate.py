@@ -15,14 +15,14 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.options import ConfigOption, JsonOption, load
+from cairn.cli.options import ConfigOption, JsonOption, load, principal
 from cairn.errors import UsageError
 
 if TYPE_CHECKING:
     from cairn.query import Principal, Retriever
     from cairn.schemas.config import CairnConfig
 
-InputFile = dict(exists=True, dir_okay=False, show_default=False)
+INPUT_FILE = dict(exists=True, dir_okay=False, show_default=False)
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,12 @@ def evaluate(
     ctx: typer.Context,
     mode: Annotated[Optional[Literal["beir"]], typer.Argument(
         help="beir: ingest --corpus into a scratch index first", show_default=False)] = None,
-    queries: Annotated[Path, typer.Option("--queries", help="JSONL of {_id or id, text}", **InputFile)] = ...,
+    queries: Annotated[Path, typer.Option("--queries", help="JSONL of {_id or id, text}", **INPUT_FILE)] = ...,
     qrels: Annotated[Path, typer.Option(
-        "--qrels", help="TSV query-id, corpus-id (document_id or source path), score", **InputFile)] = ...,
+        "--qrels", help="TSV query-id, corpus-id (document_id or source path), score", **INPUT_FILE)] = ...,
     config: ConfigOption = None,
     corpus: Annotated[Optional[Path], typer.Option(
-        "--corpus", help="beir: the BEIR corpus.jsonl ({_id, title, text} per line)", **InputFile)] = None,
+        "--corpus", help="beir: the BEIR corpus.jsonl ({_id, title, text} per line)", **INPUT_FILE)] = None,
     work: Annotated[Optional[Path], typer.Option(
         "--work", help="beir: scratch folder (default data/index/beir/<corpus>-<hash>)", show_default=False)] = None,
     tenant: Annotated[Optional[str], typer.Option(
@@ -68,15 +68,16 @@ def evaluate(
     as_json: JsonOption = False,
 ) -> Outcome:
     """Retrieval metrics on labelled queries (BEIR qrels)."""
-    steps = tuple(s for s in (ablate or "").split(",") if s)
+    steps = tuple(s.strip() for s in (ablate or "").split(",") if s.strip())
     options = EvalOptions(queries, qrels, mode == "beir", corpus, work, tenant, tuple(group or ()), k, steps, as_json)
     check_eval(options)
+    labelled = read_labelled(options.queries, options.qrels)  # before a BEIR ingest: a bad file fails in seconds
     ingested = None
     if options.beir:
         config, ingested, options = ingest_beir(options)
     else:
         config = load(ctx, config)
-    report = run_eval(config, options, read_labelled(options.queries, options.qrels))
+    report = run_eval(config, options, labelled)
     if ingested is not None:
         report = {"principal": report.pop("principal"), "ingest": ingested, **report}
     print_eval(report, options.as_json)
@@ -139,34 +140,34 @@ def read_labelled(queries: Path, qrels_path: Path) -> list[LabelledQuery]:
 
 def run_eval(config: CairnConfig, options: EvalOptions, labelled: list[LabelledQuery]) -> dict:
     """{"principal", "queries", "metrics", "ablations": {step: metrics}}: the full pipeline, then each step off."""
-    from cairn.query import Principal, Retriever
+    from cairn.query import Retriever
 
     retriever = Retriever.from_config(config)
     base = retriever.settings
     try:
         if options.tenant and options.groups:
-            principal = Principal(options.tenant, list(options.groups))
+            reader = principal(options.tenant, options.groups)
         else:
             tenant, groups = readers(retriever, options.tenant)
-            principal = Principal(tenant, list(options.groups) or groups)
-        report = {"principal": {"tenant": principal.tenant, "groups": list(principal.groups)}}
-        report.update(queries=len(labelled), metrics=score(retriever, principal, labelled, options.k), ablations={})
+            reader = principal(tenant, list(options.groups) or groups)
+        report = {"principal": {"tenant": reader.tenant, "groups": list(reader.groups)}}
+        report.update(queries=len(labelled), metrics=score(retriever, reader, labelled, options.k), ablations={})
         for name in options.ablate:
             retriever.settings = base.model_copy(update={"steps": {**base.steps, name: False}})
-            report["ablations"][name] = score(retriever, principal, labelled, options.k)
+            report["ablations"][name] = score(retriever, reader, labelled, options.k)
     finally:
         retriever.settings = base
         retriever.close()
     return report
 
 
-def score(retriever: Retriever, principal: Principal, labelled: list[LabelledQuery], k: int) -> dict[str, float]:
+def score(retriever: Retriever, reader: Principal, labelled: list[LabelledQuery], k: int) -> dict[str, float]:
     """Mean metrics of the retriever's current settings over the labelled queries."""
     from cairn.query.eval import corpus_id, documents_in_order, summarise
 
     runs = []
     for query in labelled:
-        hits = retriever.retrieve(query.text, principal, k=k).hits
+        hits = retriever.retrieve(query.text, reader, k=k).hits
         ranked = documents_in_order([corpus_id(h.document_id, h.locator, query.relevant) for h in hits])
         runs.append((ranked, query.relevant))
     return summarise(runs, k=k)

@@ -8,7 +8,8 @@ A command ends in one of two ways, and both are mapped here:
   `ERROR_EXIT_CODES` overrides it for the command line only.
 
 To change what a command exits with, change a row of one of the two tables; no command returns a number.
-`cairn.cli.app.main` is the only caller: it catches the errors and applies both tables.
+`cairn.cli.app` is the only caller: its result callback applies the first table, `main` catches the
+errors and applies the second.
 """
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from cairn.errors import UsageError
 
 if TYPE_CHECKING:
     from cairn.schemas.config import CairnConfig
+    from cairn.schemas.records import Principal
 
 ConfigOption = Annotated[
     Optional[Path],
@@ -60,3 +61,13 @@ def parse_date(value: str | None, flag: str) -> int | None:
         return parse_day(value)
     except ValueError as exc:
         raise UsageError(f"{flag}: {exc}") from None
+
+
+def principal(tenant: str, groups) -> Principal:
+    """The caller named by --tenant and --group; UsageError when a name is blank."""
+    from cairn.schemas.records import Principal
+
+    try:
+        return Principal(tenant, groups)
+    except ValueError as exc:
+        raise UsageError(f"--tenant/--group: {exc}") from None

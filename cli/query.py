@@ -17,11 +17,11 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.options import ConfigOption, JsonOption, load, parse_date
+from cairn.cli.options import ConfigOption, JsonOption, load, parse_date, principal
 from cairn.errors import UsageError
 
 if TYPE_CHECKING:
-    from cairn.query import Retriever, RetrievalResult
+    from cairn.query import Principal, Retriever, RetrievalResult
 
 HIT_FIELDS = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
 SNIPPET_CHARS = 240
@@ -50,6 +50,7 @@ class Scope:
     as_of: int | None = None  # epoch seconds
     filters: dict | None = None
     explain: bool = False
+    principal: Principal | None = None  # one question's caller (batch lines name their own)
 
 
 def query(
@@ -93,7 +94,8 @@ def check_query(options: QueryOptions) -> Scope:
         raise UsageError("a query needs --tenant and at least one --group (the caller's principal)")
     if options.output and not options.queries:
         raise UsageError("--output is for batch mode (--queries FILE.jsonl)")
-    return Scope(options.k, parse_date(options.as_of, "--as-of"), parse_filters(options.filters), options.explain)
+    caller = principal(options.tenant, options.groups) if options.text else None
+    return Scope(options.k, parse_date(options.as_of, "--as-of"), parse_filters(options.filters), options.explain, caller)
 
 
 def parse_filters(raw: str | None) -> dict | None:
@@ -111,14 +113,14 @@ def parse_filters(raw: str | None) -> dict | None:
 
 def run_query(config, options: QueryOptions, scope: Scope) -> Outcome:
     """Open the retriever, answer one question or the batch, print."""
-    from cairn.query import Principal, Retriever
+    from cairn.query import Retriever
 
     retriever = Retriever.from_config(config)
     try:
         if options.queries:
             return run_batch(retriever, options.queries, options.output, scope)
-        result = retriever.retrieve(options.text, Principal(options.tenant, list(options.groups)), k=scope.k,
-                                    doc_tag=options.doc_tag, as_of=scope.as_of, filters=scope.filters)
+        result = retriever.retrieve(options.text, scope.principal, k=scope.k, doc_tag=options.doc_tag,
+                                    as_of=scope.as_of, filters=scope.filters)
     finally:
         retriever.close()
     if options.as_json:

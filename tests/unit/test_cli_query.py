@@ -11,6 +11,7 @@ from cairn.cli.app import main
 from cairn.cli.query import QueryOptions, Scope, check_query, parse_filters, print_result, result_json
 from cairn.errors import UsageError
 from cairn.query.types import Hit, RetrievalResult
+from cairn.schemas.records import Principal
 from tests.cli_args import parsed
 
 
@@ -48,6 +49,8 @@ def test_batch_flags_parse_and_the_queries_file_must_exist(tmp_path, capsys):
     (QueryOptions(text="q", tenant="acme", groups=("sre",), filters='["ledger"]'), "--filters must be a JSON object"),
     (QueryOptions(text="q", tenant="acme", groups=("sre",), output=Path("o.jsonl")), "--output is for batch mode"),
     (QueryOptions(text="q", queries=Path("q.jsonl")), "not both"),
+    (QueryOptions(text="q", tenant=" ", groups=("sre",)), "--tenant/--group: Principal needs a non-empty tenant"),
+    (QueryOptions(text="q", tenant="acme", groups=(" ",)), "--tenant/--group: Principal needs at least one group"),
 ])
 def test_arguments_that_cannot_be_asked_are_refused_naming_what_to_fix(options, message):
     with pytest.raises(UsageError, match=message.replace("?", r"\?").replace("[", r"\[")):
@@ -57,7 +60,8 @@ def test_arguments_that_cannot_be_asked_are_refused_naming_what_to_fix(options, 
 def test_a_good_query_is_parsed_into_its_scope():
     scope = check_query(QueryOptions(text="q", tenant="acme", groups=("sre",), k=4, as_of="2025-01-02",
                                      filters='{"severity": ["sev1"]}', explain=True))
-    assert scope == Scope(k=4, as_of=1735776000, filters={"severity": ["sev1"]}, explain=True)
+    assert scope == Scope(k=4, as_of=1735776000, filters={"severity": ["sev1"]}, explain=True,
+                          principal=Principal("acme", ["sre"]))
     assert parse_filters(None) is None and parse_filters("") is None
 
 
