@@ -1,8 +1,19 @@
 """Every error Cairn raises on purpose, under one root: `except CairnError` catches them all.
 
-Each kind carries the exit code the `cairn` command ends with when that error stops a command (the CLI maps
-them in one place, cairn.cli.app), and its message says what failed and what to do; none ever carries a
-credential. Exceptions that are not CairnErrors are bugs: the CLI lets them through with their traceback.
+Each kind carries the exit code the `cairn` command ends with when that error stops a command, and its
+message says what failed and what to do; none ever carries a credential. The CLI prints the message on stderr
+(`cairn: ...`, no traceback) and exits with the code; `cairn.cli.exits` is the one place that decides codes
+(it may override a kind's code for the command line). Exceptions that are not CairnErrors are bugs: the CLI
+lets them through with their traceback.
+
+The `cairn` command's exit codes (README, "Exit codes"):
+
+    0  EXIT_OK        the command did its job (ingest/backfill without --strict even when inputs failed:
+                      they are in the run report)
+    1  EXIT_FAILURES  it ran and found failures: --strict with failed inputs, reconcile drift, a failed
+                      data-quality expectation (QualityFailed, `cairn report`), unanswerable batch query lines
+    2  EXIT_UNUSABLE  nothing useful ran: arguments (UsageError) or configuration (ConfigError) that cannot be
+                      used, the index unreachable, busy or empty (StoreError)
 
     CairnError
     ├── ConfigError        the configuration cannot be used (names the file and the key)

@@ -1,0 +1,208 @@
+"""`cairn eval [beir]`: retrieval metrics (nDCG@10, recall@k, MRR, hit rate) of the configured pipeline on
+labelled queries (BEIR qrels), and the same with each named step switched off in turn (--ablate).
+
+`cairn eval beir --corpus C` first ingests a BEIR corpus through the normal ingest flow into a kept scratch
+index (so only that mode imports Prefect). Arguments are checked before anything is opened.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
+
+import typer
+
+from cairn.cli import output
+from cairn.cli.exits import Outcome
+from cairn.cli.options import ConfigOption, JsonOption, load, principal
+from cairn.errors import UsageError
+
+if TYPE_CHECKING:
+    from cairn.query import Principal, Retriever
+    from cairn.schemas.config import CairnConfig
+
+INPUT_FILE = dict(exists=True, dir_okay=False, show_default=False)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    queries: Path
+    qrels: Path
+    beir: bool = False
+    corpus: Path | None = None  # beir: the corpus.jsonl
+    work: Path | None = None  # beir: the scratch folder
+    tenant: str | None = None
+    groups: tuple[str, ...] = ()
+    k: int = 10
+    ablate: tuple[str, ...] = ()
+    as_json: bool = False
+
+
+@dataclass(frozen=True)
+class LabelledQuery:
+    qid: str
+    text: str
+    relevant: dict[str, int]  # corpus id -> grade
+
+
+def evaluate(
+    ctx: typer.Context,
+    mode: Annotated[Optional[Literal["beir"]], typer.Argument(
+        help="beir: ingest --corpus into a scratch index first", show_default=False)] = None,
+    queries: Annotated[Path, typer.Option("--queries", help="JSONL of {_id or id, text}", **INPUT_FILE)] = ...,
+    qrels: Annotated[Path, typer.Option(
+        "--qrels", help="TSV query-id, corpus-id (document_id or source path), score", **INPUT_FILE)] = ...,
+    config: ConfigOption = None,
+    corpus: Annotated[Optional[Path], typer.Option(
+        "--corpus", help="beir: the BEIR corpus.jsonl ({_id, title, text} per line)", **INPUT_FILE)] = None,
+    work: Annotated[Optional[Path], typer.Option(
+        "--work", help="beir: scratch folder (default data/index/beir/<corpus>-<hash>)", show_default=False)] = None,
+    tenant: Annotated[Optional[str], typer.Option(
+        "--tenant", help="evaluate as this tenant (default: the collection's only tenant)", show_default=False)] = None,
+    group: Annotated[Optional[list[str]], typer.Option(
+        "--group", help="a group of the evaluator (default: every group of the tenant)", show_default=False)] = None,
+    k: Annotated[int, typer.Option("--k", help="sections retrieved per query", min=1)] = 10,
+    ablate: Annotated[Optional[str], typer.Option(
+        "--ablate", help="comma-separated steps to switch off one at a time (see [query] steps)", show_default=False)] = None,
+    as_json: JsonOption = False,
+) -> Outcome:
+    """Retrieval metrics on labelled queries (BEIR qrels)."""
+    steps = tuple(s.strip() for s in (ablate or "").split(",") if s.strip())
+    options = EvalOptions(queries, qrels, mode == "beir", corpus, work, tenant, tuple(group or ()), k, steps, as_json)
+    check_eval(options)
+    labelled = read_labelled(options.queries, options.qrels)  # before a BEIR ingest: a bad file fails in seconds
+    ingested = None
+    if options.beir:
+        config, ingested, options = ingest_beir(options)
+    else:
+        config = load(ctx, config)
+    report = run_eval(config, options, labelled)
+    if ingested is not None:
+        report = {"principal": report.pop("principal"), "ingest": ingested, **report}
+    print_eval(report, options.as_json)
+    return Outcome.OK
+
+
+def check_eval(options: EvalOptions) -> None:
+    """Refuse a mode without its corpus, a corpus without its mode, and steps that do not exist."""
+    from cairn.schemas.config import QUERY_STEPS
+
+    if options.beir and not options.corpus:
+        raise UsageError("cairn eval beir needs --corpus corpus.jsonl")
+    if not options.beir and (options.corpus or options.work):
+        raise UsageError("--corpus and --work are for `cairn eval beir`")
+    unknown = [s for s in options.ablate if s not in QUERY_STEPS]
+    if unknown:
+        raise UsageError(f"unknown step(s) to ablate: {', '.join(unknown)}; known: {', '.join(QUERY_STEPS)}")
+
+
+def ingest_beir(options: EvalOptions) -> tuple[CairnConfig, dict, EvalOptions]:
+    """The BEIR corpus as pages of a kept scratch index, ingested by the normal flow (a rerun embeds nothing):
+    its config, the ingest's document counts, and the options reading as the scratch index's only reader."""
+    from cairn.flows.beir import GROUP, TENANT, scratch_config
+    from cairn.flows.ingest import ingest_flow
+    from cairn.flows.progress import show_progress
+    from cairn.schemas.config import load_config
+
+    try:
+        config_path = scratch_config(options.corpus, options.work)
+    except ValueError as exc:  # the user's corpus file cannot be turned into pages: say which line and why
+        raise UsageError(str(exc)) from None
+    output.note(f"cairn: ingesting {options.corpus} into {config_path.parent} (kept: a rerun embeds nothing)")
+    show_progress(not options.as_json)
+    ingested = ingest_flow(config_path=str(config_path))["documents"]
+    return load_config(config_path), ingested, replace(options, tenant=TENANT, groups=(GROUP,))
+
+
+def read_labelled(queries: Path, qrels_path: Path) -> list[LabelledQuery]:
+    """The queries of `queries` that have a judgement in the qrels, in file order."""
+    from cairn.query.eval import read_qrels
+
+    try:
+        qrels = read_qrels(qrels_path)
+    except ValueError as exc:
+        raise UsageError(f"{qrels_path}: not a qrels TSV (query-id, corpus-id, score): {exc}") from None
+    labelled = []
+    with open(queries, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                qid, text = str(item.get("_id", item.get("id"))), item["text"]
+            except (ValueError, KeyError, AttributeError) as exc:
+                raise UsageError(f"{queries} line {number}: not a query ({{\"_id\", \"text\"}}): {exc!r}") from None
+            if qid in qrels:
+                labelled.append(LabelledQuery(qid, text, qrels[qid]))
+    if not labelled:
+        raise UsageError(f"no query of {queries} has a judgement in {qrels_path}")
+    return labelled
+
+
+def run_eval(config: CairnConfig, options: EvalOptions, labelled: list[LabelledQuery]) -> dict:
+    """{"principal", "queries", "metrics", "ablations": {step: metrics}}: the full pipeline, then each step off."""
+    from cairn.query import Retriever
+
+    retriever = Retriever.from_config(config)
+    base = retriever.settings
+    try:
+        if options.tenant and options.groups:
+            reader = principal(options.tenant, options.groups)
+        else:
+            tenant, groups = readers(retriever, options.tenant)
+            reader = principal(tenant, list(options.groups) or groups)
+        report = {"principal": {"tenant": reader.tenant, "groups": list(reader.groups)}}
+        report.update(queries=len(labelled), metrics=score(retriever, reader, labelled, options.k), ablations={})
+        for name in options.ablate:
+            retriever.settings = base.model_copy(update={"steps": {**base.steps, name: False}})
+            report["ablations"][name] = score(retriever, reader, labelled, options.k)
+    finally:
+        retriever.settings = base
+        retriever.close()
+    return report
+
+
+def score(retriever: Retriever, reader: Principal, labelled: list[LabelledQuery], k: int) -> dict[str, float]:
+    """Mean metrics of the retriever's current settings over the labelled queries."""
+    from cairn.query.eval import corpus_id, documents_in_order, summarise
+
+    runs = []
+    for query in labelled:
+        hits = retriever.retrieve(query.text, reader, k=k).hits
+        ranked = documents_in_order([corpus_id(h.document_id, h.locator, query.relevant) for h in hits])
+        runs.append((ranked, query.relevant))
+    return summarise(runs, k=k)
+
+
+def readers(retriever: Retriever, tenant: str | None) -> tuple[str, list[str]]:
+    """Who evaluates when --tenant/--group are not given: the collection's only tenant (else the caller must
+    choose) with every group found on its rows, so the metrics measure ranking, not access control."""
+    from cairn.index.store import MilvusStore
+    from cairn.schemas.collection import quote
+
+    store = MilvusStore(retriever.milvus, dim=0, client=retriever.client)
+    where = 'chunk_type == "full_text"' + (f" and tenant_id == {quote(tenant)}" if tenant else "")
+    tenants: set[str] = set()
+    groups: set[str] = set()
+    for row in store.iterate(where, ["tenant_id", "access_control_list"]):
+        tenants.add(row["tenant_id"])
+        groups.update(row["access_control_list"])
+    if not tenants:
+        raise UsageError(f"no rows{' of tenant ' + repr(tenant) if tenant else ''} in {retriever.milvus.uri}: ingest first")
+    if len(tenants) > 1:
+        raise UsageError(f"the collection holds several tenants ({', '.join(sorted(tenants))}): pass --tenant")
+    return tenants.pop(), sorted(groups)
+
+
+def print_eval(report: dict, as_json: bool) -> None:
+    """The report as JSON, or one row per variant (full pipeline, then each ablation) and one column per metric."""
+    if as_json:
+        output.print_json(report)
+        return
+    names = list(report["metrics"])
+    grid = output.Grid([output.Column("variant"), *(output.Column(n, "right") for n in names)],
+                       title=f"{report['queries']} queries as {report['principal']['tenant']}")
+    for label, metrics in [("full", report["metrics"]), *((f"no {n}", m) for n, m in report["ablations"].items())]:
+        grid.add(label, *(f"{metrics[n]:.4f}" for n in names))
+    output.print_grid(grid)

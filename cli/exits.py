@@ -1,0 +1,55 @@
+"""The exit codes of the `cairn` command, decided in this one module (README, "Exit codes").
+
+A command ends in one of two ways, and both are mapped here:
+
+- it returns an `Outcome`: what it found, in the domain's words (every input indexed, some failed under
+  --strict, drift, failed checks...); `EXIT_CODES` turns the outcome into the code;
+- it raises a `cairn.errors.CairnError`: the code is the error kind's `exit_code` (cairn/errors.py), unless
+  `ERROR_EXIT_CODES` overrides it for the command line only.
+
+To change what a command exits with, change a row of one of the two tables; no command returns a number.
+`cairn.cli.app` is the only caller: its result callback applies the first table, `main` catches the
+errors and applies the second.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+from cairn.errors import EXIT_FAILURES, EXIT_OK, EXIT_UNUSABLE, CairnError
+
+__all__ = ["EXIT_FAILURES", "EXIT_OK", "EXIT_UNUSABLE", "Outcome", "for_error", "for_outcome"]
+
+
+class Outcome(Enum):
+    """How a command that ran to its end went."""
+
+    OK = "ok"
+    INPUTS_FAILED = "inputs_failed"  # ingest/backfill --strict: some inputs failed (without --strict: OK)
+    DRIFT = "drift"  # reconcile: the collection differs from the sources (after --fix, if given)
+    CHECKS_FAILED = "checks_failed"  # report: a data-quality expectation failed
+    LINES_FAILED = "lines_failed"  # query --queries: some lines could not be answered
+
+
+EXIT_CODES: dict[Outcome, int] = {
+    Outcome.OK: EXIT_OK,
+    Outcome.INPUTS_FAILED: EXIT_FAILURES,
+    Outcome.DRIFT: EXIT_FAILURES,
+    Outcome.CHECKS_FAILED: EXIT_FAILURES,
+    Outcome.LINES_FAILED: EXIT_FAILURES,
+}
+
+# Command-line overrides of an error kind's own exit_code (most specific class first); empty today.
+ERROR_EXIT_CODES: dict[type[CairnError], int] = {}
+
+
+def for_outcome(outcome: Outcome | None) -> int:
+    """The exit code of a command that returned `outcome` (None: a command with nothing to report, 0)."""
+    return EXIT_CODES[outcome] if outcome is not None else EXIT_OK
+
+
+def for_error(exc: CairnError) -> int:
+    """The exit code of a command stopped by `exc`."""
+    for kind, code in ERROR_EXIT_CODES.items():
+        if isinstance(exc, kind):
+            return code
+    return exc.exit_code

@@ -1,0 +1,224 @@
+"""`cairn ingest`, `cairn backfill`, `cairn reconcile`: the commands that write the collection or compare it
+with the sources. Each runs the Prefect flow of the same name (imported inside the command: Prefect is heavy)
+on the configured task runner.
+
+Each command function only declares its flags and hands a typed options record to its `run_*` function.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
+
+import typer
+
+from cairn.cli import output
+from cairn.errors import UsageError
+from cairn.cli.exits import Outcome
+from cairn.cli.options import ConfigOption, JsonOption, SourceOption, StrictOption, WaitOption, load, parse_date
+
+if TYPE_CHECKING:
+    from cairn.flows.reconcile import Drift
+    from cairn.schemas.config import CairnConfig
+
+Cleanup = Literal["incremental", "full", "none"]
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    source: str | None = None
+    cleanup: Cleanup | None = None  # None: each source's own cleanup mode
+    wait: float = 0.0
+    as_json: bool = False
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class BackfillOptions:
+    source: str
+    since: str | None = None  # ISO date, inclusive
+    until: str | None = None  # ISO date, exclusive
+    commits: int | None = None
+    full: bool = False
+    wait: float = 0.0
+    as_json: bool = False
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class ReconcileOptions:
+    source: str | None = None
+    fix: bool = False
+    wait: float = 0.0
+    as_json: bool = False
+
+
+def ingest(
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    source: SourceOption = None,
+    cleanup: Annotated[Optional[Cleanup], typer.Option(
+        "--cleanup", help="override each source's cleanup mode for this run", show_default=False)] = None,
+    wait: WaitOption = 0.0,
+    as_json: JsonOption = False,
+    strict: StrictOption = False,
+) -> Outcome:
+    """Bring the index in line with the configured sources."""
+    return run_ingest(load(ctx, config), IngestOptions(source, cleanup, wait, as_json, strict))
+
+
+def backfill(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Option("--source", help="the configured source to re-process")],
+    config: ConfigOption = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="ISO date: documents updated at or after it")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="ISO date: documents updated before it")] = None,
+    commits: Annotated[Optional[int], typer.Option(
+        "--commits", help="git sources with keep_history: past versions written by the last N commits", min=1)] = None,
+    full: Annotated[bool, typer.Option("--full", help="every document, whatever its date")] = False,
+    wait: WaitOption = 0.0,
+    as_json: JsonOption = False,
+    strict: StrictOption = False,
+) -> Outcome:
+    """Re-process a window of a source, or all of it."""
+    options = BackfillOptions(source, since, until, commits, full, wait, as_json, strict)
+    check_backfill(options)
+    return run_backfill(load(ctx, config), options)
+
+
+def reconcile(
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    source: SourceOption = None,
+    fix: Annotated[bool, typer.Option("--fix", help="re-index and clean up until the collection matches")] = False,
+    wait: WaitOption = 0.0,
+    as_json: JsonOption = False,
+) -> Outcome:
+    """Compare the sources with the collection; --fix repairs."""
+    return run_reconcile(load(ctx, config), ReconcileOptions(source, fix, wait, as_json))
+
+
+def show_progress(as_json: bool) -> bool:
+    """tqdm bars on stderr for a person at a terminal, never under --json."""
+    return not as_json and sys.stderr.isatty()
+
+
+def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
+    """Run the ingest flow over every configured source (or one) and print its run report."""
+    if options.source:
+        config.source(options.source)  # fail fast on an unknown name
+    if not config.milvus.is_lite:
+        from cairn.index.store import open_client
+
+        open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
+    from cairn.flows.noop import unchanged_run
+    from cairn.flows.options import RunOptions
+
+    report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup))  # nothing to do: no flow run
+    if report is None:
+        from cairn.flows.ingest import ingest_flow
+        from cairn.flows.progress import show_progress as display_progress
+        from cairn.flows.runner import configured
+
+        display_progress(show_progress(options.as_json))
+        report = configured(ingest_flow, config)(
+            config_path=str(config.config_path),
+            source=options.source,
+            cleanup=options.cleanup,
+            wait_seconds=options.wait,
+        )
+    return print_run_report(report, options.as_json, options.strict)
+
+
+def check_backfill(options: BackfillOptions) -> None:
+    """Refuse a bad date before anything runs (UsageError naming the flag)."""
+    parse_date(options.since, "--since")
+    parse_date(options.until, "--until")
+    if options.full and (options.since or options.until):
+        raise UsageError("--full re-processes every document: drop --since/--until, or drop --full")
+
+
+def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
+    """Run the backfill flow over one source's window and print its run report."""
+    config.source(options.source)
+    from cairn.flows.ingest import backfill_flow
+    from cairn.flows.progress import show_progress as display_progress
+    from cairn.flows.runner import configured
+
+    display_progress(show_progress(options.as_json))
+    report = configured(backfill_flow, config)(  # --full: no window, which the flow reads as every document
+        config_path=str(config.config_path),
+        source=options.source,
+        since=options.since,
+        until=options.until,
+        wait_seconds=options.wait,
+        commits=options.commits,
+    )
+    return print_run_report(report, options.as_json, options.strict)
+
+
+def print_run_report(report: dict, as_json: bool, strict: bool) -> Outcome:
+    """The run report as JSON, or as a summary (failures on stderr); INPUTS_FAILED under --strict."""
+    if as_json:
+        output.print_json(report)
+    else:
+        d = report["documents"]
+        output.line(f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
+                    f"{d['deleted']} deleted, {d['failed']} failed", style="bold")
+        output.line(f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
+                    f"embeddings computed: {report['embeddings_computed']}")
+        output.line(f"seconds: {report['seconds']:.1f}  chunks/s: {report['chunks_per_second']:.1f}")
+        quality = report.get("quality")
+        if quality:
+            verdict = "passed" if quality["success"] else f"FAILED ({'; '.join(quality['failed'])})"
+            output.line(f"data quality: {verdict}; report: {quality['report_dir']}/index.html",
+                        style="green" if quality["success"] else "red")
+        for failure in report["failures"]:
+            output.problem(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}")
+    return Outcome.INPUTS_FAILED if strict and report["failures"] else Outcome.OK
+
+
+def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
+    """Compare sources and collection; with --fix, a full ingest of each drifting source, then compare again."""
+    from cairn.flows.reconcile import reconcile as compare
+
+    if options.source:
+        config.source(options.source)
+    drifts = compare(config, options.source)
+    repaired = None
+    if options.fix and not all(d.clean for d in drifts):
+        from cairn.flows.ingest import ingest_flow
+        from cairn.flows.runner import configured
+
+        for drift in drifts:
+            if not drift.clean and not drift.error:
+                configured(ingest_flow, config)(config_path=str(config.config_path), source=drift.source,
+                                                cleanup="full", wait_seconds=options.wait)
+        repaired = compare(config, options.source)
+    final = repaired if repaired is not None else drifts
+    if options.as_json:
+        data = {"clean": all(d.clean for d in final), "sources": [d.to_dict() for d in drifts]}
+        if repaired is not None:
+            data["after_fix"] = [d.to_dict() for d in repaired]
+        output.print_json(data)
+    else:
+        print_drifts("found", drifts)
+        print_drifts("after fix", repaired or [])
+    return Outcome.OK if all(d.clean for d in final) else Outcome.DRIFT
+
+
+def print_drifts(label: str, drifts: list[Drift]) -> None:
+    """One line per source, then each missing, outdated, stale or incomplete document under it."""
+    for d in drifts:
+        state = "clean" if d.clean else "DRIFT"
+        output.line(f"[{label}] {d.source}: {state}: {d.documents_in_source} in source, {d.documents_indexed} indexed, "
+                    f"{d.rows_current} current rows", style="green" if d.clean else "bold red")
+        for name in ("missing", "outdated", "stale"):
+            for item in getattr(d, name):
+                output.line(f"  {name}: {item}")
+        for item, problems in d.incomplete.items():
+            output.line(f"  incomplete: {item}: {'; '.join(problems)}")
+        if d.orphan_rows:
+            output.line(f"  orphan rows: {d.orphan_rows}")
+        if d.error:
+            output.line(f"  error: {d.error}", style="red")

@@ -1,0 +1,87 @@
+"""`cairn status` and `cairn report`: what the collection holds, and whether it passes the data-quality checks.
+
+`status` reads row counts through the Milvus access layer only (no Prefect, no model); `report` runs the
+great-expectations suites the `cairn-report` flow runs, without a Prefect server.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import typer
+
+from cairn.cli import output
+from cairn.cli.exits import Outcome
+from cairn.cli.options import ConfigOption, JsonOption, SourceOption, TenantOption, load
+from cairn.errors import NoCollection
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    source: str | None = None
+    tenant: str | None = None
+    as_json: bool = False
+
+
+def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption = False) -> Outcome:
+    """Rows per tenant, source and chunk type."""
+    from cairn.index.store import MilvusStore, open_client
+
+    cfg = load(ctx, config)
+    client = open_client(cfg.milvus, create=False)
+    if not client.has_collection(cfg.milvus.collection):
+        client.close()
+        raise NoCollection(f"no collection {cfg.milvus.collection!r} at {cfg.milvus.uri}: run `cairn ingest`")
+    store = MilvusStore(cfg.milvus, dim=0, client=client)
+    try:
+        store.load()
+        counts = store.counts()
+    finally:
+        store.close()
+    rows = [{"tenant": t, "source": s, "chunk_type": c, "rows": n} for (t, s, c), n in sorted(counts.items())]
+    if as_json:
+        output.print_json({"uri": cfg.milvus.uri, "collection": cfg.milvus.collection, "rows": rows})
+        return Outcome.OK
+    grid = output.Grid([output.Column("tenant"), output.Column("source"), output.Column("chunk_type"),
+                        output.Column("rows", "right")],
+                       title=f"{cfg.milvus.uri} / {cfg.milvus.collection}: {sum(counts.values())} rows")
+    for row in rows:
+        grid.add(row["tenant"], row["source"], row["chunk_type"], row["rows"])
+    output.print_grid(grid)
+    return Outcome.OK
+
+
+def report(
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    source: SourceOption = None,
+    tenant: TenantOption = None,
+    as_json: JsonOption = False,
+) -> Outcome:
+    """Data-quality checks over the collection, written as a report folder.
+
+    Exits 1 when an expectation fails."""
+    return run_report(load(ctx, config), ReportOptions(source, tenant, as_json))
+
+
+def run_report(config, options: ReportOptions) -> Outcome:
+    """The checks of one source and/or tenant (or all), the report folder written, the verdict printed."""
+    if options.source:
+        config.source(options.source)  # fail fast on an unknown name, before Prefect is imported
+    from cairn.flows.report import quality_report
+
+    result = quality_report(config, options.source, options.tenant)  # the step the cairn-report flow runs
+    if options.as_json:
+        output.print_json(result.to_dict())
+    else:
+        failed = result.failed()
+        verdict = "PASSED" if result.success else "FAILED"
+        output.line(f"{verdict}: {len(failed)} of {len(result.results)} expectations failed over {result.rows} rows",
+                    style="bold green" if result.success else "bold red")
+        if failed:
+            grid = output.Grid([output.Column("suite"), output.Column("column"), output.Column("expectation"),
+                                output.Column("unexpected", "right")])
+            for r in failed:
+                grid.add(r.suite, r.column, r.expectation, f"{r.unexpected_percent:.2f}%")
+            output.print_grid(grid)
+        output.line(f"report: {result.report_dir}/index.html")
+    return Outcome.OK if result.success else Outcome.CHECKS_FAILED

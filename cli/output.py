@@ -1,0 +1,101 @@
+"""How `cairn` prints: JSON for scripts, Rich for a person at a terminal, plain text for a pipe or a file.
+
+Rules every command follows:
+- `--json`: exactly one JSON document on stdout (or one per line in batch mode), nothing else on stdout;
+  messages, warnings and logs go to stderr.
+- Human output is rendered with Rich only when stdout is a terminal; otherwise it is plain, stable text
+  (scripts and tests read it). Text from the data (titles, paths, messages) is never read as Rich markup.
+- Streams are looked up at each call, so output follows a redirected sys.stdout/sys.stderr.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def print_json(data: Any) -> None:
+    """One indented JSON document on stdout."""
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def print_json_line(data: Any, out=None) -> None:
+    """One JSON document on one line (batch mode), on `out` or stdout."""
+    (out or sys.stdout).write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def rich_enabled() -> bool:
+    """Whether human output is rendered with Rich: only for a terminal."""
+    return sys.stdout.isatty()
+
+
+def console(stderr: bool = False) -> Console:
+    """A Rich console on the current stdout (or stderr) that never wraps lines or guesses highlights."""
+    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
+
+
+def line(text: str = "", style: str | None = None) -> None:
+    """A line for a person on stdout: styled at a terminal, plain otherwise."""
+    if rich_enabled():
+        console().print(Text(text, style=style or ""))
+    else:
+        print(text)
+
+
+def note(text: str) -> None:
+    """A line about what the command is doing, on stderr (dim at a terminal), never on stdout."""
+    if sys.stderr.isatty():
+        console(stderr=True).print(Text(text, style="dim"))
+    else:
+        print(text, file=sys.stderr)
+
+
+def problem(text: str) -> None:
+    """A line about something that went wrong, on stderr (red at a terminal)."""
+    if sys.stderr.isatty():
+        console(stderr=True).print(Text(text, style="red"))
+    else:
+        print(text, file=sys.stderr)
+
+
+@dataclass
+class Column:
+    header: str
+    justify: Literal["left", "right"] = "left"
+
+
+@dataclass
+class Grid:
+    """A table of text cells: a Rich table at a terminal, aligned columns otherwise."""
+
+    columns: list[Column]
+    rows: list[list[str]] = field(default_factory=list)
+    title: str | None = None
+
+    def add(self, *cells: Any) -> None:
+        self.rows.append([str(c) for c in cells])
+
+
+def print_grid(grid: Grid) -> None:
+    """Print `grid` on stdout (its title first, as a line of its own when plain)."""
+    if rich_enabled():
+        table = Table(title=grid.title, title_justify="left", show_edge=False)
+        for column in grid.columns:
+            table.add_column(column.header, justify=column.justify)
+        for row in grid.rows:
+            table.add_row(*(Text(cell) for cell in row))
+        console().print(table)
+        return
+    if grid.title:
+        print(grid.title)
+    widths = [max([len(c.header), *(len(r[i]) for r in grid.rows)]) for i, c in enumerate(grid.columns)]
+    for cells in [[c.header for c in grid.columns], *grid.rows]:
+        parts = [cell.rjust(w) if c.justify == "right" else cell.ljust(w)
+                 for cell, w, c in zip(cells, widths, grid.columns)]
+        print("  ".join(parts).rstrip())

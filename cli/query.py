@@ -1,0 +1,198 @@
+"""`cairn query`: hybrid retrieval as a principal (tenant + groups), one question or a JSONL batch.
+
+Only `cairn.query` is imported (inside the command), never Prefect or the flows. The `--json` shape is a
+contract scripts rely on (keys are only ever added); the human listing prints each hit's rank, the score the
+ranking sorts on (`fused`) and the calibrated relevance the floors and confidence read (`relevance`, the
+`score` of the JSON), labelled, because the two differ and only the first orders the list.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from cairn.cli import output
+from cairn.cli.exits import Outcome
+from cairn.cli.options import ConfigOption, JsonOption, load, parse_date, principal
+from cairn.errors import UsageError
+
+if TYPE_CHECKING:
+    from cairn.query import Principal, Retriever, RetrievalResult
+
+HIT_FIELDS = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
+SNIPPET_CHARS = 240
+
+
+@dataclass(frozen=True)
+class QueryOptions:
+    text: str | None = None
+    tenant: str | None = None
+    groups: tuple[str, ...] = ()
+    k: int | None = None  # None: [query] k
+    doc_tag: str | None = None
+    as_of: str | None = None  # ISO date
+    filters: str | None = None  # JSON object
+    explain: bool = False
+    queries: Path | None = None  # batch mode: JSONL in
+    output: Path | None = None  # batch mode: JSONL out (default stdout)
+    as_json: bool = False
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What narrows every question of one invocation, parsed from the options."""
+
+    k: int | None = None
+    as_of: int | None = None  # epoch seconds
+    filters: dict | None = None
+    explain: bool = False
+    principal: Principal | None = None  # one question's caller (batch lines name their own)
+
+
+def query(
+    ctx: typer.Context,
+    text: Annotated[Optional[str], typer.Argument(help="the question", show_default=False)] = None,
+    config: ConfigOption = None,
+    tenant: Annotated[Optional[str], typer.Option(
+        "--tenant", help="the caller's tenant (required unless --queries)", show_default=False)] = None,
+    group: Annotated[Optional[list[str]], typer.Option(
+        "--group", help="a group of the caller (repeatable; required unless --queries)", show_default=False)] = None,
+    k: Annotated[Optional[int], typer.Option("--k", help="sections to return (default: [query] k)", min=1)] = None,
+    doc_tag: Annotated[Optional[str], typer.Option(
+        "--doc-tag", help="only sections of this document family (e.g. one contract)", show_default=False)] = None,
+    as_of: Annotated[Optional[str], typer.Option(
+        "--as-of", help="ISO date: answer with what was valid then (history kept on purpose)", show_default=False)] = None,
+    filters: Annotated[Optional[str], typer.Option(
+        "--filters", help='JSON metadata filter, e.g. {"service_name": "ledger", "severity": ["sev1"]}',
+        show_default=False)] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="print the per-stage trace (scores, floors, timings)")] = False,
+    queries: Annotated[Optional[Path], typer.Option(
+        "--queries", help="batch mode: a JSONL file of {id, text, tenant, groups, doc_tag?}", show_default=False,
+        exists=True, dir_okay=False)] = None,
+    output_path: Annotated[Optional[Path], typer.Option(
+        "--output", help="batch mode: write the JSONL results here (default: stdout)", show_default=False)] = None,
+    as_json: JsonOption = False,
+) -> Outcome:
+    """Hybrid search as a principal (tenant + groups)."""
+    options = QueryOptions(text, tenant, tuple(group or ()), k, doc_tag, as_of, filters, explain, queries,
+                           output_path, as_json)
+    scope = check_query(options)
+    return run_query(load(ctx, config), options, scope)
+
+
+def check_query(options: QueryOptions) -> Scope:
+    """Refuse what cannot be asked before anything is opened; parse the date and the filter."""
+    if not options.text and not options.queries:
+        raise UsageError("give the question text, or --queries FILE.jsonl")
+    if options.text and options.queries:
+        raise UsageError("give the question text or --queries FILE.jsonl, not both")
+    if options.text and not (options.tenant and options.groups):
+        raise UsageError("a query needs --tenant and at least one --group (the caller's principal)")
+    if options.output and not options.queries:
+        raise UsageError("--output is for batch mode (--queries FILE.jsonl)")
+    caller = principal(options.tenant, options.groups) if options.text else None
+    return Scope(options.k, parse_date(options.as_of, "--as-of"), parse_filters(options.filters), options.explain, caller)
+
+
+def parse_filters(raw: str | None) -> dict | None:
+    """--filters JSON -> a dict (the query module checks its keys and values)."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--filters is not valid JSON ({exc.msg} at character {exc.pos}): {raw}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--filters must be a JSON object of field -> value(s), got {raw}")
+    return value
+
+
+def run_query(config, options: QueryOptions, scope: Scope) -> Outcome:
+    """Open the retriever, answer one question or the batch, print."""
+    from cairn.query import Retriever
+
+    retriever = Retriever.from_config(config)
+    try:
+        if options.queries:
+            return run_batch(retriever, options.queries, options.output, scope)
+        result = retriever.retrieve(options.text, scope.principal, k=scope.k, doc_tag=options.doc_tag,
+                                    as_of=scope.as_of, filters=scope.filters)
+    finally:
+        retriever.close()
+    if options.as_json:
+        data = result_json(result)
+        if not scope.explain:
+            data.pop("diagnostics")
+        output.print_json(data)
+    else:
+        print_result(result, scope.explain)
+    return Outcome.OK
+
+
+def result_json(result: RetrievalResult) -> dict:
+    """The `query --json` contract (scripts rely on these keys; fields are only ever added)."""
+    data = result.to_dict()
+    data["results"] = [{**{f: getattr(h, f) for f in HIT_FIELDS}, **h.to_dict()} for h in result.hits]
+    return data
+
+
+def run_batch(retriever: Retriever, queries: Path, out_path: Path | None, scope: Scope) -> Outcome:
+    """--queries FILE.jsonl: one {"id", "text", "tenant", "groups", "doc_tag"?, "filters"?} per line -> one
+    JSON line each; a line that cannot be answered is named on stderr and the others go on."""
+    out = open(out_path, "w", encoding="utf-8") if out_path else sys.stdout
+    failed = 0
+    try:
+        with open(queries, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = answer_line(retriever, json.loads(line), number, scope)
+                except (KeyError, TypeError, ValueError) as exc:  # FilterError and bad JSON are ValueErrors
+                    failed += 1
+                    output.problem(f"cairn: {queries} line {number}: {exc!r}")
+                    continue
+                output.print_json_line(record, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return Outcome.LINES_FAILED if failed else Outcome.OK
+
+
+def answer_line(retriever: Retriever, item: dict, number: int, scope: Scope) -> dict:
+    """One batch line's answer: {"id", "results", "confidence", "gaps", "status"[, "diagnostics"]}."""
+    from cairn.query import Principal
+
+    result = retriever.retrieve(item["text"], Principal(item["tenant"], item["groups"]), k=scope.k,
+                                doc_tag=item.get("doc_tag"), as_of=scope.as_of, filters=item.get("filters", scope.filters))
+    record = {"id": item.get("id", number), "results": result_json(result)["results"], "confidence": result.confidence,
+              "gaps": result.gaps, "status": result.status}
+    if scope.explain:
+        record["diagnostics"] = result.diagnostics
+    return record
+
+
+def print_result(result: RetrievalResult, explain: bool) -> None:
+    """The answer for a person: confidence, gaps, then each hit with its rank and both scores, labelled."""
+    if result.status != "ok":
+        output.line(result.message, style="yellow")
+    else:
+        output.line(f"confidence: {result.confidence} ({result.confidence_reason})", style="bold")
+    if result.gaps:
+        output.line(f"not found in any result: {', '.join(result.gaps)}", style="yellow")
+    if result.hits:
+        output.line("ranked by fused (the fusion score; the main document's sections first); "
+                    "relevance = calibrated 0-1 score, JSON `score`", style="dim")
+        output.line()
+    for rank, hit in enumerate(result.hits, 1):
+        snippet = " ".join(hit.text.split())[:SNIPPET_CHARS]
+        marks = "".join(f" [{f}]" for f in hit.flags) + (" [low relevance]" if hit.low_relevance else "")
+        output.line(f"{rank}. fused {hit.fused:.4f}  relevance {hit.score:.4f}{marks}", style="bold")
+        output.line(f"   {hit.citation}", style="cyan")
+        output.line(f"   {snippet}...\n")
+    if explain:
+        output.print_json(result.diagnostics)

@@ -1,0 +1,165 @@
+"""The `cairn` app itself (cli/app.py, cli/exits.py): global options, the one mapping from how a command ends
+to its exit code, logging levels, and the heavy layers staying unimported."""
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from cairn.cli import app as cli_app
+from cairn.cli.app import finish, main, run
+from cairn.cli.exits import EXIT_CODES, ERROR_EXIT_CODES, Outcome, for_error
+from cairn.errors import CairnError, ConfigError, IndexBusy, QualityFailed, UsageError
+from tests.cli_args import parsed
+from tests.conftest import REPO
+
+COMMANDS = ("ingest", "backfill", "reconcile", "query", "eval", "report", "status")
+
+
+def probe_app() -> typer.Typer:
+    """An app with the real global options and result callback, whose commands end in each possible way."""
+    probe = typer.Typer(result_callback=finish, add_completion=False)
+    probe.callback()(cli_app.cairn)
+
+    @probe.command()
+    def ends(outcome: str = "OK") -> Outcome:
+        return Outcome[outcome]
+
+    @probe.command()
+    def refuses(kind: str) -> None:
+        raise {"usage": UsageError("--since: 'x' is not an ISO date"), "config": ConfigError("c.toml: bad key"),
+               "quality": QualityFailed("expectations failed"), "busy": IndexBusy("held by pid 7")}[kind]
+
+    @probe.command()
+    def crashes() -> None:
+        raise RuntimeError("a bug")
+
+    @probe.command()
+    def speaks() -> None:
+        logging.getLogger("cairn.probe").info("info line")
+        logging.getLogger("cairn.probe").warning("warning line")
+        logging.getLogger("cairn.probe").error("error line")
+
+    return probe
+
+
+def test_help_lists_every_command_and_exits_zero(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
+
+
+def test_every_command_has_help(capsys):
+    for name in COMMANDS:
+        assert main([name, "--help"]) == 0, name
+        assert "--config" in capsys.readouterr().out, name
+
+
+@pytest.mark.parametrize("outcome", list(Outcome))
+def test_a_returned_outcome_exits_with_its_code_from_the_one_table(outcome):
+    assert run(probe_app(), ["ends", "--outcome", outcome.name]) == EXIT_CODES[outcome]
+
+
+def test_the_exit_code_table_keeps_todays_codes():
+    assert EXIT_CODES == {Outcome.OK: 0, Outcome.INPUTS_FAILED: 1, Outcome.DRIFT: 1, Outcome.CHECKS_FAILED: 1,
+                          Outcome.LINES_FAILED: 1}
+
+
+@pytest.mark.parametrize("kind, code, message", [
+    ("usage", 2, "cairn: --since: 'x' is not an ISO date"),
+    ("config", 2, "cairn: config error: c.toml: bad key"),
+    ("quality", 1, "cairn: expectations failed"),
+    ("busy", 2, "cairn: held by pid 7"),
+])
+def test_a_cairn_error_prints_its_message_without_traceback_and_exits_with_its_code(kind, code, message, capsys):
+    assert run(probe_app(), ["refuses", kind]) == code
+    captured = capsys.readouterr()
+    assert captured.err.strip() == message and captured.out == ""
+
+
+def test_any_other_exception_is_a_bug_and_keeps_its_traceback():
+    with pytest.raises(RuntimeError, match="a bug"):
+        run(probe_app(), ["crashes"])
+
+
+def test_an_error_kind_can_be_given_another_code_in_one_place(monkeypatch):
+    monkeypatch.setitem(ERROR_EXIT_CODES, IndexBusy, 75)
+    assert for_error(IndexBusy("held")) == 75 and for_error(ConfigError("x")) == 2
+    assert run(probe_app(), ["refuses", "busy"]) == 75
+
+
+def test_every_error_kind_exits_with_a_documented_code():
+    kinds = [CairnError, *CairnError.__subclasses__()]
+    assert {kind.exit_code for kind in kinds} <= {1, 2}
+
+
+def test_typer_usage_errors_exit_2(capsys):
+    assert main(["status", "--no-such-flag"]) == 2
+    assert "--no-such-flag" in capsys.readouterr().err
+    assert main(["no-such-command"]) == 2
+
+
+def test_verbose_and_quiet_exclude_each_other(capsys):
+    assert main(["--verbose", "--quiet", "status"]) == 2
+    assert "exclude each other" in capsys.readouterr().err
+
+
+def test_verbose_logs_info_default_logs_warnings_quiet_logs_errors_only(capsys, monkeypatch):
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "WARNING")  # --quiet sets it for Prefect; restored after the test
+    expected = {"--verbose": ["info", "warning", "error"], None: ["warning", "error"], "--quiet": ["error"]}
+    for flag, levels in expected.items():
+        assert run(probe_app(), [*filter(None, [flag]), "speaks"]) == 0
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert [lvl for lvl in ("info", "warning", "error") if f"{lvl} line" in captured.err] == levels, flag
+
+
+def test_main_leaves_the_process_logging_as_it_found_it(monkeypatch):
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "WARNING")
+    logger = logging.getLogger("cairn")
+    before = (logger.level, list(logger.handlers))
+    run(probe_app(), ["--quiet", "speaks"])
+    assert (logger.level, list(logger.handlers)) == before
+    import os
+
+    assert os.environ["PREFECT_LOGGING_LEVEL"] == "WARNING"
+
+
+def test_config_is_accepted_before_and_after_the_command_and_after_wins(tmp_path, capsys):
+    before, after = tmp_path / "before.toml", tmp_path / "after.toml"
+    assert parsed("--config", str(before), "status")[0]["config"] == before
+    assert main(["--config", str(before), "status"]) == 2
+    assert f"config file {before} not found" in capsys.readouterr().err
+    assert main(["--config", str(before), "status", "--config", str(after)]) == 2
+    assert f"config file {after} not found" in capsys.readouterr().err
+
+
+def run_python(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_help_and_a_refused_query_never_import_prefect_the_flows_or_torch():
+    probe = ("import json, sys\nfrom cairn.cli.app import main\nrc = main(sys.argv[1:])\n"
+             "print(json.dumps({'rc': rc, 'loaded': sorted(m for m in ('prefect', 'torch', 'cairn.flows') "
+             "if m in sys.modules)}), file=sys.stderr)")
+    for argv in (["--help"], ["query", "--help"], ["query", "x", "--tenant", "t"], ["status", "--config", "none.toml"]):
+        result = run_python(probe, *argv)
+        verdict = json.loads(result.stderr.strip().splitlines()[-1])
+        assert verdict["loaded"] == [], (argv, verdict)
+        assert verdict["rc"] == (0 if "--help" in argv else 2), (argv, result.stderr)
+
+
+def test_python_dash_m_and_the_console_script_both_run_the_command():
+    module = subprocess.run([sys.executable, "-m", "cairn.cli", "--help"], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert module.returncode == 0 and "status" in module.stdout
+    script = Path(sys.executable).parent / "cairn"
+    if not script.exists():
+        pytest.skip("no console script beside this interpreter")
+    refused = subprocess.run([str(script), "query", "x"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--tenant" in refused.stderr and "Traceback" not in refused.stderr

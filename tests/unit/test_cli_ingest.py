@@ -1,0 +1,93 @@
+"""`cairn ingest`, `backfill`, `reconcile` (cli/ingest.py): what their flags parse to, what is refused before
+Prefect is started, and how a run report and a drift are printed (the flows themselves: tests/integration)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn.cli.app import main
+from cairn.cli.exits import Outcome
+from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report
+from cairn.errors import UsageError
+from cairn.flows.reconcile import Drift
+from tests.cli_args import parsed
+
+REPORT = {
+    "run_id": "r1", "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1},
+    "sections": 6, "chunks": 20, "tokens": 3000, "embeddings_computed": 26, "seconds": 2.5, "chunks_per_second": 8.0,
+    "failures": [{"source": "w", "document": "binary.md", "error": "binary file"}],
+}
+
+
+def test_ingest_flags_parse_to_their_values():
+    _, params = parsed("ingest", "--config", "c.toml", "--source", "w", "--cleanup", "full", "--wait", "2.5",
+                       "--json", "--strict")
+    assert params == {"config": Path("c.toml"), "source": "w", "cleanup": "full", "wait": 2.5, "as_json": True,
+                      "strict": True}
+    assert parsed("ingest")[1] == {"config": None, "source": None, "cleanup": None, "wait": 0.0, "as_json": False,
+                                   "strict": False}
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["ingest", "--cleanup", "sometimes"], "--cleanup"),
+    (["ingest", "--wait", "-1"], "--wait"),
+    (["backfill", "--full"], "--source"),
+    (["backfill", "--source", "w", "--commits", "0"], "--commits"),
+])
+def test_flags_with_bad_values_exit_2_naming_the_flag(argv, fragment, capsys):
+    assert main(argv) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_backfill_and_reconcile_flags_parse_to_their_values():
+    _, params = parsed("backfill", "--source", "infra", "--since", "2025-01-01", "--until", "2025-02-01",
+                       "--commits", "5", "--full", "--json", "--wait", "1", "--strict")
+    assert params == {"source": "infra", "config": None, "since": "2025-01-01", "until": "2025-02-01", "commits": 5,
+                      "full": True, "wait": 1.0, "as_json": True, "strict": True}
+    _, params = parsed("reconcile", "--source", "w", "--fix", "--json", "--wait", "3")
+    assert params == {"config": None, "source": "w", "fix": True, "wait": 3.0, "as_json": True}
+
+
+@pytest.mark.parametrize("since, until, flag", [("yesterday", None, "--since"), ("2025-01-01", "2025-13-01", "--until")])
+def test_a_bad_backfill_date_is_refused_naming_the_flag(since, until, flag):
+    with pytest.raises(UsageError, match=f"^{flag}: "):
+        check_backfill(BackfillOptions("w", since=since, until=until))
+    check_backfill(BackfillOptions("w", since="2025-01-01", until="2025-02-01T12:00"))
+
+
+def test_a_bad_backfill_date_exits_2_before_the_config_is_read(tmp_path, capsys):
+    assert main(["backfill", "--source", "w", "--since", "yesterday", "--config", str(tmp_path / "none.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cairn: --since: 'yesterday' is not an ISO date") and "config" not in err
+
+
+def test_an_ingest_with_a_missing_config_says_which_file(tmp_path, capsys):
+    assert main(["ingest", "--config", str(tmp_path / "none.toml")]) == 2
+    assert f"cairn: config error: config file {tmp_path / 'none.toml'} not found" in capsys.readouterr().err
+
+
+def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys):
+    assert print_run_report(REPORT, as_json=False, strict=False) is Outcome.OK
+    captured = capsys.readouterr()
+    assert "4 seen, 3 indexed, 0 unchanged, 0 deleted, 1 failed" in captured.out and "binary.md" not in captured.out
+    assert captured.err.strip() == "FAILED w: binary.md: binary file"
+
+
+def test_failures_fail_the_run_only_under_strict(capsys):
+    assert print_run_report(REPORT, as_json=True, strict=True) is Outcome.INPUTS_FAILED
+    assert print_run_report({**REPORT, "failures": []}, as_json=True, strict=True) is Outcome.OK
+    assert capsys.readouterr().err == ""  # --json: the failures are in the report, not repeated
+
+
+def test_a_drift_names_each_problem_under_its_source(capsys):
+    drift = Drift("w", documents_in_source=3, documents_indexed=2, rows_current=9, missing=["new.md"],
+                  incomplete={"old.md": ["1 child rows missing"]}, orphan_rows=2)
+    print_drifts("found", [drift, Drift("p", 1, 1, 4)])
+    assert capsys.readouterr().out.splitlines() == [
+        "[found] w: DRIFT: 3 in source, 2 indexed, 9 current rows",
+        "  missing: new.md",
+        "  incomplete: old.md: 1 child rows missing",
+        "  orphan rows: 2",
+        "[found] p: clean: 1 in source, 1 indexed, 4 current rows",
+    ]
