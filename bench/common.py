@@ -70,7 +70,8 @@ def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
     """The store the arguments name. A server is checked reachable first (exit 2 with the reason if not),
     and the collections the benchmark made on it are dropped at the end, whatever happened. Lite ignores
     $CAIRN_MILVUS_URI (it would redirect the scratch configs to a server)."""
-    from cairn.index.store import StoreError, open_client
+    from cairn.errors import StoreError
+    from cairn.index.milvus import open_client
     from cairn.schemas.config import MilvusConfig
 
     if args.store == "lite":

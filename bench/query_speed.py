@@ -100,7 +100,8 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
 
 
 def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
-    from cairn.index.store import MilvusStore, open_client
+    from cairn.index.milvus import open_client
+    from cairn.index.store import MilvusStore
     from cairn.query import Principal
     from cairn.query.retriever import Retriever
     from cairn.schemas.collection import access_filter

@@ -178,16 +178,7 @@ def score(retriever: Retriever, reader: Principal, labelled: list[LabelledQuery]
 def readers(retriever: Retriever, tenant: str | None) -> tuple[str, list[str]]:
     """Who evaluates when --tenant/--group are not given: the collection's only tenant (else the caller must
     choose) with every group found on its rows, so the metrics measure ranking, not access control."""
-    from cairn.index.store import MilvusStore
-    from cairn.schemas.collection import quote
-
-    store = MilvusStore(retriever.milvus, dim=0, client=retriever.client)
-    where = 'chunk_type == "full_text"' + (f" and tenant_id == {quote(tenant)}" if tenant else "")
-    tenants: set[str] = set()
-    groups: set[str] = set()
-    for row in store.iterate(where, ["tenant_id", "access_control_list"]):
-        tenants.add(row["tenant_id"])
-        groups.update(row["access_control_list"])
+    tenants, groups = retriever.reader.tenants_and_groups(tenant)
     if not tenants:
         raise UsageError(f"no rows{' of tenant ' + repr(tenant) if tenant else ''} in {retriever.milvus.uri}: ingest first")
     if len(tenants) > 1:

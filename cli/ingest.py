@@ -108,7 +108,7 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
     if options.source:
         config.source(options.source)  # fail fast on an unknown name
     if not config.milvus.is_lite:
-        from cairn.index.store import open_client
+        from cairn.index.milvus import open_client
 
         open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
     from cairn.flows.noop import unchanged_run

@@ -24,7 +24,8 @@ class ReportOptions:
 
 def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption = False) -> Outcome:
     """Rows per tenant, source and chunk type."""
-    from cairn.index.store import MilvusStore, open_client
+    from cairn.index.milvus import open_client
+    from cairn.index.store import MilvusStore
 
     cfg = load(ctx, config)
     client = open_client(cfg.milvus, create=False)

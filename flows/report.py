@@ -12,7 +12,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from cairn.index.lock import writer_lock
 from cairn.errors import NoCollection, QualityFailed
-from cairn.index.store import open_client
+from cairn.index.milvus import open_client
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 

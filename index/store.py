@@ -1,16 +1,14 @@
-"""The Milvus collection: open it (Milvus Lite file or server, same code), write, delete, read back."""
+"""The writer of the one collection: create or check it, upsert, retire and delete rows, read its ledger back.
+Opening, loading and encoder checks are the access layer's (index/milvus.py), shared with the query side."""
 from __future__ import annotations
 
-import logging
 from collections import Counter
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterable, Iterator
 
 from pymilvus import MilvusClient
-from pymilvus.exceptions import MilvusException
 
 from cairn.errors import StoreError
+from cairn.index.milvus import CollectionReader, check_encoder, close_client, load_collection, open_client, quiet_lite_refusals
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import (
     BM25_INPUT,
@@ -18,95 +16,15 @@ from cairn.schemas.collection import (
     EMBEDDER_PROPERTY,
     OUTPUT_FIELDS,
     build_index_params,
-    embedder_mismatch,
     build_schema,
     in_list,
     quote,
 )
 from cairn.schemas.config import MilvusConfig
 
-log = logging.getLogger(__name__)
-
-
-@contextmanager
-def _quiet(*names: str):
-    loggers = [logging.getLogger(name) for name in names]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        for lg, level in zip(loggers, levels):
-            lg.setLevel(level)
-
-
-def _quiet_lite_refusals():
-    """Milvus Lite lacks the AllocTimestamp RPC that index creation and query iterators ask for;
-    pymilvus falls back on its own, but gRPC and pymilvus log each refusal as an error. Hide only that."""
-    return _quiet("grpc._server", "pymilvus")
-
-
-# Milvus Lite (3.x) keeps each segment's indexes in sidecar files under <uri>/.../collections/<name>/
-# partitions/<p>/indexes/ and writes them in place, so a process killed mid-write leaves a file cut short
-# that fails every later load. They are caches: Lite rebuilds a missing one from the segment's data.
-LITE_INDEX_SUFFIXES = (".idx", ".sidx")
-
-
-def lite_index_files(config: MilvusConfig) -> list[Path]:
-    root = Path(config.uri)
-    return sorted(
-        p for p in root.glob(f"**/collections/{config.collection}/partitions/*/indexes/*")
-        if p.suffix in LITE_INDEX_SUFFIXES
-    )
-
-
-def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
-    """Load the collection for search and query. When a Milvus Lite load fails, its index files are removed
-    and the load is tried once more (rebuilding them): the repair for an index file a killed run cut short."""
-    if not config.is_lite:
-        client.load_collection(config.collection)
-        return
-    try:
-        with _quiet("pymilvus", "milvus_lite"):
-            client.load_collection(config.collection)
-        return
-    except MilvusException as exc:
-        files = lite_index_files(config)
-        if not files:
-            raise
-        log.warning(
-            "Milvus Lite could not load %r at %s (%s): rebuilding its %d index files from the data",
-            config.collection, config.uri, str(exc).splitlines()[0][:200], len(files),
-        )
-    for path in files:
-        path.unlink(missing_ok=True)
-    client.load_collection(config.collection)
-
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
-
-
-def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
-    """A client for the configured URI; a clear StoreError when it cannot be reached or is locked."""
-    uri = config.uri
-    if config.is_lite:
-        path = Path(uri)
-        if not create and not path.exists():
-            raise StoreError(f"no index at {uri}: run `cairn ingest` first (or set [milvus] uri)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        uri = str(path)
-    try:
-        return MilvusClient(uri=uri, token=config.token, timeout=30)
-    except Exception as exc:  # pymilvus raises several types for lock, refusal and timeout
-        message = str(exc)
-        if "lock" in message.lower() or (config.is_lite and "open local milvus failed" in message.lower()):
-            raise StoreError(
-                f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
-                "wait for it to finish, or point [milvus] uri at a Milvus server"
-            ) from None
-        raise StoreError(f"cannot reach Milvus at {config.uri}: {message.splitlines()[0][:300]}") from None
 
 
 class MilvusStore:
@@ -121,17 +39,12 @@ class MilvusStore:
         i.e. by writers) the encoder its vectors came from. A collection made before encoders were recorded
         is taken to hold `embedder`'s vectors and is labelled with it."""
         if self.client.has_collection(self.collection):
-            described = self._check_compatible()
-            if embedder is not None:
-                have = (described.get("properties") or {}).get(EMBEDDER_PROPERTY)
-                problem = embedder_mismatch(self.collection, have, embedder)
-                if problem:
-                    raise StoreError(problem)
-                if have is None:
-                    self.client.alter_collection_properties(self.collection, properties={EMBEDDER_PROPERTY: embedder})
+            self._check_compatible()
+            if embedder is not None and check_encoder(self.client, self.collection, embedder) is None:
+                self.client.alter_collection_properties(self.collection, properties={EMBEDDER_PROPERTY: embedder})
         else:
             labels = {"properties": {EMBEDDER_PROPERTY: embedder}} if embedder else {}
-            with _quiet_lite_refusals():
+            with quiet_lite_refusals():
                 self.client.create_collection(self.collection, schema=build_schema(self.dim), **labels)
                 # sync=False: the collection is empty, so there is nothing to build; pymilvus would otherwise
                 # poll each of the 6 indexes every 0.5 s, 3 s of every new collection (cProfile)
@@ -213,16 +126,8 @@ class MilvusStore:
 
     # ---- reading -------------------------------------------------------------------------------
     def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
-        """Every matching row, paged (a plain query is capped at 16,384 rows on a server)."""
-        with _quiet_lite_refusals():
-            iterator = self.client.query_iterator(
-                self.collection, batch_size=batch_size, filter=filter, output_fields=fields
-            )
-            try:
-                while page := iterator.next():
-                    yield from page
-            finally:
-                iterator.close()
+        """Every matching row, paged."""
+        return CollectionReader(self.client, self.config).iterate(filter, fields, batch_size)
 
     def ledger(self, source_name: str):
         from cairn.index.ledger import read_ledger
@@ -237,20 +142,4 @@ class MilvusStore:
         return counter
 
     def close(self) -> None:
-        try:
-            self.client.close()
-        except MilvusException:
-            pass
-        release_lite(self.config)
-
-
-def release_lite(config: MilvusConfig) -> None:
-    """Stop this process's embedded Milvus Lite server for the file, so another process can open it
-    (a Lite file is served by one process at a time; pymilvus otherwise keeps it until exit)."""
-    if not config.is_lite:
-        return
-    try:
-        from milvus_lite.server_manager import server_manager_instance
-    except ImportError:
-        return
-    server_manager_instance.release_server(str(Path(config.uri)))
+        close_client(self.client, self.config)

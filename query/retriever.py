@@ -22,11 +22,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from pymilvus import MilvusClient
-
 from cairn.embedding import Encoder, encoder_for
 from cairn.errors import RetrievalError
-from cairn.index.store import load_collection
+from cairn.index.milvus import CollectionReader, check_encoder
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
 from cairn.query.filters import access_expr, readable, search_expr
@@ -37,8 +35,8 @@ from cairn.query.packing import PackItem, newest_per_section, pack
 from cairn.query.selection import by_continuity, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.transform import load_transform, seeds
 from cairn.query.types import Candidate, Hit, RetrievalResult
-from cairn.schemas import ChunkType, Principal, from_epoch
-from cairn.schemas.collection import EMBEDDER_PROPERTY, OUTPUT_FIELDS, SPARSE_FIELD, embedder_mismatch, in_list, quote
+from cairn.schemas import Principal, from_epoch
+from cairn.schemas.collection import OUTPUT_FIELDS
 from cairn.schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_config
 
 log = logging.getLogger("cairn.query")
@@ -57,17 +55,9 @@ def one_version_per_document(rows: list[dict]) -> set[str]:
     return {r["chunk_id"] for r in rows if (int(r["temporal_start"]), r["version_hash"]) == newest[r["document_id"]]}
 
 
-def connect(config: MilvusConfig) -> MilvusClient:
-    if config.is_lite and not Path(config.uri).exists():
-        raise RetrievalError(f"no index at {config.uri}: run `cairn ingest` first (or set [milvus] uri)")
-    try:
-        client = MilvusClient(uri=config.uri, token=config.token, timeout=30)
-    except Exception as exc:
-        raise RetrievalError(f"cannot open Milvus at {config.uri}: {str(exc).splitlines()[0][:300]}") from None
-    if not client.has_collection(config.collection):
-        raise RetrievalError(f"no collection {config.collection!r} at {config.uri}: run `cairn ingest` first")
-    load_collection(client, config)
-    return client
+def connect(config: MilvusConfig) -> CollectionReader:
+    """The query side's reader of the configured collection (RetrievalError naming what to fix)."""
+    return CollectionReader.open(config, error=RetrievalError)
 
 
 class _Clock:
@@ -85,16 +75,16 @@ class _Clock:
 
 
 class Retriever:
-    def __init__(self, milvus: MilvusConfig, settings: QueryConfig, encoder: Encoder, client: MilvusClient | None = None) -> None:
+    def __init__(self, milvus: MilvusConfig, settings: QueryConfig, encoder: Encoder,
+                 client: "CollectionReader | object | None" = None) -> None:
+        """`client`: a CollectionReader, or a pymilvus client to read through (the default opens the collection)."""
         self.milvus = milvus
         self.settings = settings
         self.encoder = encoder
-        self.collection = milvus.collection
-        self.client = client or connect(milvus)
-        have = (self.client.describe_collection(self.collection).get("properties") or {}).get(EMBEDDER_PROPERTY)
-        problem = embedder_mismatch(self.collection, have, encoder.identity)
-        if problem:
-            raise RetrievalError(problem)
+        if client is None:
+            client = connect(milvus)
+        self.reader = client if isinstance(client, CollectionReader) else CollectionReader(client, milvus)
+        check_encoder(self.reader.client, milvus.collection, encoder.identity, error=RetrievalError)
         self.transform = load_transform(settings.transform)
         self._cache: dict[tuple, tuple[float, RetrievalResult]] = {}
 
@@ -179,7 +169,7 @@ class Retriever:
         if on("sparse_doc_recall"):
             dense_by_distance = sorted(dense, key=lambda c: -c.vector)[: s.sparse_doc_top]
             docs = {c.document_id for c in dense_by_distance if 1.0 - c.vector <= s.sparse_doc_max_distance}
-            counts = self._chunk_counts(docs - {x.document_id for x in sections[:k]}, allowed) if docs else {}
+            counts = self.reader.children_per_document(docs - {x.document_id for x in sections[:k]}, allowed)
             sections, injected = sparse_doc_recall(sections, dense_by_distance, counts, k, s.sparse_doc_max_chunks,
                                                    s.sparse_doc_max_distance, s.sparse_doc_max_injections)
             trace["injections"] = len(injected)
@@ -228,7 +218,7 @@ class Retriever:
         return RetrievalResult(text, hits, blocks, "ok" if hits else "no_results", "" if hits else NO_RESULTS,
                                tier, reason, found_gaps, trace)
 
-    # ---- Milvus I/O ----------------------------------------------------------------------------------
+    # ---- reads, each one call through the access layer (index/milvus.py) ------------------------------------
     def _search(self, text: str, vectors: list[list[float]], expr: str, limit: int):
         """Run the enabled legs; return candidates, the ranked id lists for fusion, and the full-text leg's
         candidates (what the sparse-document guarantee inspects)."""
@@ -245,11 +235,9 @@ class Retriever:
                                        e["title"], list(e["breadcrumbs"]), e["text"], e["token_count"])
             return found[cid]
 
-        legs = [(f, n) for f, n in (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg")) if on(n)]
-        for field, _ in legs:
-            results = self.client.search(self.collection, data=vectors, anns_field=field, limit=limit, filter=expr,
-                                         output_fields=CHILD_FIELDS, search_params={"params": {"ef": max(64, limit * 2)}})
-            for per_seed in results:
+        legs = [f for f, n in (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg")) if on(n)]
+        for field in legs:
+            for per_seed in self.reader.search_dense(field, vectors, expr, limit, CHILD_FIELDS):
                 ranking = []
                 for hit in per_seed:
                     c = candidate(hit)
@@ -259,10 +247,8 @@ class Retriever:
                         dense.append(c)
                 rankings.append(ranking)
         if on("keyword_leg"):
-            per_seed = self.client.search(self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr,
-                                          output_fields=CHILD_FIELDS)[0]
             ranking = []
-            for rank, hit in enumerate(per_seed, 1):
+            for rank, hit in enumerate(self.reader.search_bm25(text, expr, limit, CHILD_FIELDS), 1):
                 c = candidate(hit)
                 c.keyword = abs(float(hit["distance"]))  # Milvus Lite reports BM25 negated
                 c.keyword_rank = rank
@@ -275,25 +261,15 @@ class Retriever:
         """Keyword-only candidates get their true cosine, so the floors judge them like the others."""
         if not candidates or not self.settings.enabled("dense_leg"):
             return
-        rows = self.client.query(self.collection, filter=in_list("chunk_id", [c.chunk_id for c in candidates]),
-                                 output_fields=["full_text_embedding"])
-        q = np.asarray(query_vector, dtype=np.float32)
         by_id = {c.chunk_id: c for c in candidates}
-        for row in rows:
-            v = np.asarray(row["full_text_embedding"], dtype=np.float32)
-            by_id[row["chunk_id"]].vector = float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))
+        for row in self.reader.rows(list(by_id), ["full_text_embedding"]):
+            by_id[row["chunk_id"]].vector = _cosine(row["full_text_embedding"], query_vector)
 
     def _second_pass(self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, allowed: str) -> list[Candidate]:
         """Borderline top score: rescore the top N with the whole section's (pooled) vector beside the chunk's."""
         top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top:]
-        parents = list({c.parent_chunk_id for c in top})
-        rows = self.client.query(self.collection, filter=f"{in_list('chunk_id', parents)} and {allowed}",
-                                 output_fields=["full_text_embedding"])
-        q = np.asarray(query_vector, dtype=np.float32)
-        section_cos = {}
-        for row in rows:
-            v = np.asarray(row["full_text_embedding"], dtype=np.float32)
-            section_cos[row["chunk_id"]] = float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))
+        rows = self.reader.rows([c.parent_chunk_id for c in top], ["full_text_embedding"], allowed)
+        section_cos = {row["chunk_id"]: _cosine(row["full_text_embedding"], query_vector) for row in rows}
         for c in top:
             if c.parent_chunk_id in section_cos:
                 c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
@@ -302,23 +278,9 @@ class Retriever:
         top.sort(key=lambda c: (-c.combined, c.chunk_id))
         return top + rest
 
-    def _chunk_counts(self, documents: set[str], allowed: str) -> dict[str, int]:
-        if not documents:
-            return {}
-        rows = self.client.query(self.collection, filter=f"{in_list('document_id', sorted(documents))} and "
-                                 f"chunk_type == {quote(ChunkType.CHILD.value)} and {allowed}", output_fields=["document_id"])
-        counts: dict[str, int] = {}
-        for row in rows:
-            counts[row["document_id"]] = counts.get(row["document_id"], 0) + 1
-        return counts
-
     def _fetch_parents(self, chunk_ids: list[str], allowed: str, principal: Principal) -> dict[str, dict]:
-        if not chunk_ids:
-            return {}
         # The ACL is checked again on the parents themselves, in Milvus and here: nothing leaves unchecked.
-        rows = self.client.query(self.collection, filter=f"{in_list('chunk_id', chunk_ids)} and {allowed}",
-                                 output_fields=list(OUTPUT_FIELDS))
-        rows = [r for r in rows if readable(r, principal)]
+        rows = [r for r in self.reader.rows(chunk_ids, list(OUTPUT_FIELDS), allowed) if readable(r, principal)]
         keep = one_version_per_document(rows)
         return {r["chunk_id"]: r for r in rows if r["chunk_id"] in keep}
 
@@ -326,18 +288,19 @@ class Retriever:
         """1-hop adjacency: the previous and next section of each hit (only the primary document's when one
         dominates), same version, ACL-checked. Keyed by the seed's parent chunk id."""
         seeds = [r for r in seeds if primary is None or r["document_id"] == primary]
-        if not seeds:
-            return {}
-        clauses = [f"(document_id == {quote(r['document_id'])} and version_hash == {quote(r['version_hash'])} and "
-                   f"section_order in [{int(r['section_order']) - 1}, {int(r['section_order']) + 1}])" for r in seeds]
-        rows = self.client.query(self.collection, filter=f"chunk_type == {quote(ChunkType.FULL_TEXT.value)} and {allowed} "
-                                 f"and ({' or '.join(clauses)})", output_fields=list(OUTPUT_FIELDS))
-        rows = newest_per_section([r for r in rows if readable(r, principal)])
-        out: dict[str, list[dict]] = {}
-        for seed in seeds:
-            out[seed["chunk_id"]] = [r for r in rows if r["document_id"] == seed["document_id"]
-                                     and abs(r["section_order"] - seed["section_order"]) == 1]
-        return out
+        rows = newest_per_section([r for r in self.reader.neighbours(seeds, allowed, list(OUTPUT_FIELDS)) if readable(r, principal)])
+        return {seed["chunk_id"]: [r for r in rows if r["document_id"] == seed["document_id"]
+                                   and abs(r["section_order"] - seed["section_order"]) == 1] for seed in seeds}
+
+    @property
+    def client(self):
+        """The pymilvus client under the reader (kept for callers of earlier versions)."""
+        return self.reader.client
 
     def close(self) -> None:
-        self.client.close()
+        self.reader.close()
+
+
+def _cosine(vector, query_vector) -> float:
+    v, q = np.asarray(vector, dtype=np.float32), np.asarray(query_vector, dtype=np.float32)
+    return float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))

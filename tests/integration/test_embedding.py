@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from cairn.embedding import Encoder, load_encoder
-from cairn.index.store import MilvusStore, StoreError
+from cairn.errors import StoreError
+from cairn.index.store import MilvusStore
 from cairn.query import RetrievalError, Retriever
 from cairn.schemas.config import MilvusConfig, QueryConfig, parse_config
 

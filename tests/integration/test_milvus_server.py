@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from cairn.flows.ingest import ingest_flow
-from cairn.index.store import open_client
+from cairn.index.milvus import open_client
 from cairn.schemas.config import MilvusConfig
 from tests.conftest import REPO, write_config
 from tests.integration import corpus

@@ -79,8 +79,8 @@ def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_
     assert again["documents"]["unchanged"] == 3 and not again["failures"]
 
     assert _truncate_lite_index_files(tmp_path / "index") > 0
-    client = connect(milvus)  # and so does a reader's
+    reader = connect(milvus)  # and so does a reader's
     try:
-        assert client.query(milvus.collection, filter="", output_fields=["chunk_id"], limit=16384).__len__() == rows
+        assert len(list(reader.iterate("", ["chunk_id"]))) == rows
     finally:
-        client.close()
+        reader.close()

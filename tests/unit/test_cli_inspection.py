@@ -23,7 +23,7 @@ def test_status_before_any_ingest_says_to_ingest_and_prints_nothing_on_stdout(tm
 
 
 def test_status_of_an_index_without_the_collection_names_it(tmp_path, capsys):
-    from cairn.index.store import open_client
+    from cairn.index.milvus import open_client
     from cairn.schemas.config import load_config
 
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [], collection="runbooks")

@@ -1,0 +1,221 @@
+"""The one way Cairn reaches Milvus, for the writer and the query side alike: open a client (a Milvus Lite file
+or a server URI, same code), load a collection (repairing what a killed Lite writer left), check the encoder
+a collection was filled by, and the reads the query side makes, each one batched call.
+
+Imports pymilvus and nothing of Cairn's ingestion: `cairn.query` builds on it.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from pymilvus import MilvusClient
+from pymilvus.exceptions import MilvusException
+
+from cairn.errors import StoreError
+from cairn.schemas import ChunkType
+from cairn.schemas.collection import EMBEDDER_PROPERTY, SPARSE_FIELD, embedder_mismatch, in_list, quote
+from cairn.schemas.config import MilvusConfig
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def quiet(*names: str):
+    """Silence the named loggers for a block (third-party noise Cairn has already handled)."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+def quiet_lite_refusals():
+    """Milvus Lite lacks the AllocTimestamp RPC that index creation and query iterators ask for;
+    pymilvus falls back on its own, but gRPC and pymilvus log each refusal as an error. Hide only that."""
+    return quiet("grpc._server", "pymilvus")
+
+
+def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
+    """A client for the configured URI; a clear StoreError when it cannot be reached, is locked, or (Lite,
+    create=False) does not exist yet."""
+    uri = config.uri
+    if config.is_lite:
+        path = Path(uri)
+        if not create and not path.exists():
+            raise StoreError(f"no index at {uri}: run `cairn ingest` first (or set [milvus] uri)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        uri = str(path)
+    try:
+        return MilvusClient(uri=uri, token=config.token, timeout=30)
+    except Exception as exc:  # pymilvus raises several types for lock, refusal and timeout
+        message = str(exc)
+        if "lock" in message.lower() or (config.is_lite and "open local milvus failed" in message.lower()):
+            raise StoreError(
+                f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
+                "wait for it to finish, or point [milvus] uri at a Milvus server"
+            ) from None
+        raise StoreError(f"cannot reach Milvus at {config.uri}: {message.splitlines()[0][:300]}") from None
+
+
+def close_client(client: MilvusClient, config: MilvusConfig) -> None:
+    """Close the client and, for a Lite file, stop this process's embedded engine for it, so another process
+    can open the file (pymilvus otherwise keeps it until exit)."""
+    try:
+        client.close()
+    except MilvusException:
+        pass
+    if not config.is_lite:
+        return
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return
+    server_manager_instance.release_server(str(Path(config.uri)))
+
+
+# Milvus Lite (3.x) keeps each segment's indexes in sidecar files under <uri>/.../collections/<name>/
+# partitions/<p>/indexes/ and writes them in place, so a process killed mid-write leaves a file cut short
+# that fails every later load. They are caches: Lite rebuilds a missing one from the segment's data.
+LITE_INDEX_SUFFIXES = (".idx", ".sidx")
+
+
+def lite_index_files(config: MilvusConfig) -> list[Path]:
+    root = Path(config.uri)
+    return sorted(
+        p for p in root.glob(f"**/collections/{config.collection}/partitions/*/indexes/*")
+        if p.suffix in LITE_INDEX_SUFFIXES
+    )
+
+
+def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
+    """Load the collection for search and query. When a Milvus Lite load fails, its index files are removed
+    and the load is tried once more (rebuilding them): the repair for an index file a killed run cut short."""
+    if not config.is_lite:
+        client.load_collection(config.collection)
+        return
+    try:
+        with quiet("pymilvus", "milvus_lite"):
+            client.load_collection(config.collection)
+        return
+    except MilvusException as exc:
+        files = lite_index_files(config)
+        if not files:
+            raise
+        log.warning(
+            "Milvus Lite could not load %r at %s (%s): rebuilding its %d index files from the data",
+            config.collection, config.uri, str(exc).splitlines()[0][:200], len(files),
+        )
+    for path in files:
+        path.unlink(missing_ok=True)
+    client.load_collection(config.collection)
+
+
+def collection_encoder(client: MilvusClient, collection: str) -> str | None:
+    """The encoder identity a collection records (None for one made before encoders were recorded)."""
+    return (client.describe_collection(collection).get("properties") or {}).get(EMBEDDER_PROPERTY)
+
+
+def check_encoder(client: MilvusClient, collection: str, identity: str, error: type[StoreError] = StoreError) -> str | None:
+    """Refuse (raising `error`) a collection filled by another encoder; returns what it records."""
+    have = collection_encoder(client, collection)
+    problem = embedder_mismatch(collection, have, identity)
+    if problem:
+        raise error(problem)
+    return have
+
+
+class CollectionReader:
+    """The reads of the query side, one Milvus call each, whatever the number of ids: dense and BM25 search,
+    rows by primary key, children per document, neighbouring sections. Every call takes the caller's access
+    filter (tenant + ACL + time) and applies it inside Milvus."""
+
+    def __init__(self, client: MilvusClient, config: MilvusConfig) -> None:
+        self.client = client
+        self.config = config
+        self.collection = config.collection
+
+    @classmethod
+    def open(cls, config: MilvusConfig, error: type[StoreError] = StoreError) -> "CollectionReader":
+        """Open, check the collection exists and load it; `error` is the kind raised when it cannot be read."""
+        if config.is_lite and not Path(config.uri).exists():
+            raise error(f"no index at {config.uri}: run `cairn ingest` first (or set [milvus] uri)")
+        try:
+            client = open_client(config, create=False)
+        except StoreError as exc:
+            raise error(str(exc)) from None
+        if not client.has_collection(config.collection):
+            raise error(f"no collection {config.collection!r} at {config.uri}: run `cairn ingest` first")
+        load_collection(client, config)
+        return cls(client, config)
+
+    def search_dense(self, field: str, vectors: list[list[float]], expr: str, limit: int, fields: list[str]) -> list[list[dict]]:
+        """Nearest rows to each vector on a dense field, per vector, best first."""
+        return self.client.search(self.collection, data=vectors, anns_field=field, limit=limit, filter=expr,
+                                  output_fields=fields, search_params={"params": {"ef": max(64, limit * 2)}})
+
+    def search_bm25(self, text: str, expr: str, limit: int, fields: list[str]) -> list[dict]:
+        """Best BM25 matches of the text (Milvus Lite reports the score negated: callers take its magnitude)."""
+        return self.client.search(self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr,
+                                  output_fields=fields)[0]
+
+    def rows(self, chunk_ids: list[str], fields: list[str], expr: str = "") -> list[dict]:
+        """Rows by primary key, narrowed by `expr` (the caller's access filter)."""
+        if not chunk_ids:
+            return []
+        where = in_list("chunk_id", list(dict.fromkeys(chunk_ids)))
+        return self.client.query(self.collection, filter=f"{where} and {expr}" if expr else where, output_fields=fields)
+
+    def children_per_document(self, document_ids: set[str], expr: str) -> dict[str, int]:
+        """How many child rows each document has that `expr` lets through."""
+        if not document_ids:
+            return {}
+        rows = self.client.query(self.collection, filter=f"{in_list('document_id', sorted(document_ids))} and "
+                                 f"chunk_type == {quote(ChunkType.CHILD.value)} and {expr}", output_fields=["document_id"])
+        counts: dict[str, int] = {}
+        for row in rows:
+            counts[row["document_id"]] = counts.get(row["document_id"], 0) + 1
+        return counts
+
+    def neighbours(self, seeds: list[dict], expr: str, fields: list[str]) -> list[dict]:
+        """The parent sections just before and after each seed section (same document and version)."""
+        if not seeds:
+            return []
+        clauses = [f"(document_id == {quote(r['document_id'])} and version_hash == {quote(r['version_hash'])} and "
+                   f"section_order in [{int(r['section_order']) - 1}, {int(r['section_order']) + 1}])" for r in seeds]
+        return self.client.query(self.collection, filter=f"chunk_type == {quote(ChunkType.FULL_TEXT.value)} and {expr} "
+                                 f"and ({' or '.join(clauses)})", output_fields=fields)
+
+    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
+        """Every matching row, paged (a plain query is capped at 16,384 rows on a server)."""
+        with quiet_lite_refusals():
+            iterator = self.client.query_iterator(self.collection, batch_size=batch_size, filter=filter, output_fields=fields)
+            try:
+                while page := iterator.next():
+                    yield from page
+            finally:
+                iterator.close()
+
+    def tenants_and_groups(self, tenant: str | None = None) -> tuple[set[str], set[str]]:
+        """The tenants on the collection's parent rows (or just `tenant`), and every group of their ACLs."""
+        where = f"chunk_type == {quote(ChunkType.FULL_TEXT.value)}" + (f" and tenant_id == {quote(tenant)}" if tenant else "")
+        tenants: set[str] = set()
+        groups: set[str] = set()
+        for row in self.iterate(where, ["tenant_id", "access_control_list"]):
+            tenants.add(row["tenant_id"])
+            groups.update(row["access_control_list"])
+        return tenants, groups
+
+    def close(self) -> None:
+        """Close the client only: other readers of this process may share the embedded Lite engine (the
+        writer releases it, index/store.py)."""
+        try:
+            self.client.close()
+        except MilvusException:
+            pass
