@@ -1,0 +1,73 @@
+"""index.milvus: the access layer's reads against a real Milvus Lite collection, the caller's access filter
+applied inside Milvus on every look-up."""
+from __future__ import annotations
+
+import pytest
+
+from cairn.errors import RetrievalError, StoreError
+from cairn.flows.ingest import ingest_flow
+from cairn.index.milvus import CollectionReader, check_encoder
+from cairn.query.filters import access_expr
+from cairn.schemas import Principal
+from cairn.schemas.collection import OUTPUT_FIELDS
+from cairn.schemas.config import load_config
+from tests.conftest import write_config
+from tests.integration import corpus
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory, prefect_server):
+    root = tmp_path_factory.mktemp("milvus-reader")
+    corpus.build(root / "wiki")
+    config = write_config(root / "c.toml", root / "index", [
+        {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+    ])
+    ingest_flow(config_path=str(config))
+    opened = CollectionReader.open(load_config(config).milvus)
+    yield opened
+    opened.close()
+
+
+def _parents(reader: CollectionReader) -> list[dict]:
+    return list(reader.iterate('chunk_type == "full_text"', ["chunk_id", "document_id", "version_hash", "section_order",
+                                                              "access_control_list"]))
+
+
+def test_rows_by_id_honour_the_access_filter(reader):
+    parents = _parents(reader)
+    ids = [p["chunk_id"] for p in parents]
+    sre = access_expr(Principal("acme", ["sre"]), None)
+    readable = {p["chunk_id"] for p in parents if "sre" in p["access_control_list"]}
+    assert {r["chunk_id"] for r in reader.rows(ids, ["chunk_id"], sre)} == readable and readable
+    assert reader.rows(ids, ["chunk_id"], access_expr(Principal("globex", ["sre"]), None)) == []  # another tenant
+    assert reader.rows([], ["chunk_id"], sre) == []
+
+
+def test_children_per_document_and_neighbours_are_one_call_each_and_filtered(reader):
+    parents = _parents(reader)
+    documents = {p["document_id"] for p in parents}
+    sre = access_expr(Principal("acme", ["sre"]), None)
+    counts = reader.children_per_document(documents, sre)
+    children = list(reader.iterate('chunk_type == "child"', ["document_id", "access_control_list"]))
+    expected: dict[str, int] = {}
+    for child in children:
+        if "sre" in child["access_control_list"]:
+            expected[child["document_id"]] = expected.get(child["document_id"], 0) + 1
+    assert counts == expected and counts
+    assert reader.children_per_document(documents, access_expr(Principal("acme", ["nobody"]), None)) == {}
+
+    first = min((p for p in parents if "sre" in p["access_control_list"]), key=lambda p: (p["document_id"], p["section_order"]))
+    around = reader.neighbours([first], sre, list(OUTPUT_FIELDS))
+    assert all(r["document_id"] == first["document_id"] and abs(r["section_order"] - first["section_order"]) == 1
+               for r in around)
+    assert reader.neighbours([first], access_expr(Principal("acme", ["nobody"]), None), list(OUTPUT_FIELDS)) == []
+
+
+def test_tenants_and_groups_and_the_encoder_check(reader):
+    tenants, groups = reader.tenants_and_groups()
+    assert tenants == {"acme"} and "sre" in groups
+    assert reader.tenants_and_groups("globex") == (set(), set())
+    with pytest.raises(RetrievalError, match="not comparable"):
+        check_encoder(reader.client, reader.collection, "another-model/seq1/d384", error=RetrievalError)
+    with pytest.raises(StoreError, match="no index at"):
+        CollectionReader.open(reader.config.model_copy(update={"uri": str(reader.config.uri) + "-missing.db"}))
