@@ -32,7 +32,7 @@ from cairn.query.floors import apply_floors, wants_second_pass
 from cairn.query.fusion import fuse
 from cairn.query.gate import GUIDANCE, gate
 from cairn.query.packing import PackItem, newest_per_section, pack
-from cairn.query.selection import by_continuity, diversify, dominant_document, promote, sparse_doc_recall
+from cairn.query.selection import SparseDocLimits, by_continuity, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.transform import load_transform, seeds
 from cairn.query.types import Candidate, Hit, RetrievalResult
 from cairn.schemas import Principal, from_epoch
@@ -170,8 +170,8 @@ class Retriever:
             dense_by_distance = sorted(dense, key=lambda c: -c.vector)[: s.sparse_doc_top]
             docs = {c.document_id for c in dense_by_distance if 1.0 - c.vector <= s.sparse_doc_max_distance}
             counts = self.reader.children_per_document(docs - {x.document_id for x in sections[:k]}, allowed)
-            sections, injected = sparse_doc_recall(sections, dense_by_distance, counts, k, s.sparse_doc_max_chunks,
-                                                   s.sparse_doc_max_distance, s.sparse_doc_max_injections)
+            limits = SparseDocLimits(s.sparse_doc_max_chunks, s.sparse_doc_max_distance, s.sparse_doc_max_injections)
+            sections, injected = sparse_doc_recall(sections, dense_by_distance, counts, k, limits)
             trace["injections"] = len(injected)
             clock.lap("sparse_doc_recall")
         primary = dominant_document(sections, k, s.dominance_share) if on("dominance") else None

@@ -40,13 +40,23 @@ def promote(ranked: list[Candidate]) -> list[Seed]:
     return list(seeds.values())
 
 
+@dataclass(frozen=True)
+class SparseDocLimits:
+    """When the sparse-document guarantee fires ([query] sparse_doc_*)."""
+
+    max_chunks: int = 2  # a document this short or shorter
+    max_distance: float = 0.20  # whose best chunk is this close (cosine distance)
+    max_injections: int = 1  # at most this many documents injected per query
+
+
 def sparse_doc_recall(selected: list[Seed], dense: list[Candidate], chunk_counts: dict[str, int], k: int,
-                      max_chunks: int, max_distance: float, max_injections: int) -> tuple[list[Seed], list[Seed]]:
+                      limits: SparseDocLimits) -> tuple[list[Seed], list[Seed]]:
     """SD-MRG: a short document (<= max_chunks children) loses every fusion to long ones that match with many
     chunks. If its best chunk is among the dense candidates with cosine distance <= max_distance and the
     document is not selected, inject that chunk's section once (counting toward k; it displaces the last).
 
     `dense` is the full-text leg's candidates in raw distance order. Returns (new selection, injected)."""
+    max_chunks, max_distance, max_injections = limits.max_chunks, limits.max_distance, limits.max_injections
     present = {s.document_id for s in selected[:k]}
     injected: list[Seed] = []
     for c in dense:

@@ -12,33 +12,10 @@ from __future__ import annotations
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
-# Lengths are bytes for VARCHAR; Milvus rejects longer values, so writers must clip to them.
-MAX_TEXT = 65535
-VARCHAR_FIELDS = {
-    "chunk_id": 64,
-    "document_id": 64,
-    "section_id": 512,
-    "parent_section_id": 512,
-    "parent_chunk_id": 64,
-    "chunk_type": 16,
-    "content_type": 32,
-    "source_type": 16,
-    "source_name": 128,
-    "service_name": 256,
-    "environment": 32,
-    "tenant_id": 256,
-    "acl_key": 8192,
-    "version_hash": 128,
-    "severity": 16,
-    "title": 1024,
-    "source_uri": 2048,
-    "doc_tag": 256,
-    "locator": 2048,
-}
+from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, acl_key, acl_token  # noqa: F401
+
 INT_FIELDS = ("token_count", "section_level", "section_order", "chunk_order", "temporal_start", "temporal_end", "created_at", "updated_at")
 BOOL_FIELDS = ("is_current",)  # False for superseded versions kept as history
-ARRAY_FIELDS = {"breadcrumbs": 32, "access_control_list": 64, "tags": 64}
-ARRAY_ITEM_LENGTH = 512
 JSON_FIELDS = ("quality_flags", "extra")
 DENSE_FIELDS = ("abstract_embedding", "full_text_embedding")
 SPARSE_FIELD = "text_sparse"
@@ -134,14 +111,6 @@ def quote(value: str) -> str:
     if bad:
         raise ValueError(f"filter literal {value!r} contains control characters")
     return '"' + "".join(_ESCAPES.get(c, c) for c in value) + '"'
-
-
-def acl_token(group: str) -> str:
-    return group.encode("utf-8").hex()
-
-
-def acl_key(groups: list[str]) -> str:
-    return "|" + "|".join(acl_token(g) for g in sorted(set(groups))) + "|"
 
 
 def access_filter(tenant: str, groups: tuple[str, ...] | list[str]) -> str:

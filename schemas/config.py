@@ -6,12 +6,21 @@ Secrets never live in the file: $CAIRN_MILVUS_TOKEN (or [milvus] token_env) and 
 """
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from pathlib import Path
 from typing import Literal
 
 from cairn.errors import ConfigError
+from cairn.schemas.source_config import (  # noqa: F401  (the source models are part of this module's API)
+    SOURCE_MODELS,
+    GitSourceConfig,
+    PagerDutySourceConfig,
+    PdfSourceConfig,
+    SourceConfig,
+    WikiSourceConfig,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_CONFIG = Path("data/cairn.toml")
@@ -23,11 +32,11 @@ class _Strict(BaseModel):
 
 class MilvusConfig(_Strict):
     uri: str = "data/index/cairn.db"  # a path ending in .db = Milvus Lite; http(s)://host:port = a server
-    collection: str = "cairn"
+    collection: str = "cairn"  # the one collection (parents and children, both dense vectors and BM25)
     token_env: str = "CAIRN_MILVUS_TOKEN"  # the server token is read from this variable, never from the file
-    hnsw_m: int = 16
-    hnsw_ef_construction: int = 200
-    write_batch_rows: int = 512
+    hnsw_m: int = 16  # HNSW graph degree of both dense indexes
+    hnsw_ef_construction: int = 200  # HNSW build-time candidate list
+    write_batch_rows: int = 512  # rows per upsert call
 
     @property
     def is_lite(self) -> bool:
@@ -43,25 +52,25 @@ class EmbeddingConfig(_Strict):
     # torch: sentence-transformers (fp32). onnx-int8: the same weights exported to ONNX once, quantised to
     # int8, run by onnxruntime (faster on a CPU; see the README's benchmark). A collection keeps the backend
     # that filled it: switching means a new [milvus] collection (their vectors are not interchangeable).
-    backend: Literal["torch", "onnx-int8"] = "torch"
+    backend: Literal["torch", "onnx-int8"] = "torch"  # torch: sentence-transformers fp32; onnx-int8: an int8 ONNX export (faster, not interchangeable)
     onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
     # less, and the activations stay in cache. Measured on 308 prometheus-operator / 400 openshift runbook
     # inputs, torch, 2 cores, seconds: batch 4: 8.6 / 12.2, 8: 9.3 / 12.8, 16: 9.6 / 14.8, 32: 10.4 / 17.8,
     # 64: 12.6 / 19.6 (onnx-int8 alike; `python -m bench.embedding` prints the sweep).
-    batch_size: int = 8
+    batch_size: int = 8  # texts per forward pass (small is faster on a CPU: less padding)
     cache_path: str = "data/index/embeddings.sqlite"  # (model identity, text hash) -> vector; never embed twice
 
 
 class ChunkingConfig(_Strict):
-    parent_min_tokens: int = 400
-    parent_max_tokens: int = 900
-    parent_target_tokens: int = 650
-    child_min_tokens: int = 100
-    child_max_tokens: int = 200
-    child_target_tokens: int = 150
-    abstract_min_tokens: int = 100
-    abstract_max_tokens: int = 200
+    parent_min_tokens: int = 400  # a parent section (generation context) is at least this long, unless its document is shorter
+    parent_max_tokens: int = 900  # and at most this long
+    parent_target_tokens: int = 650  # what the packer aims at when it cuts a long section
+    child_min_tokens: int = 100  # a child chunk (what search hits) is at least this long, but a section's remainder
+    child_max_tokens: int = 200  # and at most this long (the model reads 256 word pieces)
+    child_target_tokens: int = 150  # what children aim at
+    abstract_min_tokens: int = 100  # an extractive abstract per section, at least this long when the section allows
+    abstract_max_tokens: int = 200  # and at most this long
     hard_block_tokens: int = 4000  # a single block (code fence, table) above this is cut by lines
 
     @model_validator(mode="after")
@@ -78,42 +87,42 @@ class ChunkingConfig(_Strict):
 class QueryConfig(_Strict):
     """Retrieval (query/): every step is switchable (`steps.<name> = false`) for ablation; defaults from the specs."""
 
-    k: int = 8
+    k: int = 8  # sections returned by default
     candidates: int = 50  # children fetched per search leg before fusion
     # 1. query-quality gate: enough content words, or one ID-like token (ticket id, file name, e-mail, host)
-    gate_min_terms: int = 3
+    gate_min_terms: int = 3  # content words a question needs unless it names something specific
     # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
-    transform: str = ""
+    transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
     # 3. fusion of the dense (full text, abstract) and BM25 legs
-    fusion: Literal["rrf", "weighted"] = "rrf"
-    rrf_k: int = 60
+    fusion: Literal["rrf", "weighted"] = "rrf"  # rrf: reciprocal-rank fusion of the legs; weighted: the calibrated weighted sum
+    rrf_k: int = 60  # RRF's constant: a larger k flattens the difference between ranks
     vector_weight: float = 0.65  # weighted fusion and the calibrated combined score the floors read
-    keyword_weight: float = 0.35
+    keyword_weight: float = 0.35  # BM25's weight in the weighted fusion and the combined score
     # 4. floors, exact-term rescue, second pass
-    combined_floor: float = 0.45
-    vector_floor: float = 0.15
+    combined_floor: float = 0.45  # a candidate under this combined score is dropped (floors step)
+    vector_floor: float = 0.15  # and under this cosine, unless BM25 ranks it first above keyword_override
     keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
     keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
     second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
-    second_pass_top: int = 20
+    second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
     # 5. sparse-document recall guarantee (SD-MRG)
-    sparse_doc_max_chunks: int = 2
+    sparse_doc_max_chunks: int = 2  # sparse-document recall: a document of at most this many children
     sparse_doc_max_distance: float = 0.20  # cosine distance of the document's best chunk
     sparse_doc_top: int = 20  # candidates by raw dense distance inspected
-    sparse_doc_max_injections: int = 1
+    sparse_doc_max_injections: int = 1  # documents injected at most per query
     # 6. dominance gate and adjacency expansion
     dominance_share: float = 0.6  # share of the top seeds' fused score held by one document
     expansion_weight: float = 0.5  # an expanded neighbour scores this fraction of its seed, never above it
     # 7. diversity
-    per_document: int = 2
-    diversity_drop: float = 0.15
+    per_document: int = 2  # diversity: sections per document at most
+    diversity_drop: float = 0.15  # unless the next document scores this much worse
     # 9. packing
-    token_budget: int = 1400
+    token_budget: int = 1400  # packing: tokens of context returned at most
     # 11. confidence
-    low_relevance: float = 0.50
+    low_relevance: float = 0.50  # a hit under this combined score is flagged low relevance (confidence)
     # 12. telemetry cache
     cache_ttl_seconds: float = 0.0  # 0 = no cache
-    cache_size: int = 256
+    cache_size: int = 256  # entries of the per-process result cache
     steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
 
     @field_validator("steps")
@@ -161,14 +170,14 @@ class QualityConfig(_Strict):
     s3_endpoint_url: str | None = None  # overrides [s3] endpoint_url for the upload only
     s3_region: str | None = None  # overrides [s3] region for the upload only
     parent_min_tokens: int | None = None  # None = the chunking band
-    parent_max_tokens: int | None = None
-    parent_mostly: float = 0.95
-    abstract_mostly: float = 0.95
+    parent_max_tokens: int | None = None  # None = the chunking band
+    parent_mostly: float = 0.95  # share of parents that must be inside the band
+    abstract_mostly: float = 0.95  # share of abstracts inside 100-200 tokens (the chunking band)
     child_mostly: float = 0.95  # one child per section (the remainder, its smallest) is not held to the band
-    health_min: float = 0.5
-    health_mostly: float = 0.90
+    health_min: float = 0.5  # chunk_health_score at least this
+    health_mostly: float = 0.90  # for this share of sections
     examples: int = 5  # failing rows named per expectation
-    overrides: dict[str, dict[str, float]] = Field(default_factory=dict)
+    overrides: dict[str, dict[str, float]] = Field(default_factory=dict)  # narrower bands per source, content type or "source.content_type", e.g. { incident = { parent_min_tokens = 150 } }
 
 
 class S3Config(_Strict):
@@ -181,7 +190,7 @@ class S3Config(_Strict):
     page_size: int = Field(default=1000, ge=1, le=1000)  # keys per list_objects_v2 call
     # attempts per S3 call, the first included: 503 SlowDown, 5xx, throttling, timeouts and connection errors
     # are retried with capped exponential backoff and jitter (botocore's retry modes)
-    retry_attempts: int = Field(default=5, ge=1, le=20)
+    retry_attempts: int = Field(default=5, ge=1, le=20)  # attempts per S3 call, the first included (503 SlowDown, 5xx, throttling, timeouts)
     retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
 
 
@@ -198,7 +207,7 @@ class RunnerConfig(_Strict):
     starts a local cluster of `workers` worker processes (`processes = false`: threads in the flow process).
     """
 
-    kind: Literal["thread", "dask"] = "thread"
+    kind: Literal["thread", "dask"] = "thread"  # thread: Prefect's thread pool in the flow process; dask: the model work goes to Dask workers
     address: str | None = None  # an existing Dask scheduler, e.g. "tcp://dask-scheduler:8786"
     workers: int = Field(default=2, ge=1)  # thread: pool size; dask: local workers and slices per batch
     threads_per_worker: int = Field(default=1, ge=1)  # local cluster only
@@ -212,35 +221,6 @@ class RunnerConfig(_Strict):
             if not self.address.startswith(("tcp://", "tls://", "ucx://", "inproc://")):
                 raise ValueError(f"runner: address {self.address!r} must be a scheduler address like tcp://host:8786")
         return self
-
-
-class SourceConfig(BaseModel):
-    """One configured source. Keys common to all types are typed; connectors read their own extras."""
-
-    model_config = ConfigDict(extra="allow")
-
-    name: str
-    type: Literal["wiki", "git", "pagerduty", "pdf"]
-    tenant: str
-    acl: list[str] = Field(default_factory=list)  # default ACL for documents that declare none
-    path: str | None = None
-    uri: str | None = None
-    # documents per parse/chunk/embed/write task: the model sorts a batch's texts by length, so more documents
-    # pad less (16 -> 32: ingest 5% faster on the shared runbooks, bench.runbooks); the rows of one batch
-    # (and of the one being written) are what an ingest holds
-    batch_size: int = 32
-    # incremental: drop rows of documents the source no longer yields (when its discovery is complete);
-    # full: list everything (ignore the source's cursor) and drop whatever it did not yield; none: never drop.
-    cleanup: Literal["incremental", "full", "none"] = "incremental"
-    keep_history: bool = False  # superseded versions keep their rows (temporal_end = when replaced)
-    quality_policy: Literal["warn", "fail"] = "warn"  # fail: the flow run fails after writing its report
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not value or not value.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"source name {value!r} must be letters, digits, - or _")
-        return value
 
 
 class CairnConfig(_Strict):
@@ -301,7 +281,36 @@ def parse_config(raw: dict, origin: str = "<config>") -> CairnConfig:
     try:
         return CairnConfig(**raw, config_path=origin)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"{origin}: {problems}") from None
+        raise ConfigError(f"{origin}: " + "; ".join(_problem(err, raw) for err in exc.errors())) from None
+
+
+_CREDENTIAL_WORDS = ("secret", "password", "token", "access_key", "credential")
+
+
+def _problem(err: dict, raw: dict) -> str:
+    """One validation error in words: which table or source, which key, what is wrong with it."""
+    loc = [str(p) for p in err["loc"]]
+    message = err["msg"].removeprefix("Value error, ")
+    if len(loc) >= 2 and loc[0] == "sources" and loc[1].isdigit():
+        entry = (raw.get("sources") or [])[int(loc[1])]
+        entry = entry if isinstance(entry, dict) else {}
+        where = f"source {entry.get('name', '#' + loc[1])!r}" + (f" ({entry['type']})" if entry.get("type") in SOURCE_MODELS else "")
+        keys = loc[3:] if len(loc) > 2 and loc[2] in SOURCE_MODELS else loc[2:]
+        if err["type"] == "extra_forbidden" and keys:
+            return f"{where}: unknown key {keys[-1]!r}{_hint(keys[-1], entry.get('type'))}"
+        if err["type"] == "union_tag_invalid":
+            return f"{where}: type {entry.get('type')!r} is not one of {', '.join(SOURCE_MODELS)} (sources.{loc[1]}.type)"
+        return f"{where}: {'.'.join(keys) or 'entry'}: {message}"
+    if err["type"] == "extra_forbidden":
+        return f"{'.'.join(loc)}: unknown key" + (_hint(loc[-1], None) if len(loc) == 1 else "")
+    return f"{'.'.join(loc)}: {message}"
+
+
+def _hint(key: str, source_type: str | None) -> str:
+    if any(word in key.lower() for word in _CREDENTIAL_WORDS):
+        return "; credentials never go in the file (the AWS chain, or the variable named by token_env)"
+    model = SOURCE_MODELS.get(source_type or "")
+    if model is None:
+        return ""
+    close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(model.model_fields)}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterator, Protocol
 
-from cairn.errors import DocumentError, SourceError
+from cairn.errors import DocumentError, SourceError  # noqa: F401  (sources.base names them for connectors)
 from cairn.schemas import DocumentRef, SourceDocument
 
 

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
 
-from cairn.schemas.config import S3Config, SourceConfig
+from cairn.schemas.config import PdfSourceConfig, S3Config, WikiSourceConfig
 from cairn.sources.base import DocumentError, SourceError
 
-_CREDENTIAL_WORDS = ("secret", "access_key", "session_token", "password")
 
 
 @dataclass(frozen=True)
@@ -110,18 +109,16 @@ class FolderStore:
 
 
 class S3Store:
-    def __init__(
-        self, uri: str, *, endpoint_url: str | None = None, region: str | None = None, page_size: int = 1000,
-        source_name: str = "", client=None, s3: S3Config | None = None,
-    ) -> None:
+    def __init__(self, uri: str, s3: S3Config, source_name: str = "", client=None) -> None:
+        """`s3`: the endpoint, region, page size and retries in force for this source (its overrides applied)."""
         try:
             self.bucket, self.prefix = split_s3_uri(uri)
         except ValueError as exc:
             raise SourceError(f"source {source_name!r}: {exc}") from None
         self.source_name = source_name
-        self.endpoint_url = endpoint_url
-        self.page_size = page_size
-        self.client = client or s3_client(endpoint_url, region, s3)
+        self.endpoint_url = s3.endpoint_url
+        self.page_size = s3.page_size
+        self.client = client or s3_client(s3.endpoint_url, s3.region, s3)
 
     @property
     def root_uri(self) -> str:
@@ -239,26 +236,13 @@ def _transient(exc, code: str) -> str | None:
             "the next run tries again, or raise [s3] retry_attempts")
 
 
-def open_store(config: SourceConfig, s3: S3Config | None = None) -> FolderStore | S3Store:
-    """The store behind a source: `path` is a folder, `uri = "s3://bucket/prefix"` is S3."""
-    for key in (config.model_extra or {}):
-        if any(word in key.lower() for word in _CREDENTIAL_WORDS):
-            raise SourceError(f"source {config.name!r}: key {key!r} looks like a credential; credentials come only "
-                              "from the AWS environment/profile chain, never from the config file")
-    if config.path and config.uri:
-        raise SourceError(f"source {config.name!r}: set either path = \"folder\" or uri = \"s3://bucket/prefix\", not both")
+def open_store(config: WikiSourceConfig | PdfSourceConfig, s3: S3Config | None = None) -> FolderStore | S3Store:
+    """The store behind a source: `path` is a folder, `uri = "s3://bucket/prefix"` is S3 (the model has checked
+    that exactly one is set); the source's s3_endpoint_url / s3_region override [s3]."""
     if config.path:
         return FolderStore(config.path, config.name)
-    if config.uri:
-        if not config.uri.startswith("s3://"):
-            raise SourceError(f"source {config.name!r}: uri {config.uri!r} must look like s3://bucket/prefix")
-        s3 = s3 or S3Config()
-        return S3Store(
-            config.uri,
-            endpoint_url=getattr(config, "s3_endpoint_url", None) or s3.endpoint_url,
-            region=getattr(config, "s3_region", None) or s3.region,
-            page_size=s3.page_size,
-            source_name=config.name,
-            s3=s3,
-        )
-    raise SourceError(f"source {config.name!r}: needs path = \"folder\" or uri = \"s3://bucket/prefix\"")
+    s3 = (s3 or S3Config()).model_copy(update={
+        "endpoint_url": config.s3_endpoint_url or (s3.endpoint_url if s3 else None),
+        "region": config.s3_region or (s3.region if s3 else None),
+    })
+    return S3Store(config.uri, s3, source_name=config.name)

@@ -1,11 +1,15 @@
 """YAML front matter of Markdown pages: split it off and type-check the keys Cairn reads."""
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timezone
 
 import yaml
 
 from cairn.errors import CairnError
+
+# A Markdown page's first-level heading: its title when the front matter names none (wiki pages, git runbooks).
+H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 KNOWN_KEYS = {
     "title", "tenant", "acl", "service", "environment", "severity", "tags", "content_type", "doc_tag",

@@ -17,115 +17,44 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Iterator
 
-from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
-from cairn.schemas.config import SourceConfig
+from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import GitSourceConfig
 from cairn.sources import frontmatter as fm
 from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.gitlog import LOG_FORMAT, RECORD, Commit, Version, content_type_of, matches, parse_commit, parse_raw
 from cairn.sources.wiki import decode_markdown
 
-DEFAULT_INCLUDE = (
-    "**/*.md", "**/*.markdown", "**/*.tf", "**/*.tfvars", "**/*.hcl", "**/*.yaml", "**/*.yml",
-    "**/*.py", "**/*.sh", "**/*.go",
-)
-MAX_FILE_BYTES = 1_000_000
 GIT_TIMEOUT = 600  # seconds for a clone or fetch
 _SUBMODULE_MODE = "160000"
-_FIELD, _RECORD = "\x1f", "\x1e"
-_LOG_FORMAT = f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%an{_FIELD}%s"
-_MARKDOWN = (".md", ".markdown")
-_TERRAFORM = (".tf", ".tfvars", ".hcl")
-_YAML = (".yaml", ".yml")
-_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    time: int
-    author: str
-    subject: str
-
-
-@dataclass(frozen=True)
-class _Version:
-    """A file's content as written by one commit, valid until `end` (TEMPORAL_OPEN while current)."""
-
-    path: str
-    blob: str
-    commit: Commit
-    end: int = TEMPORAL_OPEN
 
 
 def document_id(source_name: str, path: str) -> str:
     return stable_id(SourceType.GIT.value, source_name, path)
 
 
-def content_type_of(path: str) -> ContentType:
-    pure = PurePosixPath(path)
-    suffix = pure.suffix.lower()
-    if suffix in _MARKDOWN:
-        return ContentType.README if pure.stem.lower() == "readme" else ContentType.RUNBOOK
-    if suffix in _TERRAFORM:
-        return ContentType.TERRAFORM
-    if suffix in _YAML:
-        return ContentType.YAML
-    return ContentType.CODE
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern:
-    """A path glob: `**/` any folders (none included), `*` and `?` within one path segment."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]+/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def matches(path: str, patterns) -> bool:
-    return any(_glob_regex(p).match(path) for p in patterns)
-
-
 class GitSource:
     complete = True
 
-    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
-        repo = getattr(config, "repo", None) or config.path or config.uri
-        if not repo:
-            raise SourceError(f"source {config.name!r}: a git source needs repo = \"path, .bundle file or clone URL\"")
+    def __init__(self, config: GitSourceConfig, cursor: dict | None = None) -> None:
         self.name = config.name
         self.config = config
-        self.repo = str(repo)
-        self.ref = getattr(config, "ref", None) or "HEAD"
-        self.include = tuple(getattr(config, "include", None) or DEFAULT_INCLUDE)
-        self.exclude = tuple(getattr(config, "exclude", None) or ())
-        self.max_bytes = int(getattr(config, "max_file_bytes", MAX_FILE_BYTES))
-        cache_root = Path(getattr(config, "cache_dir", None) or "data/index/git")
+        self.repo = config.repository
+        self.ref = config.ref
+        self.include = tuple(config.include)
+        self.exclude = tuple(config.exclude)
+        self.max_bytes = config.max_file_bytes
+        cache_root = Path(config.cache_dir)
         self.mirror = (cache_root / f"{config.name}.git").absolute()
-        self.uri_template = getattr(config, "uri_template", None) or "{repo}@{commit}/{path}"
+        self.uri_template = config.uri_template
         self.previous = (cursor or {}).get("commit")
         self._head: Commit | None = None
         self._touched: dict[str, Commit] | None = None
-        self._past: dict[str, _Version] = {}
+        self._past: dict[str, Version] = {}
         self.broken_refs: list[str] = []  # refs of the repository that point to objects it does not have
 
     # ---- the mirror -------------------------------------------------------------------------------
@@ -231,8 +160,8 @@ class GitSource:
         return self._head
 
     def _commit(self, sha: str) -> Commit:
-        line = self._git("show", "-s", _LOG_FORMAT, sha).strip(_RECORD + "\n")
-        return _parse_commit(line)
+        line = self._git("show", "-s", LOG_FORMAT, sha).strip(RECORD + "\n")
+        return parse_commit(line)
 
     # ---- the Source protocol ----------------------------------------------------------------------
 
@@ -256,7 +185,7 @@ class GitSource:
                 yield DocumentRef(self.name, path, doc_id, blob)
 
     def load(self, ref: DocumentRef) -> SourceDocument:
-        version = self._past.get(ref.locator) or _Version(ref.locator, ref.version_hash, self._last_commit(ref.locator))
+        version = self._past.get(ref.locator) or Version(ref.locator, ref.version_hash, self._last_commit(ref.locator))
         try:
             raw = self._git("cat-file", "blob", version.blob).encode("utf-8", "surrogateescape")
         except _GitFailed as exc:
@@ -270,26 +199,26 @@ class GitSource:
         """Past versions (not the ones current at the ref) that were valid at some time in [since, until),
         or that the last `limit` commits wrote, oldest first; each ref's locator is "path@commit"."""
         head = self.head()
-        log = self._git("log", "--first-parent", "-m", "--raw", "--no-abbrev", "-M", "--reverse", _LOG_FORMAT, head.sha)
-        commits = [_parse_raw(record) for record in log.split(_RECORD) if record.strip()]
+        log = self._git("log", "--first-parent", "-m", "--raw", "--no-abbrev", "-M", "--reverse", LOG_FORMAT, head.sha)
+        commits = [parse_raw(record) for record in log.split(RECORD) if record.strip()]
         lo = int(since.timestamp()) if since else None
         hi = int(until.timestamp()) if until else None
         if limit is not None:
             recent = {c.sha for c, _ in commits[-limit:]} if limit > 0 else set()
-        alive: dict[str, _Version] = {}
-        past: list[_Version] = []
+        alive: dict[str, Version] = {}
+        past: list[Version] = []
 
         def end(path: str, when: int) -> None:
             version = alive.pop(path, None)
             if version is not None:
-                past.append(_Version(version.path, version.blob, version.commit, when))
+                past.append(Version(version.path, version.blob, version.commit, when))
 
         for commit, changes in commits:
             for status, blob, old_path, new_path in changes:
                 end(old_path, commit.time)
                 if status != "D" and new_path:
                     end(new_path, commit.time)
-                    alive[new_path] = _Version(new_path, blob, commit)
+                    alive[new_path] = Version(new_path, blob, commit)
         for version in sorted(past, key=lambda v: v.commit.time):
             wanted = recent if limit is not None else None
             in_window = (lo is None or version.end > lo) and (hi is None or version.commit.time < hi)
@@ -310,19 +239,19 @@ class GitSource:
         if self._touched is None:
             self._touched = {}
             span = self.head().sha if not self._is_ancestor(self.previous) else f"{self.previous}..{self.head().sha}"
-            log = self._git("log", "--first-parent", "-m", "--name-only", "--no-renames", _LOG_FORMAT, span)
-            for record in log.split(_RECORD):
+            log = self._git("log", "--first-parent", "-m", "--name-only", "--no-renames", LOG_FORMAT, span)
+            for record in log.split(RECORD):
                 if not record.strip():
                     continue
                 header, *paths = record.split("\n")
-                commit = _parse_commit(header)
+                commit = parse_commit(header)
                 for changed in paths:
                     if changed:
                         self._touched.setdefault(changed, commit)
         commit = self._touched.get(path)
         if commit is None:  # unchanged since the cursor (a repair of rows removed behind our back)
-            line = self._git("log", "-1", "--first-parent", "-m", _LOG_FORMAT, self.head().sha, "--", path).strip(_RECORD + "\n")
-            commit = _parse_commit(line) if line else self.head()
+            line = self._git("log", "-1", "--first-parent", "-m", LOG_FORMAT, self.head().sha, "--", path).strip(RECORD + "\n")
+            commit = parse_commit(line) if line else self.head()
             self._touched[path] = commit
         return commit
 
@@ -335,7 +264,7 @@ class GitSource:
         )
         return done.returncode == 0
 
-    def _document(self, version: _Version, raw: bytes, current: bool) -> SourceDocument:
+    def _document(self, version: Version, raw: bytes, current: bool) -> SourceDocument:
         path = version.path
         if not raw.strip():
             raise DocumentError(path, "empty file")
@@ -350,7 +279,7 @@ class GitSource:
                 meta, text = fm.split_front_matter(text)
             except ValueError as exc:
                 raise DocumentError(path, str(exc)) from None
-            heading = _H1.search(text)
+            heading = fm.H1.search(text)
             title = fm.string(meta, "title") or (heading.group(1).strip() if heading else path)
             content_type = ContentType.parse(fm.string(meta, "content_type"), content_type)
         if not text.strip():
@@ -375,7 +304,7 @@ class GitSource:
             updated_at=commit.time,
             temporal_start=commit.time,
             temporal_end=version.end,
-            service_name=fm.string(meta, "service") or getattr(self.config, "service", "") or "",
+            service_name=fm.string(meta, "service") or self.config.service,
             tags=fm.string_list(meta, "tags") or [],
             doc_tag=fm.string(meta, "doc_tag") or "",
             extra={"commit": commit.sha, "author": commit.author, "commit_message": commit.subject, "path": path},
@@ -391,25 +320,3 @@ class _GitFailed(SourceError):
     pass
 
 
-def _parse_commit(header: str) -> Commit:
-    sha, when, author, subject = (header.split(_FIELD) + ["", "", ""])[:4]
-    return Commit(sha.strip(), int(when or 0), author, subject)
-
-
-def _parse_raw(record: str) -> tuple[Commit, list[tuple[str, str, str, str]]]:
-    """One `git log --raw` record -> (commit, [(status, new blob, old path, new path)])."""
-    header, *lines = record.split("\n")
-    changes = []
-    for line in lines:
-        if not line.startswith(":"):
-            continue
-        meta, *paths = line.split("\t")
-        fields = meta.split()
-        status = fields[4][0]
-        blob = fields[3]
-        old_path = paths[0]
-        new_path = paths[1] if status in ("R", "C") else (paths[0] if status != "D" else "")
-        if status == "C":
-            old_path = ""  # a copy leaves its source in place
-        changes.append((status, blob, old_path, new_path))
-    return _parse_commit(header.strip()), changes

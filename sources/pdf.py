@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections import Counter
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -25,12 +24,11 @@ from typing import Iterator
 
 from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
-from cairn.schemas.config import S3Config, SourceConfig
-from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.schemas.config import PdfSourceConfig, S3Config
+from cairn.sources.base import DiscoveryFailure, DocumentError
 from cairn.sources.blobs import Blob, open_store
 
 SUFFIXES = (".pdf",)
-MAX_FILE_BYTES = 100_000_000
 _PAGE_NUMBER = re.compile(r"^(?:-\s*)?(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?(?:\s*-)?$", re.IGNORECASE)
 _REPEATED_MAX_CHARS = 120
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
@@ -157,11 +155,11 @@ def _parse_date(text: str) -> int | None:
 class PdfSource:
     complete = True
 
-    def __init__(self, config: SourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
+    def __init__(self, config: PdfSourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
         self.name = config.name
         self.config = config
         self.store = open_store(config, s3 or S3Config())
-        self.max_bytes = int(getattr(config, "max_file_bytes", MAX_FILE_BYTES))
+        self.max_bytes = config.max_file_bytes
         self._blobs: dict[str, Blob] = {}
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
@@ -215,7 +213,7 @@ class PdfSource:
             updated_at=modified,
             temporal_start=found.get("effective_date", modified),
             temporal_end=TEMPORAL_OPEN,
-            tags=list(getattr(self.config, "tags", []) or []),
+            tags=list(self.config.tags),
             doc_tag=stem,
             extra=extra,
         )

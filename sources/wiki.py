@@ -6,19 +6,16 @@ is enough to skip unchanged pages, nothing is downloaded), and its LastModified 
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Iterator
 
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
-from cairn.schemas.config import S3Config, SourceConfig
+from cairn.schemas.config import S3Config, WikiSourceConfig
 from cairn.sources import frontmatter as fm
 from cairn.sources.base import DiscoveryFailure, DocumentError
 from cairn.sources.blobs import open_store
 
 SUFFIXES = (".md", ".markdown")
-MAX_FILE_BYTES = 5_000_000  # default per-page limit (key max_file_bytes): a runbook is kilobytes, not megabytes
-_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 def normalise(raw: bytes) -> bytes:
@@ -39,12 +36,12 @@ def document_id(source_name: str, locator: str) -> str:
 class WikiSource:
     complete = True
 
-    def __init__(self, config: SourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
+    def __init__(self, config: WikiSourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
         self.name = config.name
         self.config = config
         self.store = open_store(config, s3)  # SourceError when neither path nor an s3:// uri is usable
-        self.uri_base = getattr(config, "uri_base", None)
-        self.max_bytes = int(getattr(config, "max_file_bytes", MAX_FILE_BYTES))
+        self.uri_base = config.uri_base
+        self.max_bytes = config.max_file_bytes
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         for blob in self.store.list(SUFFIXES):
@@ -86,7 +83,7 @@ class WikiSource:
                 ref.locator, "no access control list: declare 'acl' in front matter or a default acl on the source"
             )
         updated = fm.timestamp(meta, "updated") or mtime
-        heading = _H1.search(body)
+        heading = fm.H1.search(body)
         title = fm.string(meta, "title") or (heading.group(1).strip() if heading else Path(ref.locator).stem)
         return SourceDocument(
             document_id=ref.document_id,
@@ -104,7 +101,7 @@ class WikiSource:
             updated_at=updated,
             temporal_start=fm.timestamp(meta, "valid_from") or updated,
             temporal_end=fm.timestamp(meta, "valid_until") or TEMPORAL_OPEN,
-            service_name=fm.string(meta, "service") or getattr(self.config, "service", "") or "",
+            service_name=fm.string(meta, "service") or self.config.service,
             environment=Environment.parse(fm.string(meta, "environment"), Environment.UNSPECIFIED),
             severity=Severity.parse(fm.string(meta, "severity"), Severity.UNSPECIFIED),
             tags=fm.string_list(meta, "tags") or [],

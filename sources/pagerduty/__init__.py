@@ -26,12 +26,11 @@ from pathlib import Path
 from typing import Iterator
 
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
-from cairn.schemas.config import SourceConfig
+from cairn.schemas.config import PagerDutySourceConfig
 from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy
 from cairn.sources.pagerduty.render import incident_heading, render
 
-MAX_INCIDENT_BYTES = 5_000_000  # per incident (key max_incident_bytes), like the wiki's per-page limit
 DEFAULT_SEVERITY = {"P1": "sev1", "P2": "sev2", "P3": "sev3", "P4": "sev4", "P5": "sev5", "high": "sev2", "low": "sev4"}
 PARTS = ("log_entries", "notes", "alerts")
 VERSION_FIELDS = (
@@ -61,30 +60,27 @@ def parse_time(value, field: str, incident_id: str) -> int:
 class PagerDutySource:
     complete = True
 
-    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
+    def __init__(self, config: PagerDutySourceConfig, cursor: dict | None = None) -> None:
         self.name = config.name
         self.config = config
         self.cursor_in = dict(cursor or {})
-        self.api_url = getattr(config, "api_url", None)
+        self.api_url = config.api_url
         self.folder = Path(config.path) if config.path else None
-        if bool(self.api_url) == bool(self.folder):
-            raise SourceError(f"source {self.name!r}: a pagerduty source needs exactly one of api_url or path")
-        self.severity_map = {**DEFAULT_SEVERITY, **dict(getattr(config, "severity_map", {}) or {})}
-        self.access = list(getattr(config, "access", []) or [])
-        self.max_bytes = int(getattr(config, "max_incident_bytes", MAX_INCIDENT_BYTES))
+        self.severity_map = {**DEFAULT_SEVERITY, **config.severity_map}
+        self.access = list(config.access)
+        self.max_bytes = config.max_incident_bytes
         self.incidents: dict[str, dict] = {}  # discovered incident objects, by id
         self.high_water = self.cursor_in.get("high_water")
         self.failed_changes: list[str] = []  # change times of incidents that could not be loaded this run
         self.api: PagerDutyApi | None = None
         if self.api_url:
-            token_env = getattr(config, "token_env", "PAGERDUTY_TOKEN")
+            token_env = config.token_env
             token = os.environ.get(token_env, "")
             if not token:
                 raise SourceError(f"source {self.name!r}: no PagerDuty token: set the variable {token_env}")
             self.api = PagerDutyApi(
-                self.api_url, token, page_size=int(getattr(config, "page_size", 100)),
-                timeout=float(getattr(config, "timeout_seconds", 30)),
-                retry=RetryPolicy(int(getattr(config, "retry_attempts", 5)), float(getattr(config, "retry_base_seconds", 0.5))),
+                self.api_url, token, page_size=config.page_size, timeout=config.timeout_seconds,
+                retry=RetryPolicy(config.retry_attempts, config.retry_base_seconds),
             )
 
     # ---- discovery ------------------------------------------------------------------------------
@@ -108,16 +104,16 @@ class PagerDutySource:
 
     def _list_api(self) -> Iterator[tuple[str, dict]]:
         filters = {
-            "statuses[]": list(getattr(self.config, "statuses", []) or []),
-            "service_ids[]": list(getattr(self.config, "service_ids", []) or []),
-            "team_ids[]": list(getattr(self.config, "team_ids", []) or []),
+            "statuses[]": list(self.config.statuses),
+            "service_ids[]": list(self.config.service_ids),
+            "team_ids[]": list(self.config.team_ids),
         }
-        since, until = getattr(self.config, "since", None), getattr(self.config, "until", None)
+        since, until = self.config.since, self.config.until
         try:
             if self.cursor_in.get("high_water"):
                 self.complete = False  # only what changed since the mark
                 mark = datetime.fromisoformat(self.cursor_in["high_water"].replace("Z", "+00:00"))
-                window = mark - timedelta(minutes=float(getattr(self.config, "overlap_minutes", 10)))
+                window = mark - timedelta(minutes=self.config.overlap_minutes)
                 changed = []
                 for entry in self.api.pages("/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}):
                     incident_id = (entry.get("incident") or {}).get("id") if isinstance(entry, dict) else None
@@ -211,7 +207,7 @@ class PagerDutySource:
                 raise DocumentError(incident_id, f"{part}: {exc.reason}") from None
             return items
 
-        with ThreadPoolExecutor(max_workers=max(1, int(getattr(self.config, "concurrency", 3)))) as pool:
+        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
             return tuple(pool.map(fetch, PARTS))
 
     def _parts_export(self, incident_id: str) -> tuple[list, list, list]:
@@ -309,6 +305,6 @@ class PagerDutySource:
     def _access(self, service_name: str, service_id, teams: list[dict]) -> tuple[str, list[str]]:
         team_keys = {str(t.get(k)) for t in teams for k in ("id", "summary") if t.get(k)}
         for rule in self.access:
-            if ("team" in rule and rule["team"] in team_keys) or ("service" in rule and rule["service"] in (service_name, service_id)):
-                return rule.get("tenant", self.config.tenant), list(rule.get("acl", self.config.acl))
+            if (rule.team and rule.team in team_keys) or (rule.service and rule.service in (service_name, service_id)):
+                return rule.tenant or self.config.tenant, list(rule.acl if rule.acl is not None else self.config.acl)
         return self.config.tenant, list(self.config.acl)

@@ -10,7 +10,7 @@ import pytest
 from cairn.flows.ingest import backfill_flow, ingest_flow
 from cairn.index.store import MilvusStore
 from cairn.schemas import ContentType
-from cairn.schemas.config import SourceConfig, load_config
+from cairn.schemas.config import GitSourceConfig, load_config
 from cairn.schemas.records import parse_day
 from cairn.sources import DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.git import GitSource
@@ -52,7 +52,7 @@ def repo(tmp_path) -> Repo:
 
 
 def source(repo_path, tmp_path, **extra) -> GitSource:
-    config = SourceConfig(name="infra", type="git", tenant="acme", acl=["sre"], repo=str(repo_path),
+    config = GitSourceConfig(name="infra", type="git", tenant="acme", acl=["sre"], repo=str(repo_path),
                           cache_dir=str(tmp_path / "git-cache"), **extra)
     return GitSource(config, extra.pop("cursor", {}))
 

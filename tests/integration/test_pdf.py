@@ -8,7 +8,7 @@ from cairn.chunkers import chunk_document
 from cairn.chunkers.legal import legal_units
 from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas import ContentType, DocumentRef
-from cairn.schemas.config import ChunkingConfig, SourceConfig
+from cairn.schemas.config import ChunkingConfig, PdfSourceConfig
 from cairn.schemas.records import parse_day
 from cairn.sources import DocumentError
 from cairn.sources.pdf import PdfSource, extract_pages
@@ -21,7 +21,7 @@ CONFIG = ChunkingConfig()
 def sample(tmp_path_factory):
     folder = tmp_path_factory.mktemp("legal")
     pdf_factory.write_sample(folder / "sample-psa.pdf")
-    source = PdfSource(SourceConfig(name="contracts", type="pdf", path=str(folder), tenant="acme", acl=["legal"]))
+    source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(folder), tenant="acme", acl=["legal"]))
     refs = list(source.discover())
     assert [r.locator for r in refs] == ["sample-psa.pdf"]
     return source.load(refs[0])
@@ -88,7 +88,7 @@ def test_the_sample_agreements_in_data_parse_with_their_definitions():
     from tests.conftest import REPO
 
     folder = REPO / "data" / "legal"
-    source = PdfSource(SourceConfig(name="contracts", type="pdf", path=str(folder), tenant="acme", acl=["legal"]))
+    source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(folder), tenant="acme", acl=["legal"]))
     docs = [source.load(ref) for ref in source.discover() if isinstance(ref, DocumentRef)]
     assert len(docs) == 2
     psa = next(d for d in docs if "pooling" in d.doc_tag)

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from cairn.schemas.config import S3Config, SourceConfig, parse_config
+from cairn.errors import ConfigError
+from cairn.schemas.config import S3Config, WikiSourceConfig, parse_config
 from cairn.sources import DiscoveryFailure, DocumentError, SourceError, open_source
 from cairn.sources.blobs import Blob, FolderStore, S3Store, open_store
 from cairn.sources.wiki import WikiSource
@@ -20,8 +21,8 @@ def put(client, bucket, key, body: bytes):
     client.put_object(Bucket=bucket, Key=key, Body=body)
 
 
-def s3_source(uri, endpoint, **extra) -> SourceConfig:
-    return SourceConfig(name="s3wiki", type="wiki", uri=uri, tenant="acme", acl=["sre"], s3_endpoint_url=endpoint, **extra)
+def s3_source(uri, endpoint, **extra) -> WikiSourceConfig:
+    return WikiSourceConfig(name="s3wiki", type="wiki", uri=uri, tenant="acme", acl=["sre"], s3_endpoint_url=endpoint, **extra)
 
 
 def test_folder_store_lists_sorted_reads_and_gives_file_uris(tmp_path):
@@ -51,7 +52,7 @@ def test_s3_listing_pages_through_a_prefix_with_etags(s3, moto_endpoint):
     put(s3, "docs", "wiki/image.png", b"\x89PNG")
     put(s3, "docs", "wiki/", b"")  # a console "folder" marker
     put(s3, "docs", "other/z.md", b"# outside the prefix\n")
-    store = S3Store("s3://docs/wiki/", endpoint_url=moto_endpoint, page_size=2, source_name="w")
+    store = S3Store("s3://docs/wiki/", S3Config(endpoint_url=moto_endpoint, page_size=2), source_name="w")
     calls = []
     store.client.meta.events.register("before-call.s3.ListObjectsV2", lambda **kw: calls.append(1))
     before = int(time.time()) - 5
@@ -73,7 +74,7 @@ def test_s3_local_path_streams_into_a_temporary_file_removed_afterwards(s3, moto
     s3.create_bucket(Bucket="docs")
     body = os.urandom(3 * 1024 * 1024)
     put(s3, "docs", "big.pdf", body)
-    store = S3Store("s3://docs", endpoint_url=moto_endpoint)
+    store = S3Store("s3://docs", S3Config(endpoint_url=moto_endpoint))
     with store.local_path("big.pdf") as path:
         assert path.suffix == ".pdf" and path.read_bytes() == body
     assert not path.exists()
@@ -106,21 +107,21 @@ def test_unreachable_endpoint_is_a_source_error_that_says_what_to_check(s3):
 
 
 def test_open_store_chooses_by_config_and_refuses_the_rest(moto_endpoint):
-    folder = open_store(SourceConfig(name="w", type="wiki", path="/tmp", tenant="a"), S3Config())
+    folder = open_store(WikiSourceConfig(name="w", type="wiki", path="/tmp", tenant="a"), S3Config())
     assert isinstance(folder, FolderStore)
     s3 = S3Config(endpoint_url="http://127.0.0.1:1", region="eu-west-1", page_size=7)
-    store = open_store(SourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), s3)
+    store = open_store(WikiSourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), s3)
     assert (store.bucket, store.prefix, store.page_size, store.client.meta.region_name) == ("b", "p", 7, "eu-west-1")
     assert store.client.meta.endpoint_url == "http://127.0.0.1:1"
     override = open_store(s3_source("s3://b", moto_endpoint, s3_region="us-west-2"), s3)
     assert override.client.meta.endpoint_url == moto_endpoint and override.client.meta.region_name == "us-west-2"
-    with pytest.raises(SourceError, match="'w': needs path"):
-        open_store(SourceConfig(name="w", type="wiki", tenant="a"), s3)
-    with pytest.raises(SourceError, match="must look like s3://bucket/prefix"):
-        open_store(SourceConfig(name="w", type="wiki", uri="https://example.invalid/x", tenant="a"), s3)
-    with pytest.raises(SourceError, match="looks like a credential") as err:
-        open_store(SourceConfig(name="w", type="wiki", uri="s3://b", tenant="a", aws_secret_access_key="hunter2"), s3)
-    assert "hunter2" not in str(err.value)
+    # refused when the configuration is loaded, naming the source and the key, never echoing a credential
+    for bad, message in [({}, "'w' \\(wiki\\): entry: set exactly one of path"),
+                         ({"uri": "https://example.invalid/x"}, "must look like s3://bucket/prefix"),
+                         ({"uri": "s3://b", "aws_secret_access_key": "hunter2"}, "unknown key 'aws_secret_access_key'; credentials never")]:
+        with pytest.raises(ConfigError, match=message) as err:
+            parse_config({"sources": [{"name": "w", "type": "wiki", "tenant": "a", **bad}]})
+        assert "hunter2" not in str(err.value)
 
 
 def test_s3_config_table_and_credentials_refused():
@@ -137,9 +138,9 @@ def test_s3_retries_come_from_the_s3_table():
     from cairn.schemas.config import ConfigError
 
     config = parse_config({"s3": {"retry_attempts": 7, "retry_mode": "adaptive"}})
-    store = open_store(SourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), config.s3)
+    store = open_store(WikiSourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), config.s3)
     assert store.client.meta.config.retries == {"total_max_attempts": 7, "mode": "adaptive"}
-    default = open_store(SourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), S3Config())
+    default = open_store(WikiSourceConfig(name="w", type="wiki", uri="s3://b/p", tenant="a"), S3Config())
     assert default.client.meta.config.retries == {"total_max_attempts": 5, "mode": "standard"}
     with pytest.raises(ConfigError, match="s3.retry_attempts"):
         parse_config({"s3": {"retry_attempts": 0}})

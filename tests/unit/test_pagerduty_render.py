@@ -1,7 +1,7 @@
 import pytest
 
 from cairn.chunkers import chunk_document
-from cairn.schemas.config import ChunkingConfig, SourceConfig
+from cairn.schemas.config import ChunkingConfig, PagerDutySourceConfig
 from cairn.sources.pagerduty import PagerDutySource
 from cairn.sources.pagerduty.render import MAX_NOTE_CHARS, render
 
@@ -24,7 +24,7 @@ def test_a_huge_note_is_cut_and_says_so_and_sections_stay_bounded():
 
 
 def test_severity_and_access_follow_the_configured_mappings(tmp_path):
-    source = PagerDutySource(SourceConfig(
+    source = PagerDutySource(PagerDutySourceConfig(
         name="pd", type="pagerduty", path=str(tmp_path), tenant="acme", acl=["sre"],
         severity_map={"P2": "sev3"}, access=[{"team": "Globex Ops", "tenant": "globex", "acl": ["globex-ops"]}],
     ))
@@ -42,7 +42,7 @@ def _export(tmp_path, incidents: list, parts: dict | None = None):
         (tmp_path / incident_id).mkdir()
         for part, body in files.items():
             (tmp_path / incident_id / f"{part}.json").write_bytes(body)
-    return PagerDutySource(SourceConfig(name="pd", type="pagerduty", path=str(tmp_path), tenant="acme", acl=["sre"],
+    return PagerDutySource(PagerDutySourceConfig(name="pd", type="pagerduty", path=str(tmp_path), tenant="acme", acl=["sre"],
                                         max_incident_bytes=100_000))
 
 
@@ -91,7 +91,7 @@ def test_an_api_incident_is_refused_while_paging_once_a_part_passes_the_limit(mo
     entries = [{"id": f"L{i}", "type": "annotate_log_entry", "summary": "x" * 1000, "created_at": "2026-01-01T00:00:00Z"}
                for i in range(400)]  # ~430 kB of log entries, in 200 pages of 2
     with FakePagerDuty([INCIDENT], {"Q1": {"log_entries": entries, "notes": [], "alerts": []}}) as api:
-        source = PagerDutySource(SourceConfig(name="pd", type="pagerduty", api_url=api.url, token_env="CAIRN_TEST_PD_TOKEN",
+        source = PagerDutySource(PagerDutySourceConfig(name="pd", type="pagerduty", api_url=api.url, token_env="CAIRN_TEST_PD_TOKEN",
                                               tenant="acme", acl=["sre"], page_size=2, max_incident_bytes=100_000))
         (ref,) = list(source.discover())
         with pytest.raises(DocumentError, match=r"log_entries are over the source's max_incident_bytes \(100,000\)"):

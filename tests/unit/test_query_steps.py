@@ -9,7 +9,7 @@ from cairn.query.fusion import fuse, rrf
 from cairn.query.gate import gate
 from cairn.query.packing import PackItem, front_and_back, newest_per_section, pack
 from cairn.query.retriever import one_version_per_document
-from cairn.query.selection import Seed, diversify, dominant_document, promote, sparse_doc_recall
+from cairn.query.selection import SparseDocLimits, Seed, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.transform import seeds
 from cairn.query.types import Block, Candidate, Hit
 
@@ -124,7 +124,7 @@ def seed(pid, doc, fused=1.0, combined=0.5):
 def test_sparse_doc_recall_injects_a_short_documents_close_chunk_once():
     selected = [seed("a1", "A"), seed("a2", "A"), seed("b1", "B")]
     dense = [cand("s1", doc="S", parent="sp", vector=0.85), cand("s2", doc="S", parent="sp2", vector=0.84)]
-    out, injected = sparse_doc_recall(selected, dense, {"S": 2}, k=3, max_chunks=2, max_distance=0.20, max_injections=3)
+    out, injected = sparse_doc_recall(selected, dense, {"S": 2}, k=3, limits=SparseDocLimits(2, 0.20, 3))
     assert [s.parent_chunk_id for s in injected] == ["sp"]  # once per document
     assert len(out[:3]) == 3 and out[2].recall_injected and out[2].reason == "sparse_doc_recall"
     assert [s.parent_chunk_id for s in out[:2]] == ["a1", "a2"]  # counts toward k: it displaced b1
@@ -133,8 +133,8 @@ def test_sparse_doc_recall_injects_a_short_documents_close_chunk_once():
 @pytest.mark.parametrize("counts,vector,present", [({"S": 3}, 0.9, False), ({"S": 1}, 0.79, False), ({"S": 1}, 0.9, True)])
 def test_sparse_doc_recall_does_not_fire_for_long_far_or_already_selected_documents(counts, vector, present):
     selected = [seed("a1", "A")] + ([seed("s0", "S")] if present else [])
-    out, injected = sparse_doc_recall(selected, [cand("s1", doc="S", vector=vector)], counts, k=3, max_chunks=2,
-                                      max_distance=0.20, max_injections=1)
+    out, injected = sparse_doc_recall(selected, [cand("s1", doc="S", vector=vector)], counts, k=3,
+                                      limits=SparseDocLimits(2, 0.20, 1))
     assert injected == [] and out == selected
 
 

@@ -1,14 +1,14 @@
 import pytest
 
 from cairn.schemas import ContentType, Environment, Severity, TEMPORAL_OPEN
-from cairn.schemas.config import SourceConfig
+from cairn.schemas.config import WikiSourceConfig
 from cairn.sources import DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.wiki import WikiSource
 from tests.conftest import write_page
 
 
 def source(root, **extra):
-    return WikiSource(SourceConfig(name="wiki", type="wiki", path=str(root), tenant="acme", acl=["sre"], **extra))
+    return WikiSource(WikiSourceConfig(name="wiki", type="wiki", path=str(root), tenant="acme", acl=["sre"], **extra))
 
 
 def load_all(src):
@@ -74,7 +74,7 @@ def test_bad_input_is_a_document_error_with_a_reason(tmp_path, content, reason):
 
 def test_no_acl_anywhere_is_refused_default_deny(tmp_path):
     write_page(tmp_path, "a.md", "# T\n\ntext\n")
-    src = WikiSource(SourceConfig(name="wiki", type="wiki", path=str(tmp_path), tenant="acme"))
+    src = WikiSource(WikiSourceConfig(name="wiki", type="wiki", path=str(tmp_path), tenant="acme"))
     assert "no access control list" in load_all(src)["a.md"].reason
 
 

@@ -1,0 +1,86 @@
+"""The configuration reference, written from the models themselves: `python -m cairn.schemas.reference >
+docs/configuration.md`. A unit test fails when the committed page and the models disagree."""
+from __future__ import annotations
+
+import inspect
+import json
+import re
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from cairn.schemas import config as settings
+from cairn.schemas.source_config import SOURCE_MODELS, AccessRule, SourceBase
+
+_FIELD_LINE = re.compile(r"^    (\w+): [^#]*?#\s*(.+)$")
+
+TABLES = [
+    ("[milvus]", settings.MilvusConfig), ("[embedding]", settings.EmbeddingConfig), ("[chunking]", settings.ChunkingConfig),
+    ("[query]", settings.QueryConfig), ("[quality]", settings.QualityConfig), ("[s3]", settings.S3Config),
+    ("[runner]", settings.RunnerConfig),
+]
+
+
+def _default(field) -> str:
+    if field.default_factory is not None:
+        value = field.default_factory()
+    elif field.default is PydanticUndefined:
+        return "required"
+    else:
+        value = field.default
+    return "`" + json.dumps(value, default=str) + "`"
+
+
+def _type(annotation) -> str:
+    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
+    text = text or str(annotation).replace("typing.", "")
+    text = re.sub(r"Annotated\[(.*?), AfterValidator\(func=<function \w+ at 0x[0-9a-f]+>\)\]", r"\1", text)
+    return text.replace("|", "\\|")
+
+
+def _comments(model: type[BaseModel]) -> dict[str, str]:
+    """The comment beside each field in the model's source (the tables document their keys that way)."""
+    found: dict[str, str] = {}
+    for line in inspect.getsource(model).splitlines():
+        match = _FIELD_LINE.match(line)
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found
+
+
+def _table(model: type[BaseModel], skip: set[str] = frozenset()) -> list[str]:
+    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    comments = _comments(model)
+    for name, field in model.model_fields.items():
+        if name in skip:
+            continue
+        meaning = " ".join((field.description or comments.get(name, "")).split()).replace("|", "\\|")
+        rows.append(f"| `{name}` | {_type(field.annotation)} | {_default(field)} | {meaning} |")
+    return rows
+
+
+def render() -> str:
+    """The whole reference page as Markdown."""
+    out = [
+        "# Configuration reference",
+        "",
+        "Generated from the configuration models (`python -m cairn.schemas.reference > docs/configuration.md`);",
+        "do not edit by hand. One TOML file: `--config PATH`, else `$CAIRN_CONFIG`, else `data/cairn.toml`.",
+        "`$CAIRN_MILVUS_URI` overrides `[milvus] uri`; secrets are never read from the file. An unknown key,",
+        "a value of the wrong type, or an identifier that would not fit the collection is refused when the file",
+        "is loaded, naming the key, the source and the file.",
+        "",
+    ]
+    for title, model in TABLES:
+        out += [f"## {title}", "", *_table(model), ""]
+    out += ["## [[sources]]: keys every source has", "", *_table(SourceBase), ""]
+    common = set(SourceBase.model_fields)
+    for kind, model in SOURCE_MODELS.items():
+        doc = " ".join((model.__doc__ or "").split())
+        out += [f"## [[sources]] type = \"{kind}\"", "", doc, "", *_table(model, skip=common | {"type"}), ""]
+    out += ["## access rules (pagerduty `access = [...]`)", "", *_table(AccessRule), ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(render(), end="")
