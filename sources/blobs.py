@@ -26,6 +26,7 @@ class Blob:
     size: int
     version: str | None  # S3: the ETag (quotes stripped); folder: None (the caller hashes the content)
     modified: int  # epoch seconds (S3 LastModified / file mtime)
+    problem: str = ""  # why it must not be read (outside the source's root, a name that is not UTF-8): reported, skipped
 
 
 def split_s3_uri(uri: str, what: str = "uri") -> tuple[str, str]:
@@ -62,7 +63,16 @@ def s3_client(endpoint_url: str | None = None, region: str | None = None, s3: S3
     )
 
 
+def printable_name(name: str) -> str:
+    """A file name as text whatever its bytes: one that is not UTF-8 arrives with surrogate escapes, which
+    cannot be encoded (hashed, stored, shown); its undecodable bytes are spelt as \\xNN instead."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 class FolderStore:
+    """A local folder. Nothing outside it is read: a symbolic link that leads out of the folder (a file, or a
+    folder the walk would enter) is listed as a problem, never followed."""
+
     def __init__(self, root: str | os.PathLike, source_name: str = "") -> None:
         self.root = Path(root)
         self.source_name = source_name
@@ -72,19 +82,35 @@ class FolderStore:
             raise SourceError(f"source {self.source_name!r}: folder {self.root} does not exist")
         found = []
         for path in self.root.rglob("*"):
-            if path.suffix.lower() not in suffixes or not path.is_file():
+            if path.suffix.lower() not in suffixes or not (path.is_file() or path.is_symlink()):
+                continue
+            key = path.relative_to(self.root).as_posix()
+            if key != printable_name(key):
+                found.append(Blob(printable_name(key), 0, None, 0, "the file name is not valid UTF-8: rename it"))
+                continue
+            if not self._inside(path):
+                found.append(Blob(key, 0, None, 0, "a symbolic link to outside the source's folder: not read"))
                 continue
             try:
                 stat = path.stat()
                 size, modified = stat.st_size, int(stat.st_mtime)
             except OSError:  # vanished or unreadable: reading it reports why
                 size, modified = 0, 0
-            found.append(Blob(path.relative_to(self.root).as_posix(), size, None, modified))
+            found.append(Blob(key, size, None, modified))
         yield from sorted(found, key=lambda b: b.key)
+
+    def _inside(self, path: Path) -> bool:
+        """Whether the path, links followed, stays inside the root (a dangling link does not)."""
+        try:
+            return path.resolve(strict=True).is_relative_to(self.root.resolve(strict=True))
+        except (OSError, RuntimeError):
+            return False
 
     def fetch(self, key: str, limit: int | None = None) -> tuple[bytes, Blob]:
         """The content and what it was read as (size, mtime); DocumentError naming the key on failure."""
         path = self.root / key
+        if path.exists() and not self._inside(path):  # again at read time: the folder may have changed since
+            raise DocumentError(key, "a symbolic link to outside the source's folder: not read")
         try:
             stat = path.stat()
             if limit is not None and stat.st_size > limit:
@@ -100,8 +126,8 @@ class FolderStore:
     @contextmanager
     def local_path(self, key: str) -> Iterator[Path]:
         path = self.root / key
-        if not path.is_file():
-            raise DocumentError(key, "cannot read file: No such file")
+        if not self._inside(path) or not path.is_file():
+            raise DocumentError(key, "cannot read file: no such file inside the source's folder")
         yield path
 
     def uri(self, key: str) -> str:

@@ -81,3 +81,25 @@ def timestamp(meta: dict, key: str) -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return int(moment.timestamp())
+
+
+def narrowed_access(meta: dict, tenant: str, acl: list[str]) -> tuple[str, list[str]]:
+    """The tenant and ACL of a page whose front matter may narrow its source's, never widen them.
+
+    A `tenant` other than the source's is refused (a page cannot move itself into another tenant); an `acl`
+    must be a subset of the source's default ACL when the source has one (a page author cannot let more
+    people read it); `acl: []` means nobody and is refused, never read as "the source's default"."""
+    declared_tenant = string(meta, "tenant")
+    if declared_tenant is not None and declared_tenant != tenant:
+        raise FrontMatterError(f"front matter tenant {declared_tenant!r} is not the source's tenant {tenant!r}: "
+                               "a page cannot move to another tenant")
+    if "acl" not in meta or meta["acl"] is None:
+        return tenant, list(acl)
+    declared = string_list(meta, "acl") or []
+    if not declared:
+        raise FrontMatterError("front matter acl is empty: nobody could read the page (remove the key to use the source's acl)")
+    wider = sorted(set(declared) - set(acl)) if acl else []
+    if wider:
+        raise FrontMatterError(f"front matter acl names groups the source does not grant: {', '.join(wider)} "
+                               "(a page may narrow its source's acl, never widen it)")
+    return tenant, declared

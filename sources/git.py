@@ -284,7 +284,10 @@ class GitSource:
             content_type = ContentType.parse(fm.string(meta, "content_type"), content_type)
         if not text.strip():
             raise DocumentError(path, "no content after the front matter")
-        acl = fm.string_list(meta, "acl") or list(self.config.acl)
+        try:
+            tenant, acl = fm.narrowed_access(meta, self.config.tenant, self.config.acl)
+        except ValueError as exc:
+            raise DocumentError(path, str(exc)) from None
         if not acl:
             raise DocumentError(path, "no access control list: declare a default acl on the source")
         commit = version.commit
@@ -296,7 +299,7 @@ class GitSource:
             locator=path,
             title=title,
             content=text,
-            tenant_id=self.config.tenant,
+            tenant_id=tenant,
             access_control_list=acl,
             content_type=content_type,
             version_hash=version.blob,

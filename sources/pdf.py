@@ -165,6 +165,9 @@ class PdfSource:
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         for blob in self.store.list(SUFFIXES):
             doc_id = document_id(self.name, blob.key)
+            if blob.problem:
+                yield DiscoveryFailure(blob.key, doc_id, blob.problem)
+                continue
             if blob.size > self.max_bytes:
                 yield DiscoveryFailure(blob.key, doc_id, f"file is {blob.size:,} bytes, over the source's max_file_bytes ({self.max_bytes:,})")
                 continue

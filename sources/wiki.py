@@ -46,6 +46,9 @@ class WikiSource:
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         for blob in self.store.list(SUFFIXES):
             locator = blob.key
+            if blob.problem:
+                yield DiscoveryFailure(locator, document_id(self.name, locator), blob.problem)
+                continue
             if blob.size > self.max_bytes:  # refused by its listed size, before reading: memory stays bounded
                 yield DiscoveryFailure(
                     locator, document_id(self.name, locator),
@@ -77,7 +80,7 @@ class WikiSource:
     def _document(self, ref: DocumentRef, meta: dict, body: str, version: str, mtime: int) -> SourceDocument:
         if not body.strip():
             raise DocumentError(ref.locator, "no Markdown content after the front matter")
-        acl = fm.string_list(meta, "acl") or list(self.config.acl)
+        tenant, acl = fm.narrowed_access(meta, self.config.tenant, self.config.acl)
         if not acl:
             raise DocumentError(
                 ref.locator, "no access control list: declare 'acl' in front matter or a default acl on the source"
@@ -93,7 +96,7 @@ class WikiSource:
             locator=ref.locator,
             title=title,
             content=body,
-            tenant_id=fm.string(meta, "tenant") or self.config.tenant,
+            tenant_id=tenant,
             access_control_list=acl,
             content_type=ContentType.parse(fm.string(meta, "content_type"), ContentType.DOCUMENT),
             version_hash=version,

@@ -28,7 +28,7 @@ from typing import Iterator
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
 from cairn.schemas.config import PagerDutySourceConfig
 from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
-from cairn.sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy
+from cairn.sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy, checked_id, segment
 from cairn.sources.pagerduty.render import incident_heading, render
 
 DEFAULT_SEVERITY = {"P1": "sev1", "P2": "sev2", "P3": "sev3", "P4": "sev4", "P5": "sev5", "high": "sev2", "low": "sev4"}
@@ -91,6 +91,11 @@ class PagerDutySource:
             if not isinstance(incident_id, str) or not incident_id:
                 yield DiscoveryFailure(f"{where}[{position}]", "", "incident without a string 'id'")
                 continue
+            try:
+                checked_id(incident_id)  # it becomes a folder name and a URL segment
+            except ValueError as exc:
+                yield DiscoveryFailure(f"{where}[{position}]", "", str(exc))
+                continue
             too_big = self._oversized_export(incident_id)
             if too_big:
                 yield DiscoveryFailure(incident_id, document_id(self.name, incident_id), too_big)
@@ -120,7 +125,11 @@ class PagerDutySource:
                     if incident_id and incident_id not in changed:
                         changed.append(incident_id)
                 for incident_id in changed:
-                    yield "/incidents", self.api.get(f"/incidents/{incident_id}").get("incident")
+                    try:
+                        checked_id(incident_id)
+                    except ValueError:
+                        continue  # never put into a URL; the full listing of a later run reports it
+                    yield "/incidents", self.api.get(f"/incidents/{segment(incident_id)}").get("incident")
                 return
             self.complete = not (since or until or any(filters.values()))
             params = {k: v for k, v in filters.items() if v}
@@ -198,7 +207,7 @@ class PagerDutySource:
         def fetch(part: str) -> list:
             items, size = [], 0
             try:
-                for item in self.api.pages(f"/incidents/{incident_id}/{part}", part):
+                for item in self.api.pages(f"/incidents/{segment(incident_id)}/{part}", part):
                     size += len(json.dumps(item, default=str))
                     if size > self.max_bytes:  # stop paging: the incident is refused, not held
                         raise DocumentError(incident_id, f"{part} are over the source's max_incident_bytes ({self.max_bytes:,}); the rest was not fetched")

@@ -7,6 +7,7 @@ held only in the request header: it never appears in a log line, an exception or
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 import urllib.error
@@ -57,10 +58,10 @@ class PagerDutyApi:
             [(k, v) for k, values in (params or {}).items() for v in (values if isinstance(values, list) else [values])]
         )
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
-        request = urllib.request.Request(url, headers={
-            "Authorization": f"Token token={self._token}",
-            "Accept": "application/vnd.pagerduty+json;version=2",
-        })
+        request = urllib.request.Request(url, headers={"Accept": "application/vnd.pagerduty+json;version=2"})
+        # Unredirected: urllib copies ordinary headers onto a redirected request, to whatever host it names;
+        # the token must only ever reach the configured API.
+        request.add_unredirected_header("Authorization", f"Token token={self._token}")
         last = "no attempt made"
         for attempt in range(self.retry.attempts):
             self.requests_made += 1
@@ -106,6 +107,22 @@ class PagerDutyApi:
             if not page.get("more") or not items:
                 return
             offset += len(items)
+
+
+INCIDENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # PagerDuty object ids are letters and digits; - and _ are harmless
+
+
+def checked_id(incident_id: object) -> str:
+    """An incident id fit to become a path segment or a URL segment; ValueError naming it otherwise."""
+    if not isinstance(incident_id, str) or not INCIDENT_ID.fullmatch(incident_id):
+        shown = incident_id if isinstance(incident_id, str) else type(incident_id).__name__
+        raise ValueError(f"incident id {str(shown)[:80]!r} is not a PagerDuty id (1-64 letters, digits, - or _)")
+    return incident_id
+
+
+def segment(value: str) -> str:
+    """A URL path segment, every reserved character escaped."""
+    return urllib.parse.quote(value, safe="")
 
 
 def _retry_after(header: str | None, fallback: float, cap: float) -> float:

@@ -23,11 +23,11 @@ def load_all(src):
 
 
 def test_front_matter_overrides_source_defaults(tmp_path):
-    write_page(tmp_path, "ops/db.md", "# Ledger DB failover\n\nSteps.\n", tenant="globex", acl=["dba", "sre"],
+    write_page(tmp_path, "ops/db.md", "# Ledger DB failover\n\nSteps.\n", tenant="acme", acl=["sre"],
                service="ledger-db", environment="production", severity="sev2", tags=["postgres"],
                content_type="runbook", doc_tag="ledger", updated="2026-03-14")
     doc = load_all(source(tmp_path))["ops/db.md"]
-    assert (doc.tenant_id, doc.access_control_list, doc.service_name) == ("globex", ["dba", "sre"], "ledger-db")
+    assert (doc.tenant_id, doc.access_control_list, doc.service_name) == ("acme", ["sre"], "ledger-db")
     assert (doc.environment, doc.severity, doc.content_type) == (Environment.PRODUCTION, Severity.SEV2, ContentType.RUNBOOK)
     assert doc.title == "Ledger DB failover" and doc.doc_tag == "ledger" and doc.tags == ["postgres"]
     assert doc.updated_at == 1773446400 and doc.temporal_start == doc.updated_at and doc.temporal_end == TEMPORAL_OPEN
@@ -101,3 +101,70 @@ def test_oversized_page_is_refused_at_discovery_without_being_read(tmp_path):
     assert [f.locator for f in failures] == ["huge.md"] and "max_file_bytes" in failures[0].reason
     assert [r.locator for r in found if not isinstance(r, DiscoveryFailure)] == ["ok.md"]
     assert not any(isinstance(f, DiscoveryFailure) for f in source(tmp_path, max_file_bytes=60_000_000).discover())
+
+
+def _loaded(src) -> dict:
+    """The documents that load (failures left aside)."""
+    out = {}
+    for ref in src.discover():
+        if not isinstance(ref, DiscoveryFailure):
+            try:
+                out[ref.locator] = src.load(ref)
+            except DocumentError:
+                pass
+    return out
+
+
+def _failures(src) -> dict[str, str]:
+    out = {}
+    for ref in src.discover():
+        if isinstance(ref, DiscoveryFailure):
+            out[ref.locator] = ref.reason
+            continue
+        try:
+            src.load(ref)
+        except DocumentError as exc:
+            out[ref.locator] = exc.reason
+    return out
+
+
+def test_front_matter_may_narrow_the_acl_but_never_widen_it_empty_it_or_change_the_tenant(tmp_path):
+    wide = WikiSource(WikiSourceConfig(name="wiki", type="wiki", path=str(tmp_path), tenant="acme", acl=["sre", "dba"]))
+    write_page(tmp_path, "narrow.md", "# N\n\nbody\n", acl=["dba"])
+    write_page(tmp_path, "widen.md", "# W\n\nbody\n", acl=["dba", "everyone"])
+    write_page(tmp_path, "empty.md", "# E\n\nbody\n", acl=[])
+    write_page(tmp_path, "move.md", "# M\n\nbody\n", tenant="globex")
+    failures = _failures(wide)
+    assert set(failures) == {"widen.md", "empty.md", "move.md"}
+    assert "everyone" in failures["widen.md"] and "never widen" in failures["widen.md"]
+    assert "nobody could read" in failures["empty.md"]
+    assert "'globex' is not the source's tenant 'acme'" in failures["move.md"]
+    assert _loaded(wide)["narrow.md"].access_control_list == ["dba"]
+
+
+def test_symbolic_links_out_of_the_folder_are_reported_and_never_read(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nthe host's private notes\n")
+    root = tmp_path / "wiki"
+    write_page(root, "ok.md", "# Ok\n\nbody\n")
+    (root / "leak.md").symlink_to(outside / "secret.md")
+    (root / "dir").symlink_to(outside, target_is_directory=True)
+    write_page(root, "sub/inner.md", "# Inner\n\nbody\n")
+    (root / "alias.md").symlink_to(root / "sub" / "inner.md")  # inside the root: followed
+    src = source(root)
+    failures = _failures(src)
+    assert set(failures) == {"leak.md"} and "outside the source's folder" in failures["leak.md"]
+    docs = _loaded(src)
+    assert "the host's private notes" not in " ".join(d.content for d in docs.values())
+    assert {"ok.md", "alias.md", "sub/inner.md"} <= set(docs) and not any(k.startswith("dir/") for k in docs)
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path):
+    import os
+
+    write_page(tmp_path, "ok.md", "# Ok\n\nbody\n")
+    with open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"# Cafe\n\nbody\n")
+    failures = _failures(source(tmp_path))
+    assert failures == {"caf\\xe9.md": "the file name is not valid UTF-8: rename it"}
