@@ -15,6 +15,7 @@ from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from cairn.errors import StoreError
+from cairn.redact import redact
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import EMBEDDER_PROPERTY, SPARSE_FIELD, embedder_mismatch, in_list, quote
 from cairn.schemas.config import MilvusConfig
@@ -61,7 +62,7 @@ def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
                 f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
                 "wait for it to finish, or point [milvus] uri at a Milvus server"
             ) from None
-        raise StoreError(f"cannot reach Milvus at {config.uri}: {message.splitlines()[0][:300]}") from None
+        raise StoreError(f"cannot reach Milvus at {redact(config.uri)}: {redact(message.splitlines()[0][:300])}") from None
 
 
 def close_client(client: MilvusClient, config: MilvusConfig) -> None:

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
+from cairn.redact import redact
 from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType, stable_id
 from cairn.schemas.config import GitSourceConfig
 from cairn.sources import frontmatter as fm
@@ -43,7 +44,8 @@ class GitSource:
     def __init__(self, config: GitSourceConfig, cursor: dict | None = None) -> None:
         self.name = config.name
         self.config = config
-        self.repo = config.repository
+        self.repo = config.repository  # what git is given, credentials included
+        self.shown = redact(self.repo)  # what anything stored, shown or logged says
         self.ref = config.ref
         self.include = tuple(config.include)
         self.exclude = tuple(config.exclude)
@@ -69,10 +71,10 @@ class GitSource:
         try:
             done = subprocess.run(command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False, input=stdin)
         except subprocess.TimeoutExpired:
-            raise SourceError(f"source {self.name!r}: git {args[0]} on {self.repo} timed out after {timeout:.0f} s") from None
+            raise SourceError(f"source {self.name!r}: git {args[0]} on {self.shown} timed out after {timeout:.0f} s") from None
         if check and done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise _GitFailed(message[-1] if message else f"git {args[0]} exited {done.returncode}")
+            raise _GitFailed(redact(message[-1]) if message else f"git {args[0]} exited {done.returncode}")
         return done.stdout.decode("utf-8", "surrogateescape")
 
     def _remote(self) -> str:
@@ -80,7 +82,7 @@ class GitSource:
             return self.repo  # a clone URL (https://, ssh://, git@host:path)
         local = Path(self.repo)
         if not local.exists():
-            raise SourceError(f"source {self.name!r}: repository {self.repo} does not exist")
+            raise SourceError(f"source {self.name!r}: repository {self.shown} does not exist")
         return str(local.resolve())
 
     def _sync_mirror(self) -> None:
@@ -95,7 +97,7 @@ class GitSource:
                 self._fetch()
         except _GitFailed as exc:
             what = "bundle" if remote.endswith(".bundle") else "repository"
-            raise SourceError(f"source {self.name!r}: cannot read the {what} {self.repo}: {exc}") from None
+            raise SourceError(f"source {self.name!r}: cannot read the {what} {self.shown}: {redact(str(exc))}") from None
 
     def _fetch(self) -> None:
         """Fetch every ref; when that fails, this source's ref alone. One ref of a corrupt repository that
@@ -154,7 +156,7 @@ class GitSource:
                     known = ", ".join(branches[:10]) or "none"
                     broken = f"; refs pointing to missing objects: {', '.join(self.broken_refs)}" if self.broken_refs else ""
                     raise SourceError(
-                        f"source {self.name!r}: ref {self.ref!r} not found in {self.repo} (branches: {known}{broken})"
+                        f"source {self.name!r}: ref {self.ref!r} not found in {self.shown} (branches: {known}{broken})"
                     )
             self._head = self._commit(sha)
         return self._head
@@ -315,8 +317,9 @@ class GitSource:
         )
 
     def _repo_uri(self) -> str:
+        """The repository as a citation shows it: never with the credentials of a clone URL."""
         remote = self._remote()
-        return remote if "://" in remote or "@" in remote.split("/")[0] else Path(remote).as_uri()
+        return redact(remote) if "://" in remote or "@" in remote.split("/")[0] else Path(remote).as_uri()
 
 
 class _GitFailed(SourceError):

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
+from cairn.redact import redact
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
 from cairn.schemas.config import PagerDutySourceConfig
 from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
@@ -139,7 +140,7 @@ class PagerDutySource:
             for incident in self.api.pages("/incidents", "incidents", params):
                 yield "/incidents", incident
         except ApiError as exc:
-            raise SourceError(f"source {self.name!r}: PagerDuty API at {self.api_url}: {exc}") from None
+            raise SourceError(f"source {self.name!r}: PagerDuty API at {redact(self.api_url)}: {redact(str(exc))}") from None
 
     def _list_export(self) -> Iterator[tuple[str, dict]]:
         if not self.folder.is_dir():
