@@ -76,8 +76,11 @@ class SourceSync:
                 if chunked.documents:
                     rows, stats = run.steps.embed(chunked.documents, run.encoder, run.cache, run.config.embedding.batch_size)
                     failpoint("embedded")
-                    write = WriteBatch(rows, chunked.documents, ledger, self.source_config.keep_history)
-                    writer.submit(run.steps.write_in_context(run.store, write), chunked.documents, stats.computed)
+                    for locator, reason in stats.failed:
+                        report.fail(self.name, locator, reason)
+                    if stats.documents:
+                        write = WriteBatch(rows, stats.documents, ledger, self.source_config.keep_history)
+                        writer.submit(run.steps.write_in_context(run.store, write), stats.documents, stats.computed)
                 run.progress.update(self.name, start + len(batch), len(todo))
 
 

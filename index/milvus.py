@@ -97,9 +97,10 @@ def lite_index_files(config: MilvusConfig) -> list[Path]:
 
 def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
     """Load the collection for search and query. When a Milvus Lite load fails, its index files are removed
-    and the load is tried once more (rebuilding them): the repair for an index file a killed run cut short."""
+    and the load is tried once more (rebuilding them): the repair for an index file a killed run cut short.
+    A load that still fails is one StoreError saying what to do, not the engine's traceback."""
     if not config.is_lite:
-        client.load_collection(config.collection)
+        _load(client, config)
         return
     try:
         with quiet("pymilvus", "milvus_lite"):
@@ -108,14 +109,30 @@ def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
     except MilvusException as exc:
         files = lite_index_files(config)
         if not files:
-            raise
+            raise _damaged(config, exc) from None
         log.warning(
             "Milvus Lite could not load %r at %s (%s): rebuilding its %d index files from the data",
             config.collection, config.uri, str(exc).splitlines()[0][:200], len(files),
         )
     for path in files:
         path.unlink(missing_ok=True)
-    client.load_collection(config.collection)
+    _load(client, config)
+
+
+def _load(client: MilvusClient, config: MilvusConfig) -> None:
+    try:
+        client.load_collection(config.collection)
+    except MilvusException as exc:
+        raise _damaged(config, exc) from None
+
+
+def _damaged(config: MilvusConfig, exc: Exception) -> StoreError:
+    what = "the index folder" if config.is_lite else "the collection"
+    return StoreError(
+        f"cannot load collection {config.collection!r} at {redact(config.uri)} ({redact(str(exc).splitlines()[0][:200])}): "
+        f"{what} may be damaged. Move it aside (or set another [milvus] collection) and run `cairn ingest` to rebuild "
+        "it from the sources, which are the record; or restore it from a backup"
+    )
 
 
 def collection_encoder(client: MilvusClient, collection: str) -> str | None:

@@ -9,7 +9,7 @@ alone often lacks the words that name its subject) and the section's abstract. R
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +29,8 @@ class ChunkedDocument:
 class EmbedStats:
     texts: int = 0
     computed: int = 0
+    documents: list[ChunkedDocument] = field(default_factory=list)  # those whose rows were built
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (locator, reason): documents that cannot be rows
 
 
 def context_header(title: str, breadcrumbs: list[str]) -> str:
@@ -62,9 +64,30 @@ def embed_texts(texts: list[str], encoder: Encoder, cache: EmbeddingCache, batch
     return [known[k] for k in keys]
 
 
+def row_problem(item: ChunkedDocument, dim: int) -> str | None:
+    """Why a document's rows would not fit the collection (checked before the model runs), or None."""
+    zero = np.zeros(dim, dtype=np.float32)
+    try:
+        for section in item.sections:
+            section_rows(item.document, section, zero, [zero] * len(section.chunks), len(item.sections))
+    except RowError as exc:
+        return str(exc)
+    except Exception as exc:  # a bug on one document's metadata must not cost the batch
+        return f"unexpected {type(exc).__name__} while building rows: {exc}"
+    return None
+
+
 def build_rows(batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int) -> tuple[list[dict], EmbedStats]:
-    """All rows for a batch of documents, embedding every missing text in one model call."""
+    """All rows for a batch of documents, embedding every missing text in one model call. A document whose rows
+    would not fit fails alone (stats.failed) and is neither embedded nor written."""
     stats = EmbedStats()
+    for item in batch:
+        problem = row_problem(item, encoder.dim)
+        if problem:
+            stats.failed.append((item.document.locator, problem))
+        else:
+            stats.documents.append(item)
+    batch = stats.documents
     texts: list[str] = []
     for item in batch:
         for section in item.sections:
@@ -157,15 +180,8 @@ def section_rows(
 
 def document_fields(doc: SourceDocument) -> dict:
     if not doc.access_control_list:
-        raise ValueError(f"{doc.locator}: refusing to write a document with an empty access control list")
-    too_long = [g for g in doc.access_control_list if len(g.encode("utf-8")) > ARRAY_ITEM_LENGTH]
-    if too_long:
-        raise ValueError(f"{doc.locator}: ACL group names longer than {ARRAY_ITEM_LENGTH} bytes: {too_long[:1]}")
-    if len(set(doc.access_control_list)) > ARRAY_FIELDS["access_control_list"]:
-        raise ValueError(f"{doc.locator}: more than {ARRAY_FIELDS['access_control_list']} ACL groups")
+        raise RowError("refusing to write a document with an empty access control list")
     key = acl_key(doc.access_control_list)
-    if len(key) > VARCHAR_FIELDS["acl_key"]:
-        raise ValueError(f"{doc.locator}: ACL group names too long to filter on ({len(key)} bytes encoded)")
     return dict(
         document_id=doc.document_id,
         source_name=doc.source_name,
@@ -192,21 +208,44 @@ def document_fields(doc: SourceDocument) -> dict:
     )
 
 
-def _clip(value: str, limit: int) -> str:
+# Free text that may be long by nature: cut at the field's size (at a character boundary). Everything else is
+# an identifier or metadata that must be stored exactly: over its size, the document fails and says why.
+CLIPPED_TEXT = {"title": "…"}
+
+
+def _clip(value: str, limit: int, mark: str = "") -> str:
     data = value.encode("utf-8")
     if len(data) <= limit:
         return value
-    return data[:limit].decode("utf-8", errors="ignore")
+    return data[: limit - len(mark.encode("utf-8"))].decode("utf-8", errors="ignore") + mark
+
+
+class RowError(ValueError):
+    """A document whose fields do not fit the collection; the message names the field."""
 
 
 def fit_row(row: dict) -> dict:
-    """Clip strings to the collection's byte limits (identity fields are never long enough to clip)."""
+    """Check every string against the collection's byte limits: free text (title, text) is cut, an identifier
+    or metadata value that does not fit is refused (RowError naming it), never clipped: two tenants, sources or
+    ids must never become one."""
     for name, limit in VARCHAR_FIELDS.items():
-        row[name] = _clip(str(row[name]), limit)
+        value = str(row[name])
+        if name in CLIPPED_TEXT:
+            row[name] = _clip(value, limit, CLIPPED_TEXT[name])
+        elif len(value.encode("utf-8")) > limit:
+            raise RowError(f"{name} is {len(value.encode('utf-8')):,} bytes, over the {limit:,} the index holds: {value[:60]!r}...")
     for name in ("text", "search_text"):
         row[name] = _clip(row[name], MAX_TEXT)
     for name, capacity in ARRAY_FIELDS.items():
-        row[name] = [_clip(str(v), ARRAY_ITEM_LENGTH) for v in row[name][:capacity]]
+        values = [str(v) for v in row[name]]
+        if name == "breadcrumbs":  # headings: free text, the deepest ones dropped first
+            row[name] = [_clip(v, ARRAY_ITEM_LENGTH, "…") for v in values[:capacity]]
+            continue
+        if len(values) > capacity:
+            raise RowError(f"{name} has {len(values)} values, over the {capacity} the index holds")
+        too_long = [v for v in values if len(v.encode("utf-8")) > ARRAY_ITEM_LENGTH]
+        if too_long:
+            raise RowError(f"{name} value {too_long[0][:60]!r}... is over the {ARRAY_ITEM_LENGTH} bytes the index holds")
     for name in ("abstract_embedding", "full_text_embedding"):
         row[name] = np.asarray(row[name], dtype=np.float32).tolist()
     return row

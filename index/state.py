@@ -7,21 +7,26 @@ run of that source finished writing, so a killed run re-reads the same window.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
+
+from cairn.index.cache import open_or_rebuild
 
 
 class SourceState:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30)
-        self._db.execute("create table if not exists cursor (source text primary key, state text not null)")
-        self._db.commit()
+        # cursors only narrow discovery: a damaged file is rebuilt, and the next run lists everything
+        self._db = open_or_rebuild(self.path, "create table if not exists cursor (source text primary key, state text not null)",
+                                   "source state")
 
     def get(self, source: str) -> dict:
         row = self._db.execute("select state from cursor where source = ?", (source,)).fetchone()
-        return json.loads(row[0]) if row else {}
+        try:
+            state = json.loads(row[0]) if row else {}
+        except ValueError:
+            return {}  # an unreadable cursor: a full discovery instead
+        return state if isinstance(state, dict) else {}
 
     def put(self, source: str, state: dict) -> None:
         self._db.execute(

@@ -59,7 +59,10 @@ class SourceBase(_Strict):
 
     name: str = Field(description="unique name of the source; its rows carry it (letters, digits, - or _)")
     tenant: Tenant = Field(description="the tenant its documents belong to (a document can never change it)")
-    acl: Groups = Field(default_factory=list, description="default access control list: the groups that may read its documents")
+    acl: Groups = Field(default_factory=list, description="default access control list: the groups that may read a document that declares none")
+    acl_ceiling: Groups | None = Field(default=None, description=(
+        "the groups a document may grant itself in its own metadata (front matter): it may narrow to a subset, never "
+        "go beyond (default: the acl above; with neither set, documents' own ACLs are taken as they are)"))
     batch_size: int = Field(default=32, ge=1, description=(
         "documents per parse/chunk/embed/write task: the model sorts a batch's texts by length, so more documents "
         "pad less (16 -> 32: ingest 5% faster on the shared runbooks); a batch's rows are what an ingest holds"))

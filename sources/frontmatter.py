@@ -83,12 +83,13 @@ def timestamp(meta: dict, key: str) -> int | None:
     return int(moment.timestamp())
 
 
-def narrowed_access(meta: dict, tenant: str, acl: list[str]) -> tuple[str, list[str]]:
+def narrowed_access(meta: dict, tenant: str, acl: list[str], ceiling: list[str] | None = None) -> tuple[str, list[str]]:
     """The tenant and ACL of a page whose front matter may narrow its source's, never widen them.
 
     A `tenant` other than the source's is refused (a page cannot move itself into another tenant); an `acl`
-    must be a subset of the source's default ACL when the source has one (a page author cannot let more
-    people read it); `acl: []` means nobody and is refused, never read as "the source's default"."""
+    must be a subset of the source's ceiling (`acl_ceiling`, else its default acl) when it has one (a page
+    author cannot let more people read it); `acl: []` means nobody and is refused, never read as "the
+    source's default"."""
     declared_tenant = string(meta, "tenant")
     if declared_tenant is not None and declared_tenant != tenant:
         raise FrontMatterError(f"front matter tenant {declared_tenant!r} is not the source's tenant {tenant!r}: "
@@ -98,8 +99,9 @@ def narrowed_access(meta: dict, tenant: str, acl: list[str]) -> tuple[str, list[
     declared = string_list(meta, "acl") or []
     if not declared:
         raise FrontMatterError("front matter acl is empty: nobody could read the page (remove the key to use the source's acl)")
-    wider = sorted(set(declared) - set(acl)) if acl else []
+    ceiling = acl if ceiling is None else ceiling
+    wider = sorted(set(declared) - set(ceiling)) if ceiling else []
     if wider:
         raise FrontMatterError(f"front matter acl names groups the source does not grant: {', '.join(wider)} "
-                               "(a page may narrow its source's acl, never widen it)")
+                               "(a page may narrow its source's acl, never widen it; see acl_ceiling)")
     return tenant, declared

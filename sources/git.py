@@ -287,7 +287,7 @@ class GitSource:
         if not text.strip():
             raise DocumentError(path, "no content after the front matter")
         try:
-            tenant, acl = fm.narrowed_access(meta, self.config.tenant, self.config.acl)
+            tenant, acl = fm.narrowed_access(meta, self.config.tenant, self.config.acl, self.config.acl_ceiling)
         except ValueError as exc:
             raise DocumentError(path, str(exc)) from None
         if not acl:

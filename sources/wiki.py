@@ -80,7 +80,7 @@ class WikiSource:
     def _document(self, ref: DocumentRef, meta: dict, body: str, version: str, mtime: int) -> SourceDocument:
         if not body.strip():
             raise DocumentError(ref.locator, "no Markdown content after the front matter")
-        tenant, acl = fm.narrowed_access(meta, self.config.tenant, self.config.acl)
+        tenant, acl = fm.narrowed_access(meta, self.config.tenant, self.config.acl, self.config.acl_ceiling)
         if not acl:
             raise DocumentError(
                 ref.locator, "no access control list: declare 'acl' in front matter or a default acl on the source"

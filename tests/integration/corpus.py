@@ -12,6 +12,10 @@ FILLER = (
 )
 
 
+# Every group the acme pages name: a source reading them grants at most these (its acl_ceiling); each page narrows.
+ACME_GROUPS = ["sre", "platform", "security"]
+
+
 def section(title: str, fact: str, repeat: int = 4) -> str:
     return f"## {title}\n\n{fact} " + FILLER * repeat + "\n\n"
 

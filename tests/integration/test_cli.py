@@ -66,7 +66,7 @@ def test_failures_exit_zero_unless_strict(tmp_path, shared_server):
     corpus.build(tmp_path / "wiki")
     (tmp_path / "wiki" / "acme" / "binary.md").write_bytes(b"\x00\x01\x02")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     lenient = cairn("ingest", "--config", str(config))
     assert lenient.returncode == 0, lenient.stderr
@@ -98,7 +98,7 @@ def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_p
 
     corpus.build(tmp_path / "wiki")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     assert cairn("ingest", "--config", str(config)).returncode == 0
     store = MilvusStore(load_config(config).milvus, dim=384)

@@ -36,7 +36,7 @@ def indexed(tmp_path_factory, prefect_server):
     root = tmp_path_factory.mktemp("cli-imports")
     corpus.build(root / "wiki")
     config = write_config(root / "c.toml", root / "index", [
-        {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     ingest = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"], cwd=REPO,
                             capture_output=True, text=True, timeout=600,

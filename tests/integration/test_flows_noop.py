@@ -19,7 +19,7 @@ def _wiki(tmp_path):
     corpus.build(tmp_path / "wiki")
     root = tmp_path / "wiki" / "acme"
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     return root, config
 

@@ -75,8 +75,8 @@ def test_sources_sharing_a_tenant_never_touch_each_others_rows(wiki, tmp_path):
     (wiki / "acme-ops").mkdir()
     (wiki / "acme" / "kafka-lag.md").rename(wiki / "acme-ops" / "kafka-lag.md")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "acme-wiki", "type": "wiki", "path": str(wiki / "acme"), "tenant": "acme", "acl": ["sre"]},
-        {"name": "acme-ops", "type": "wiki", "path": str(wiki / "acme-ops"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "acme-wiki", "type": "wiki", "path": str(wiki / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
+        {"name": "acme-ops", "type": "wiki", "path": str(wiki / "acme-ops"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     ingest_flow(config_path=str(config))
     ops_rows = {k for k, r in snapshot(config).items() if r["source_name"] == "acme-ops"}

@@ -20,7 +20,7 @@ def reader(tmp_path_factory, prefect_server):
     root = tmp_path_factory.mktemp("milvus-reader")
     corpus.build(root / "wiki")
     config = write_config(root / "c.toml", root / "index", [
-        {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     ingest_flow(config_path=str(config))
     opened = CollectionReader.open(load_config(config).milvus)

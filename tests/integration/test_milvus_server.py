@@ -31,7 +31,7 @@ def wiki(tmp_path, prefect_server):
     root = tmp_path / "wiki"
     corpus.build(root)
     return write_config(tmp_path / "cairn.toml", tmp_path / "index", [
-        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
         {"name": "globex-wiki", "type": "wiki", "path": str(root / "globex"), "tenant": "globex", "acl": ["globex-ops"]},
     ])
 

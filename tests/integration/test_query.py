@@ -44,7 +44,7 @@ def collection(tmp_path_factory, prefect_server):
                    + corpus.section("Late payment", f"Late payment of an invoice incurs a fee of {fee} per month."),
                    title=f"Master services agreement {year}", acl=["sre"], doc_tag=f"msa-{year}")
     config_path = write_config(tmp / "cairn.toml", tmp / "index", [
-        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
         {"name": "globex-wiki", "type": "wiki", "path": str(root / "globex"), "tenant": "globex", "acl": ["globex-ops"]},
     ])
     report = ingest_flow(config_path=str(config_path))

@@ -14,8 +14,8 @@ from tests.integration import corpus
 def test_one_unusable_source_does_not_stop_the_others(tmp_path, prefect_server):
     corpus.build(tmp_path / "wiki")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "gone", "type": "wiki", "path": str(tmp_path / "no-such-folder"), "tenant": "acme", "acl": ["sre"]},
-        {"name": "good", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "gone", "type": "wiki", "path": str(tmp_path / "no-such-folder"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
+        {"name": "good", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     report = ingest_flow(config_path=str(config))
     assert report["documents"]["indexed"] == 3
@@ -28,7 +28,7 @@ def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp
 
     corpus.build(tmp_path / "wiki")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     env = {**os.environ, "CAIRN_FAILPOINT": "", "PREFECT_API_URL": str(PREFECT_API_URL.value())}
     command = [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config)]
@@ -64,7 +64,7 @@ def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_
 
     corpus.build(tmp_path / "wiki")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     first = ingest_flow(config_path=str(config))
     milvus = load_config(config).milvus

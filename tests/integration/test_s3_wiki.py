@@ -19,7 +19,7 @@ def test_s3_wiki_ingests_reindexes_a_changed_object_and_drops_a_deleted_one(tmp_
     upload_tree(s3, tmp_path / "wiki", "wiki", "pages")  # acme/ (3 pages) and globex/ (1 page)
     s3.put_object(Bucket="wiki", Key="pages/acme/notes.txt", Body=b"not markdown")
     config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
-        {"name": "s3-wiki", "type": "wiki", "uri": "s3://wiki/pages", "tenant": "acme", "acl": ["sre"]},
+        {"name": "s3-wiki", "type": "wiki", "uri": "s3://wiki/pages", "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ], s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "page_size": 2})
 
     first = ingest_flow(config_path=str(config))
@@ -90,7 +90,7 @@ def test_s3_retries_exhausted_fail_the_source_naming_the_uri_and_the_others_comp
         config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
             {"name": "flaky", "type": "wiki", "uri": "s3://flaky/pages", "tenant": "acme", "acl": ["sre"],
              "s3_endpoint_url": proxy.url},
-            {"name": "steady", "type": "wiki", "uri": "s3://steady/pages", "tenant": "acme", "acl": ["sre"]},
+            {"name": "steady", "type": "wiki", "uri": "s3://steady/pages", "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
             {"name": "folder", "type": "wiki", "path": str(tmp_path / "wiki" / "globex"), "tenant": "globex",
              "acl": ["globex-ops"]},
         ], s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "retry_attempts": 2})

@@ -102,8 +102,8 @@ def test_no_secret_reaches_output_files_rows_or_prefect(tmp_path, prefect_server
         api.faults["/incidents"] = [500]  # the listing is retried, the token in its header again
         pd = {"type": "pagerduty", "api_url": api.url, "tenant": "acme", "acl": ["sre"], "retry_base_seconds": 0.01}
         config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
-            {"name": "s3-wiki", "type": "wiki", "uri": "s3://wiki/pages", "tenant": "acme", "acl": ["sre"]},
-            {"name": "s3-missing", "type": "wiki", "uri": "s3://absent/pages", "tenant": "acme", "acl": ["sre"]},
+            {"name": "s3-wiki", "type": "wiki", "uri": "s3://wiki/pages", "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
+            {"name": "s3-missing", "type": "wiki", "uri": "s3://absent/pages", "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
             {"name": "pd", "token_env": "CAIRN_TEST_PD_TOKEN", **pd},
             {"name": "pd-refused", "token_env": "CAIRN_TEST_PD_REFUSED", **pd},
         ], s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "retry_attempts": 2},

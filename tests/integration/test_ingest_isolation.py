@@ -1,0 +1,36 @@
+"""One document that cannot become rows fails alone, named with its reason, and the rest of its batch is
+indexed; nothing is clipped to fit."""
+from __future__ import annotations
+
+from cairn.flows.ingest import ingest_flow
+from cairn.index.store import MilvusStore
+from cairn.schemas.config import load_config
+from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH
+from tests.conftest import write_config, write_page
+
+BODY = "# {title}\n\n" + "Drain the queue, restart the worker and confirm the lag falls below one hundred. " * 30 + "\n"
+
+
+def test_documents_whose_metadata_would_not_fit_fail_alone_and_the_batch_is_indexed(tmp_path, prefect_server):
+    root = tmp_path / "wiki"
+    write_page(root, "good-1.md", BODY.format(title="Good one"))
+    write_page(root, "too-many-tags.md", BODY.format(title="Tags"), tags=[f"t{i}" for i in range(ARRAY_FIELDS["tags"] + 1)])
+    write_page(root, "long-tag.md", BODY.format(title="Long tag"), tags=["x" * (ARRAY_ITEM_LENGTH + 1)])
+    write_page(root, "long-doc-tag.md", BODY.format(title="Doc tag"), doc_tag="d" * 300)
+    write_page(root, "good-2.md", BODY.format(title="Good two"))
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+    ])
+    report = ingest_flow(config_path=str(config))
+    failures = {f["document"]: f["error"] for f in report["failures"]}
+    assert set(failures) == {"too-many-tags.md", "long-tag.md", "long-doc-tag.md"}, failures
+    assert "tags has 65 values" in failures["too-many-tags.md"]
+    assert "tags value" in failures["long-tag.md"] and "doc_tag is 300 bytes" in failures["long-doc-tag.md"]
+    assert report["documents"]["indexed"] == 2 and report["documents"]["failed"] == 3
+    assert report["documents"]["seen"] == 5
+
+    store = MilvusStore(load_config(config).milvus, dim=384)
+    store.load()
+    titles = {row["title"] for row in store.iterate("", ["title"])}
+    store.close()
+    assert titles == {"Good one", "Good two"}

@@ -1,0 +1,50 @@
+"""index.cache and index.state are rebuildable: a damaged file is moved aside with a warning, never a traceback
+on every later run."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from cairn.index.cache import EmbeddingCache
+from cairn.index.state import SourceState
+
+
+def _damage(path, how: str) -> None:
+    if how == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    else:
+        path.write_bytes(b"this is not an SQLite database, just bytes " * 200)
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage"])
+def test_a_damaged_embedding_cache_is_set_aside_and_rebuilt(tmp_path, caplog, how):
+    path = tmp_path / "embeddings.sqlite"
+    cache = EmbeddingCache(path, dim=4)
+    cache.put_many({f"k{i}": np.ones(4, dtype=np.float32) * i for i in range(500)})
+    cache._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache.close()
+    _damage(path, how)
+    with caplog.at_level(logging.WARNING):
+        again = EmbeddingCache(path, dim=4)
+    assert "cannot be read" in caplog.text and (tmp_path / "embeddings.sqlite.damaged").exists()
+    assert len(again) == 0 and again.get_many(["k1"]) == {}
+    again.put_many({"k1": np.ones(4, dtype=np.float32)})
+    assert set(again.get_many(["k1"])) == {"k1"}
+    again.close()
+
+
+def test_a_damaged_state_file_gives_empty_cursors_not_an_error(tmp_path, caplog):
+    path = tmp_path / "state.sqlite"
+    state = SourceState(path)
+    state.put("git", {"commit": "abc"})
+    state.close()
+    _damage(path, "garbage")
+    with caplog.at_level(logging.WARNING):
+        again = SourceState(path)
+    assert again.get("git") == {} and "source state" in caplog.text
+    again.put("git", {"commit": "def"})
+    assert again.get("git") == {"commit": "def"}
+    again.close()
