@@ -21,6 +21,7 @@ The `cairn` command's exit codes (README, "Exit codes"):
     │   └── FilterError    a query's `filters` argument (names the key and what is allowed)
     ├── SourceError        a whole source is unusable (missing folder, refused token, failed clone)
     ├── DocumentError      one input cannot be read (names it); the run reports it and goes on
+    ├── SourcesFailed      a run ended with some sources failed as a whole (the others ran; carries the report)
     ├── StoreError         the index cannot be used (unreachable, damaged, incompatible)
     │   ├── IndexBusy      another run holds the embedded index's writer lock
     │   ├── NoCollection   nothing ingested yet
@@ -82,6 +83,14 @@ class NoCollection(StoreError):
 
 class RetrievalError(StoreError):
     """The index cannot be queried; the message says what to fix."""
+
+
+class SourcesFailed(CairnError):
+    """One or more sources failed as a whole; the others ran and the run report (`report`) says which."""
+
+    def __init__(self, message: str, report: dict) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class QualityFailed(CairnError):

@@ -24,7 +24,8 @@ class Outcome(Enum):
     """How a command that ran to its end went."""
 
     OK = "ok"
-    INPUTS_FAILED = "inputs_failed"  # ingest/backfill --strict: some inputs failed (without --strict: OK)
+    INPUTS_FAILED = "inputs_failed"  # ingest/backfill: some documents failed (the rest was indexed)
+    SOURCES_FAILED = "sources_failed"  # ingest/backfill: a source failed as a whole (the others ran)
     DRIFT = "drift"  # reconcile: the collection differs from the sources (after --fix, if given)
     CHECKS_FAILED = "checks_failed"  # report: a data-quality expectation failed
     LINES_FAILED = "lines_failed"  # query --queries: some lines could not be answered
@@ -33,6 +34,7 @@ class Outcome(Enum):
 EXIT_CODES: dict[Outcome, int] = {
     Outcome.OK: EXIT_OK,
     Outcome.INPUTS_FAILED: EXIT_FAILURES,
+    Outcome.SOURCES_FAILED: EXIT_UNUSABLE,
     Outcome.DRIFT: EXIT_FAILURES,
     Outcome.CHECKS_FAILED: EXIT_FAILURES,
     Outcome.LINES_FAILED: EXIT_FAILURES,

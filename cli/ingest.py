@@ -30,7 +30,8 @@ class IngestOptions:
     cleanup: Cleanup | None = None  # None: each source's own cleanup mode
     wait: float = 0.0
     as_json: bool = False
-    strict: bool = False
+    strict: bool = False  # deprecated: failed documents exit 1 without it
+    allow_mass_delete: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,11 @@ def ingest(
     wait: WaitOption = 0.0,
     as_json: JsonOption = False,
     strict: StrictOption = False,
+    allow_mass_delete: Annotated[bool, typer.Option(
+        "--allow-mass-delete", help="remove what a source no longer yields even past its max_delete_share")] = False,
 ) -> Outcome:
     """Bring the index in line with the configured sources."""
-    return run_ingest(load(ctx, config), IngestOptions(source, cleanup, wait, as_json, strict))
+    return run_ingest(load(ctx, config), IngestOptions(source, cleanup, wait, as_json, strict, allow_mass_delete))
 
 
 def backfill(
@@ -116,17 +119,22 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
 
     report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup))  # nothing to do: no flow run
     if report is None:
+        from cairn.errors import SourcesFailed
         from cairn.flows.ingest import ingest_flow
         from cairn.flows.progress import show_progress as display_progress
         from cairn.flows.runner import configured
 
         display_progress(show_progress(options.as_json))
-        report = configured(ingest_flow, config)(
-            config_path=str(config.config_path),
-            source=options.source,
-            cleanup=options.cleanup,
-            wait_seconds=options.wait,
-        )
+        try:
+            report = configured(ingest_flow, config)(
+                config_path=str(config.config_path),
+                source=options.source,
+                cleanup=options.cleanup,
+                wait_seconds=options.wait,
+                allow_mass_delete=options.allow_mass_delete,
+            )
+        except SourcesFailed as failed:  # the flow run failed on purpose, after the other sources ran
+            report = failed.report
     return print_run_report(report, options.as_json, options.strict)
 
 
@@ -145,20 +153,27 @@ def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     from cairn.flows.progress import show_progress as display_progress
     from cairn.flows.runner import configured
 
+    from cairn.errors import SourcesFailed
+
     display_progress(show_progress(options.as_json))
-    report = configured(backfill_flow, config)(  # --full: no window, which the flow reads as every document
-        config_path=str(config.config_path),
-        source=options.source,
-        since=options.since,
-        until=options.until,
-        wait_seconds=options.wait,
-        commits=options.commits,
-    )
+    try:
+        report = configured(backfill_flow, config)(  # --full: no window, which the flow reads as every document
+            config_path=str(config.config_path),
+            source=options.source,
+            since=options.since,
+            until=options.until,
+            wait_seconds=options.wait,
+            commits=options.commits,
+        )
+    except SourcesFailed as failed:
+        report = failed.report
     return print_run_report(report, options.as_json, options.strict)
 
 
-def print_run_report(report: dict, as_json: bool, strict: bool) -> Outcome:
-    """The run report as JSON, or as a summary (failures on stderr); INPUTS_FAILED under --strict."""
+def print_run_report(report: dict, as_json: bool, strict: bool = False) -> Outcome:
+    """The run report as JSON, or as a summary (failures on stderr), and what it means: a source that failed
+    as a whole, some documents that failed, or every input accounted for. (`strict` is kept for callers of the
+    deprecated --strict: failed documents give INPUTS_FAILED without it.)"""
     if as_json:
         output.print_json(report)
     else:
@@ -175,7 +190,9 @@ def print_run_report(report: dict, as_json: bool, strict: bool) -> Outcome:
                         style="green" if quality["success"] else "red")
         for failure in report["failures"]:
             output.problem(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}")
-    return Outcome.INPUTS_FAILED if strict and report["failures"] else Outcome.OK
+    if report.get("failed_sources"):
+        return Outcome.SOURCES_FAILED
+    return Outcome.INPUTS_FAILED if report["failures"] else Outcome.OK
 
 
 def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:

@@ -28,7 +28,7 @@ TenantOption = Annotated[Optional[str], typer.Option("--tenant", help="only this
 WaitOption = Annotated[
     float, typer.Option("--wait", help="seconds to wait for another run holding the index", min=0.0)
 ]
-StrictOption = Annotated[bool, typer.Option("--strict", help="exit 1 when any input failed")]
+StrictOption = Annotated[bool, typer.Option("--strict", help="deprecated, no effect: any failed input exits 1")]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
-from cairn.errors import QualityFailed
+from cairn.errors import QualityFailed, SourcesFailed
 from cairn.flows.context import RunContext
 from cairn.flows.options import RunOptions, Window
 from cairn.flows.sync import SourceSync
@@ -49,8 +49,7 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
     report = RunReport(run_id=str(getattr(get_run_context().flow_run, "id", uuid.uuid4())))
     with RunContext.open(config, options) as run:
         for source_config in selected:
-            report.merge(SourceSync(run, source_config).sync())
-            report.sources.append(source_config.name)
+            report.close_source(source_config.name, SourceSync(run, source_config).sync())
         dim = run.encoder.dim
     quality = None
     if config.quality.on_ingest and report.written_documents:
@@ -65,6 +64,8 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
     create_markdown_artifact(key="cairn-run-report", markdown=report_markdown(report, options.title), description=options.title)
     if report.failures:
         get_run_logger().warning("%d input(s) failed; see the run report", len(report.failures))
+    if report.failed_sources:  # the flow run fails, after every other source ran and the report was published
+        raise SourcesFailed(f"source(s) failed: {', '.join(report.failed_sources)}; see the run report", report.to_dict())
     if quality is not None and not quality.success:
         enforce_quality_policy(quality, [s.name for s in selected if s.quality_policy == "fail"])
     return report.to_dict()
@@ -105,9 +106,12 @@ def ingest_flow(
     source: str | None = None,
     cleanup: str | None = None,
     wait_seconds: float = 0.0,
+    allow_mass_delete: bool = False,
 ) -> dict:
-    """Bring the collection in line with the configured sources (all, or the one named)."""
-    return run_sources(config_path, source, RunOptions(cleanup=cleanup, wait_seconds=wait_seconds))
+    """Bring the collection in line with the configured sources (all, or the one named). The run fails when a
+    source fails as a whole (after the others ran); documents that fail are in the report."""
+    return run_sources(config_path, source, RunOptions(cleanup=cleanup, wait_seconds=wait_seconds,
+                                                       allow_mass_delete=allow_mass_delete))
 
 
 @flow(name="cairn-backfill")

@@ -52,8 +52,9 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
                 planned = plan_source(source_config, config.s3, store, state, options)
                 if planned.has_work:
                     return None
-                planned.account(report, source_config.name)
-                report.sources.append(source_config.name)
+                part = RunReport(run_id="")
+                planned.account(part, source_config.name)
+                report.close_source(source_config.name, part)
     except Exception:  # busy, unreachable, damaged, a failing source: the flow meets it again and reports it properly
         return None
     report.seconds = time.perf_counter() - started

@@ -16,7 +16,9 @@ from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import SourceConfig
-from cairn.schemas.report import RunReport
+from cairn.schemas.report import SOURCE_FAILURE, RunReport
+
+MASS_DELETE_FLOOR = 10  # under this many indexed documents, removals are not held to max_delete_share
 from cairn.sources import Source, source_cursor, source_history
 
 
@@ -39,7 +41,7 @@ class SourceSync:
         try:
             planned = plan_source(self.source_config, run.config.s3, run.store, run.state, run.options, run.steps.discover)
         except SourceError as exc:
-            report.fail(self.name, "*", str(exc))
+            report.fail(self.name, SOURCE_FAILURE, str(exc))
             return report
         planned.account(report, self.name)
         source, ledger, plan = planned.source, planned.ledger, planned.plan
@@ -53,13 +55,25 @@ class SourceSync:
                 past_refs = list(past)
                 report.documents.seen += len(past_refs)
                 self._index(source, past_refs, {}, None, report)
-        if plan.stale_document_ids:
+        refusal = self._mass_delete(len(plan.stale_document_ids), len(ledger))
+        if refusal:
+            report.fail(self.name, SOURCE_FAILURE, refusal)
+        elif plan.stale_document_ids:
             report.documents.deleted = run.steps.retire_stale(run.store, plan.stale_document_ids, self.source_config.keep_history)
         run.store.flush()
         saved = source_cursor(source)
         if saved is not None:
             run.state.put(self.name, saved)  # only now: a killed run re-reads the same window
         return report
+
+    def _mass_delete(self, stale: int, indexed: int) -> str:
+        """Why removing `stale` of `indexed` documents is refused (too large a share), or ""."""
+        share = self.source_config.max_delete_share
+        if self.run.options.allow_mass_delete or indexed < MASS_DELETE_FLOOR or stale <= share * indexed:
+            return ""
+        return (f"would remove {stale} of its {indexed} indexed documents ({stale / indexed:.0%}, over max_delete_share "
+                f"{share:.0%}): nothing removed. If the source really lost them, run `cairn ingest --allow-mass-delete`; "
+                "else check that its folder, bucket or repository is the right one and reachable")
 
     def _index(self, source: Source, todo: list[DocumentRef], ledger: dict[str, IndexedDocument], skip: Skip | None,
                report: RunReport) -> None:

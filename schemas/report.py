@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+SOURCE_FAILURE = "*"  # the `document` of a failure that is the whole source's
+
 
 @dataclass
 class Failure:
@@ -35,10 +37,25 @@ class RunReport:
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
     # {"success", "report_dir", "failed": [...], "seconds"} when a data-quality report was written
     quality: dict | None = None
+    per_source: dict[str, dict] = field(default_factory=dict)  # source -> {"status", counts, "error"}
 
     @property
     def chunks_per_second(self) -> float:
         return self.chunks / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def failed_sources(self) -> list[str]:
+        """Sources that failed as a whole (a failure naming no document, "*")."""
+        return sorted({f.source for f in self.failures if f.document == SOURCE_FAILURE})
+
+    def close_source(self, name: str, part: "RunReport") -> None:
+        """Merge one source's report and record how that source went: ok, partial (some documents failed)
+        or failed (the source as a whole, with its error)."""
+        self.merge(part)
+        self.sources.append(name)
+        errors = [f.error for f in part.failures if f.document == SOURCE_FAILURE]
+        status = "failed" if errors else "partial" if part.failures else "ok"
+        self.per_source[name] = {"status": status, **asdict(part.documents), **({"error": errors[0]} if errors else {})}
 
     def fail(self, source: str, document: str, error: str) -> None:
         self.documents.failed += 1
@@ -56,6 +73,7 @@ class RunReport:
     def to_dict(self) -> dict:
         data = asdict(self)
         data.pop("written_documents")
+        data["failed_sources"] = self.failed_sources
         data["seconds"] = round(self.seconds, 3)
         data["chunks_per_second"] = round(self.chunks_per_second, 2)
         return data

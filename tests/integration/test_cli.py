@@ -62,18 +62,30 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
     assert sum(r["rows"] for r in counted) == report["sections"] + report["chunks"]
 
 
-def test_failures_exit_zero_unless_strict(tmp_path, shared_server):
+def test_failed_documents_exit_1_and_a_failed_source_exits_2_after_the_others_ran(tmp_path, shared_server):
     corpus.build(tmp_path / "wiki")
     (tmp_path / "wiki" / "acme" / "binary.md").write_bytes(b"\x00\x01\x02")
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [
         {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
-    lenient = cairn("ingest", "--config", str(config))
-    assert lenient.returncode == 0, lenient.stderr
-    assert "3 indexed" in lenient.stdout and "1 failed" in lenient.stdout
-    assert "binary.md" in lenient.stderr and "binary file" in lenient.stderr
-    strict = cairn("ingest", "--config", str(config), "--strict")
+    partial = cairn("ingest", "--config", str(config))
+    assert partial.returncode == 1, partial.stderr
+    assert "3 indexed" in partial.stdout and "1 failed" in partial.stdout
+    assert "binary.md" in partial.stderr and "binary file" in partial.stderr
+    strict = cairn("ingest", "--config", str(config), "--strict")  # deprecated, accepted, the same
     assert strict.returncode == 1 and "binary.md" in strict.stderr
+
+    (tmp_path / "wiki" / "acme" / "binary.md").unlink()
+    two = write_config(tmp_path / "two.toml", tmp_path / "index", [
+        {"name": "gone", "type": "wiki", "path": str(tmp_path / "no-such-folder"), "tenant": "acme", "acl": ["sre"]},
+        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"],
+         "acl_ceiling": corpus.ACME_GROUPS},
+    ])
+    down = cairn("ingest", "--config", str(two), "--json")
+    assert down.returncode == 2, down.stderr
+    report = json.loads(down.stdout)
+    assert report["failed_sources"] == ["gone"] and report["per_source"]["gone"]["status"] == "failed"
+    assert report["per_source"]["w"]["status"] == "ok" and report["documents"]["unchanged"] == 3
 
 
 def test_config_error_fails_fast_with_what_to_fix(tmp_path):

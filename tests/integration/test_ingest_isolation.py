@@ -34,3 +34,37 @@ def test_documents_whose_metadata_would_not_fit_fail_alone_and_the_batch_is_inde
     titles = {row["title"] for row in store.iterate("", ["title"])}
     store.close()
     assert titles == {"Good one", "Good two"}
+
+
+def test_a_run_that_would_remove_most_of_a_source_removes_nothing_unless_told(tmp_path, prefect_server):
+    import pytest
+
+    from cairn.errors import SourcesFailed
+
+    root = tmp_path / "wiki"
+    for i in range(12):
+        write_page(root, f"page-{i}.md", BODY.format(title=f"Page {i}"))
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+    ])
+    assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 12
+    for i in range(2, 12):  # as if the share were unmounted: 10 of 12 gone
+        (root / f"page-{i}.md").unlink()
+    with pytest.raises(SourcesFailed) as refused:
+        ingest_flow(config_path=str(config))
+    (failure,) = refused.value.report["failures"]
+    assert failure["document"] == "*" and "would remove 10 of its 12 indexed documents" in failure["error"]
+    assert "--allow-mass-delete" in failure["error"] and refused.value.report["documents"]["deleted"] == 0
+    assert len({r["document_id"] for r in _rows(config)}) == 12  # nothing lost
+
+    allowed = ingest_flow(config_path=str(config), allow_mass_delete=True)
+    assert allowed["documents"]["deleted"] == 10 and len({r["document_id"] for r in _rows(config)}) == 2
+
+
+def _rows(config) -> list[dict]:
+    store = MilvusStore(load_config(config).milvus, dim=384)
+    store.load()
+    try:
+        return list(store.iterate("", ["document_id"]))
+    finally:
+        store.close()

@@ -6,6 +6,9 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
@@ -17,8 +20,10 @@ def test_one_unusable_source_does_not_stop_the_others(tmp_path, prefect_server):
         {"name": "gone", "type": "wiki", "path": str(tmp_path / "no-such-folder"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
         {"name": "good", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
-    report = ingest_flow(config_path=str(config))
-    assert report["documents"]["indexed"] == 3
+    with pytest.raises(SourcesFailed, match="source\\(s\\) failed: gone") as failed:  # the flow run fails...
+        ingest_flow(config_path=str(config))
+    report = failed.value.report  # ...after the other source ran
+    assert report["documents"]["indexed"] == 3 and report["per_source"]["good"]["status"] == "ok"
     assert [(f["source"], f["document"]) for f in report["failures"]] == [("gone", "*")]
     assert "does not exist" in report["failures"][0]["error"]
 

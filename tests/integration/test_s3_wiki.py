@@ -1,6 +1,9 @@
 """A wiki read from S3 (moto as a real HTTP endpoint on 127.0.0.1) through the real Prefect flow and Milvus Lite."""
 from __future__ import annotations
 
+import pytest
+
+from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
 from tests.conftest import write_config
 from tests.integration import corpus
@@ -53,8 +56,9 @@ def test_a_missing_bucket_fails_the_source_with_a_message_naming_it(tmp_path, pr
         {"name": "s3-wiki", "type": "wiki", "uri": "s3://absent/pages", "tenant": "acme", "acl": ["sre"],
          "s3_endpoint_url": moto_endpoint},
     ])
-    report = ingest_flow(config_path=str(config))
-    errors = [f["error"] for f in report["failures"]]
+    with pytest.raises(SourcesFailed) as failed:
+        ingest_flow(config_path=str(config))
+    errors = [f["error"] for f in failed.value.report["failures"]]
     assert any("s3://absent/pages" in e and "does not exist" in e for e in errors), report["failures"]
 
 

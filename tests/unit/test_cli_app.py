@@ -66,7 +66,7 @@ def test_a_returned_outcome_exits_with_its_code_from_the_one_table(outcome):
 
 
 def test_the_exit_code_table_keeps_todays_codes():
-    assert EXIT_CODES == {Outcome.OK: 0, Outcome.INPUTS_FAILED: 1, Outcome.DRIFT: 1, Outcome.CHECKS_FAILED: 1,
+    assert EXIT_CODES == {Outcome.OK: 0, Outcome.INPUTS_FAILED: 1, Outcome.SOURCES_FAILED: 2, Outcome.DRIFT: 1, Outcome.CHECKS_FAILED: 1,
                           Outcome.LINES_FAILED: 1}
 
 

@@ -24,9 +24,10 @@ def test_ingest_flags_parse_to_their_values():
     _, params = parsed("ingest", "--config", "c.toml", "--source", "w", "--cleanup", "full", "--wait", "2.5",
                        "--json", "--strict")
     assert params == {"config": Path("c.toml"), "source": "w", "cleanup": "full", "wait": 2.5, "as_json": True,
-                      "strict": True}
+                      "strict": True, "allow_mass_delete": False}
     assert parsed("ingest")[1] == {"config": None, "source": None, "cleanup": None, "wait": 0.0, "as_json": False,
-                                   "strict": False}
+                                   "strict": False, "allow_mass_delete": False}
+    assert parsed("ingest", "--allow-mass-delete")[1]["allow_mass_delete"] is True
 
 
 @pytest.mark.parametrize("argv, fragment", [
@@ -68,15 +69,18 @@ def test_an_ingest_with_a_missing_config_says_which_file(tmp_path, capsys):
 
 
 def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys):
-    assert print_run_report(REPORT, as_json=False, strict=False) is Outcome.OK
+    assert print_run_report(REPORT, as_json=False) is Outcome.INPUTS_FAILED
     captured = capsys.readouterr()
     assert "4 seen, 3 indexed, 0 unchanged, 0 deleted, 1 failed" in captured.out and "binary.md" not in captured.out
     assert captured.err.strip() == "FAILED w: binary.md: binary file"
 
 
-def test_failures_fail_the_run_only_under_strict(capsys):
-    assert print_run_report(REPORT, as_json=True, strict=True) is Outcome.INPUTS_FAILED
-    assert print_run_report({**REPORT, "failures": []}, as_json=True, strict=True) is Outcome.OK
+def test_the_outcome_says_whether_documents_or_a_whole_source_failed(capsys):
+    assert print_run_report(REPORT, as_json=True) is Outcome.INPUTS_FAILED
+    assert print_run_report(REPORT, as_json=True, strict=True) is Outcome.INPUTS_FAILED  # --strict: deprecated, same
+    assert print_run_report({**REPORT, "failures": []}, as_json=True) is Outcome.OK
+    source_down = {**REPORT, "failures": [{"source": "w", "document": "*", "error": "folder gone"}], "failed_sources": ["w"]}
+    assert print_run_report(source_down, as_json=True) is Outcome.SOURCES_FAILED
     assert capsys.readouterr().err == ""  # --json: the failures are in the report, not repeated
 
 
