@@ -2,6 +2,7 @@
 every sync (flows/sync.py), and all of the no-op check (flows/noop.py), so it imports nothing heavy."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable
 
@@ -11,7 +12,7 @@ from cairn.index.ledger import IndexedDocument
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.index.sync import SyncPlan, plan_sync
-from cairn.schemas import DocumentRef
+from cairn.schemas import DocumentRef, stable_id
 from cairn.schemas.config import S3Config, SourceConfig
 from cairn.schemas.report import RunReport
 from cairn.sources import DiscoveryFailure, Source, open_source
@@ -51,6 +52,13 @@ class Planned:
             report.fail(name, failure.locator, failure.reason)
 
 
+def access_fingerprint(source_config: SourceConfig) -> str:
+    """What a document's readers depend on besides its own content: the source's tenant and access settings.
+    Rows record it; when it changes, every document of the source is rewritten (nothing is re-embedded)."""
+    settings = source_config.model_dump(mode="json", include={"tenant", "acl", "acl_ceiling", "access"})
+    return stable_id(json.dumps(settings, sort_keys=True), length=16)
+
+
 def plan_source(source_config: SourceConfig, s3: S3Config, store: MilvusStore, state: SourceState,
                 options: RunOptions, discover: Callable[[Source], Discovery] = discover) -> Planned:
     """Discover the source (raising SourceError when it is unusable) and plan against the collection."""
@@ -66,5 +74,6 @@ def plan_source(source_config: SourceConfig, s3: S3Config, store: MilvusStore, s
         found.refs, ledger, keep_ids={f.document_id for f in found.failures},
         cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
         force={r.document_id for r in found.refs} if backfill is not None else None,
+        access=access_fingerprint(source_config),
     )
     return Planned(source, found, ledger, plan)

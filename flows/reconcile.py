@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from cairn.index.store import MilvusStore
+from cairn.flows.plan import access_fingerprint
 from cairn.index.sync import plan_sync
 from cairn.schemas.config import CairnConfig, S3Config, SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, open_source
@@ -48,7 +49,8 @@ def check_source(source_config: SourceConfig, store: MilvusStore, s3: S3Config |
     refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
     unreadable = [i for i in items if isinstance(i, DiscoveryFailure)]
     ledger = store.ledger(source_config.name)
-    plan = plan_sync(refs, ledger, keep_ids={i.document_id for i in unreadable}, cleanup=source.complete)
+    plan = plan_sync(refs, ledger, keep_ids={i.document_id for i in unreadable}, cleanup=source.complete,
+                     access=access_fingerprint(source_config))
     locator = {r.document_id: r.locator for r in refs}
     drift.unreadable = [i.locator for i in unreadable]
     drift.documents_in_source = len(items)

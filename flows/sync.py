@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from cairn.errors import SourceError
 from cairn.flows.context import RunContext
 from cairn.flows.failpoints import failpoint
-from cairn.flows.plan import plan_source
+from cairn.flows.plan import access_fingerprint, plan_source
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
@@ -34,6 +34,10 @@ class SourceSync:
     @property
     def name(self) -> str:
         return self.source_config.name
+
+    @property
+    def access(self) -> str:
+        return access_fingerprint(self.source_config)
 
     def sync(self) -> RunReport:
         run, backfill = self.run, self.run.options.backfill
@@ -84,6 +88,8 @@ class SourceSync:
                 batch = todo[start : start + size]
                 chunked = run.steps.chunk(source, batch, run.config.chunking, skip)
                 failpoint("chunked")
+                for item in chunked.documents:  # the access settings it is written under (flows/plan.py)
+                    item.document.extra["access"] = self.access
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)

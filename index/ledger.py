@@ -25,6 +25,7 @@ class IndexedDocument:
     parents: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk_id -> (version, sections, children)
     children_per_parent: Counter = field(default_factory=Counter)
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
+    access: set[str] = field(default_factory=set)  # the access fingerprints its parent rows were written under
 
     @property
     def complete_version(self) -> str | None:
@@ -74,6 +75,7 @@ def read_ledger(store, source_name: str) -> dict[str, IndexedDocument]:
         doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
         extra = row.get("extra") or {}
         doc.versions.add(row["version_hash"])
+        doc.access.add(str(extra.get("access", "")))
         doc.rows[row["chunk_id"]] = row["version_hash"]
         doc.parents[row["chunk_id"]] = (
             row["version_hash"], int(extra.get("section_count", -1)), int(extra.get("child_count", -1))

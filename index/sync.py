@@ -25,6 +25,7 @@ def plan_sync(
     keep_ids: set[str] = frozenset(),
     cleanup: bool = True,
     force: set[str] | None = None,
+    access: str | None = None,
 ) -> SyncPlan:
     """Compare what the source holds with what the collection holds for that source.
 
@@ -32,7 +33,9 @@ def plan_sync(
     (a second version, a missing row or an orphan left by an interrupted run sends it back through
     indexing, which rewrites the same ids and removes the rest). Documents the source no longer yields
     are stale, except those in keep_ids (seen but unreadable this run: their last good version stays
-    served) and unless `cleanup` is off. `force` names documents to re-process even when unchanged.
+    served) and unless `cleanup` is off. `force` names documents to re-process even when unchanged. `access`
+    is the fingerprint of the source's access settings (tenant, acl, acl_ceiling, access rules): a document
+    written under other settings is outdated, so a permission change takes effect at the next run.
     """
     plan = SyncPlan()
     yielded = set()
@@ -43,7 +46,7 @@ def plan_sync(
             plan.missing.append(ref)
         elif indexed.problems():
             plan.incomplete[ref.document_id] = indexed.problems()
-        elif indexed.complete_version != ref.version_hash:
+        elif indexed.complete_version != ref.version_hash or (access is not None and indexed.access != {access}):
             plan.outdated.append(ref)
         elif force and ref.document_id in force:
             plan.forced.append(ref)

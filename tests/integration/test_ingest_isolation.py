@@ -68,3 +68,26 @@ def _rows(config) -> list[dict]:
         return list(store.iterate("", ["document_id"]))
     finally:
         store.close()
+
+
+def test_a_permission_change_takes_effect_at_the_next_run_and_embeds_nothing(tmp_path, prefect_server):
+    from cairn.query import Principal, Retriever
+
+    root = tmp_path / "wiki"
+    write_page(root, "drain.md", BODY.format(title="Drain the queue"))
+    source = {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]}
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [source])
+    ingest_flow(config_path=str(config))
+
+    def hits(group: str) -> int:
+        retriever = Retriever.from_config(config)
+        try:
+            return len(retriever.retrieve("how do I drain the queue and restart the worker", Principal("acme", [group])).hits)
+        finally:
+            retriever.close()
+
+    assert hits("sre") > 0 and hits("oncall") == 0
+    write_config(tmp_path / "c.toml", tmp_path / "index", [dict(source, acl=["oncall"])])  # sre revoked, oncall granted
+    report = ingest_flow(config_path=str(config))
+    assert report["documents"]["indexed"] == 1 and report["embeddings_computed"] == 0
+    assert hits("oncall") > 0 and hits("sre") == 0
