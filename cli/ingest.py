@@ -6,6 +6,7 @@ Each command function only declares its flags and hands a typed options record t
 """
 from __future__ import annotations
 
+import logging
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal, Optional
@@ -101,9 +102,12 @@ def reconcile(
     return run_reconcile(load(ctx, config), ReconcileOptions(source, fix, wait, as_json))
 
 
-def show_progress(as_json: bool) -> bool:
-    """tqdm bars on stderr for a person at a terminal, never under --json."""
-    return not as_json and sys.stderr.isatty()
+def show_progress(as_json: bool) -> str:
+    """A bar on stderr for a person at a terminal (never under --json); elsewhere (cron, CI, a worker's log) a
+    line every few seconds on stderr; nothing under --quiet."""
+    if logging.getLogger("cairn").getEffectiveLevel() > logging.WARNING:
+        return "off"
+    return "bar" if not as_json and sys.stderr.isatty() else "lines"
 
 
 def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:

@@ -1,8 +1,10 @@
 """How a run shows its progress: decided once per process by whoever starts the run (the CLI), not passed
-through every call. The default is silence (a deployment's worker, a test, a library caller)."""
+through every call: a bar at a terminal, a line every few seconds on stderr otherwise (cron, CI, a worker's
+log), nothing under --quiet. The default is silence (a deployment's worker, a test, a library caller)."""
 from __future__ import annotations
 
 import sys
+import time
 from typing import Protocol
 
 
@@ -40,13 +42,35 @@ class Bar:
         self._bar.close()
 
 
+class Lines:
+    """Where no one watches a bar: one line on stderr per source's end, and at most one every `every` seconds
+    in between, with the rate and the time left at that rate."""
+
+    def __init__(self, every: float = 15.0) -> None:
+        self.every = every
+        self.started = self.last = time.monotonic()
+
+    def update(self, source: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < self.every:
+            return
+        self.last = now
+        rate = done / max(now - self.started, 1e-6)
+        left = f", about {(total - done) / rate:.0f} s left" if done < total and rate > 0 else ""
+        print(f"cairn: {source}: {done}/{total} documents ({rate:.1f}/s{left})", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
 _factory: type = Silent
+_KINDS = {"bar": Bar, "lines": Lines, "off": Silent}
 
 
-def show_progress(enabled: bool) -> None:
-    """The process's runs show a bar from now on (or stay silent)."""
+def show_progress(kind: bool | str) -> None:
+    """How the process's runs show progress from now on: "bar", "lines" or "off" (True: "bar", False: "off")."""
     global _factory
-    _factory = Bar if enabled else Silent
+    _factory = _KINDS["bar" if kind is True else "off" if kind is False else kind]
 
 
 def start() -> Progress:
