@@ -35,7 +35,8 @@ def snapshot(config_path) -> dict[str, dict]:
 
 def make_config(tmp_path, root, index="index", **acme):
     return write_config(tmp_path / f"{index}.toml", tmp_path / index, [
-        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"], **acme},
+        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"],
+         "acl_ceiling": corpus.ACME_GROUPS, **acme},
         {"name": "globex-wiki", "type": "wiki", "path": str(root / "globex"), "tenant": "globex", "acl": ["globex-ops"]},
     ])
 

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import load_config
@@ -105,8 +106,9 @@ def test_bad_incidents_are_reported_by_id_and_the_rest_indexed(tmp_path, prefect
 def test_a_refused_token_stops_the_source_with_a_message_that_does_not_print_it(tmp_path, prefect_server, monkeypatch):
     monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", "wrong-token-value-123")
     incidents, parts = sample()
-    with FakePagerDuty(incidents, parts) as api:
-        report = ingest_flow(config_path=str(api_config(tmp_path, api.url)))
+    with FakePagerDuty(incidents, parts) as api, pytest.raises(SourcesFailed, match="failed: pd") as failed:
+        ingest_flow(config_path=str(api_config(tmp_path, api.url)))
+    report = failed.value.report
     (failure,) = report["failures"]
     assert failure["document"] == "*" and "401 Unauthorized" in failure["error"] and "token_env" in failure["error"]
     assert "wrong-token-value-123" not in json.dumps(report)
