@@ -59,7 +59,7 @@ class SourceSync:
                 past_refs = list(past)
                 report.documents.seen += len(past_refs)
                 self._index(source, past_refs, {}, None, report)
-        refusal = self._mass_delete(len(plan.stale_document_ids), len(ledger))
+        refusal = self._mass_delete(len(plan.stale_document_ids), len(ledger), report.documents.seen)
         if refusal:
             report.fail(self.name, SOURCE_FAILURE, refusal)
         elif plan.stale_document_ids:
@@ -70,10 +70,12 @@ class SourceSync:
             run.state.put(self.name, saved)  # only now: a killed run re-reads the same window
         return report
 
-    def _mass_delete(self, stale: int, indexed: int) -> str:
-        """Why removing `stale` of `indexed` documents is refused (too large a share), or ""."""
+    def _mass_delete(self, stale: int, indexed: int, listed: int) -> str:
+        """Why removing `stale` of `indexed` documents is refused (too large a share, or a source that listed
+        nothing at all, however small), or ""."""
         share = self.source_config.max_delete_share
-        if self.run.options.allow_mass_delete or indexed < MASS_DELETE_FLOOR or stale <= share * indexed:
+        emptied = stale > 0 and listed == 0
+        if self.run.options.allow_mass_delete or not (emptied or (indexed >= MASS_DELETE_FLOOR and stale > share * indexed)):
             return ""
         return (f"would remove {stale} of its {indexed} indexed documents ({stale / indexed:.0%}, over max_delete_share "
                 f"{share:.0%}): nothing removed. If the source really lost them, run `cairn ingest --allow-mass-delete`; "

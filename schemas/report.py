@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from cairn.redact import redact
+
 SOURCE_FAILURE = "*"  # the `document` of a failure that is the whole source's
 
 
@@ -58,8 +60,9 @@ class RunReport:
         self.per_source[name] = {"status": status, **asdict(part.documents), **({"error": errors[0]} if errors else {})}
 
     def fail(self, source: str, document: str, error: str) -> None:
+        """Count one failed input; the message is stored without any URL's credentials."""
         self.documents.failed += 1
-        self.failures.append(Failure(source, document, error))
+        self.failures.append(Failure(source, redact(document), redact(error)))
 
     def merge(self, other: "RunReport") -> None:
         for name in ("seen", "indexed", "unchanged", "deleted", "failed"):

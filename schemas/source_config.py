@@ -70,8 +70,8 @@ class SourceBase(_Strict):
         "incremental: drop rows of documents the source no longer yields (when its discovery is complete); full: list "
         "everything (ignore the cursor) and drop whatever it did not yield; none: never drop"))
     max_delete_share: float = Field(default=0.5, ge=0, le=1, description=(
-        "a run that would remove more than this share of the source's indexed documents (of at least 10) removes "
-        "nothing and fails the source instead (an unmounted folder must not empty the index); "
+        "a run that would remove more than this share of the source's indexed documents (of at least 10), or all of "
+        "them, removes nothing and fails the source instead (an unmounted folder must not empty the index); "
         "`cairn ingest --allow-mass-delete` overrides it for one run"))
     keep_history: bool = Field(default=False, description="superseded versions keep their rows (temporal_end = when replaced)")
     quality_policy: Literal["warn", "fail"] = Field(default="warn", description=(

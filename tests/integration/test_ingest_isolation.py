@@ -91,3 +91,22 @@ def test_a_permission_change_takes_effect_at_the_next_run_and_embeds_nothing(tmp
     report = ingest_flow(config_path=str(config))
     assert report["documents"]["indexed"] == 1 and report["embeddings_computed"] == 0
     assert hits("oncall") > 0 and hits("sre") == 0
+
+
+def test_a_small_source_that_lists_nothing_at_all_is_not_emptied(tmp_path, prefect_server):
+    import pytest
+
+    from cairn.errors import SourcesFailed
+
+    root = tmp_path / "wiki"
+    for i in range(2):
+        write_page(root, f"page-{i}.md", BODY.format(title=f"Page {i}"))
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+    ])
+    ingest_flow(config_path=str(config))
+    for page in root.glob("*.md"):
+        page.unlink()  # an empty mount point: the folder exists, nothing in it
+    with pytest.raises(SourcesFailed, match="failed: w"):
+        ingest_flow(config_path=str(config))
+    assert len({r["document_id"] for r in _rows(config)}) == 2

@@ -11,7 +11,6 @@ import fnmatch
 import inspect
 import re
 import zoneinfo
-from pathlib import Path
 
 import pytest
 import yaml

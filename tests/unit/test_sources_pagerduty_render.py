@@ -1,7 +1,6 @@
 import pytest
 
-from cairn.chunkers import chunk_document
-from cairn.schemas.config import ChunkingConfig, PagerDutySourceConfig
+from cairn.schemas.config import PagerDutySourceConfig
 from cairn.sources.pagerduty import PagerDutySource
 from cairn.sources.pagerduty.render import MAX_NOTE_CHARS, render
 
