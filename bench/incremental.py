@@ -22,11 +22,11 @@ def model_inputs(path: Path, locator: str, source_name: str) -> set[str]:
     """The texts an ingest embeds for one page (abstract and child inputs)."""
     from cairn.chunkers import chunk_document
     from cairn.index.rows import abstract_input, child_input
-    from cairn.schemas.config import SourceConfig, ChunkingConfig
+    from cairn.schemas.config import ChunkingConfig, WikiSourceConfig
     from cairn.sources.wiki import WikiSource, document_id, version_hash
     from cairn.schemas import DocumentRef
 
-    source = WikiSource(SourceConfig(name=source_name, type="wiki", path=str(path), tenant="bench", acl=["all"]))
+    source = WikiSource(WikiSourceConfig(name=source_name, type="wiki", path=str(path), tenant="bench", acl=["all"]))
     raw = (path / locator).read_bytes()
     doc = source.load(DocumentRef(source_name, locator, document_id(source_name, locator), version_hash(raw)))
     texts = set()
