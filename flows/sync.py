@@ -17,9 +17,9 @@ from cairn.index.ledger import IndexedDocument
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import SourceConfig
 from cairn.schemas.report import SOURCE_FAILURE, RunReport
+from cairn.sources import Source, source_cursor, source_history
 
 MASS_DELETE_FLOOR = 10  # under this many indexed documents, removals are not held to max_delete_share
-from cairn.sources import Source, source_cursor, source_history
 
 
 @dataclass
