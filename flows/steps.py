@@ -18,7 +18,7 @@ from cairn.flows.options import Window
 from cairn.index.cache import EmbeddingCache
 from cairn.index.ledger import IndexedDocument
 from cairn.index.rows import ChunkedDocument, EmbedStats, build_rows
-from cairn.index.store import MilvusStore
+from cairn.index.store import DATA_ERRORS, MilvusStore
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import ChunkingConfig
 from cairn.sources import Source
@@ -77,29 +77,73 @@ def embed(documents: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCa
     return build_rows(documents, encoder, cache, batch_size)
 
 
-def write(store: MilvusStore, batch: WriteBatch) -> int:
+@dataclass
+class Written:
+    """What a batch's write did: rows that landed, and the documents the index refused (document_id -> reason)."""
+
+    rows: int = 0
+    refused: dict[str, str] = field(default_factory=dict)
+
+
+def write(store: MilvusStore, batch: WriteBatch) -> Written:
     """New version first (children before parents), then everything else the documents had in service:
-    a reader never finds a document missing."""
-    size = store.config.write_batch_rows
-    for start in range(0, len(batch.rows), size):
-        store.upsert(batch.rows[start : start + size])
-        failpoint("rows-batch-written")
+    a reader never finds a document missing. A document the index refuses fails alone (written again on its
+    own to find which); a store that refuses every document fails the batch, and so the source."""
+    try:
+        _upsert(store, batch.rows)
+    except Exception as exc:  # noqa: BLE001 - which document? write each alone (see _each_document)
+        by_document: dict[str, list[dict]] = {}
+        for row in batch.rows:
+            by_document.setdefault(row["document_id"], []).append(row)
+        refused = _each_document(by_document, lambda rows: _upsert(store, rows), exc, "the index refused its rows")
+    else:
+        refused = {}
     failpoint("written")
     written_ids: dict[str, set[str]] = {}
     for row in batch.rows:
         written_ids.setdefault(row["document_id"], set()).add(row["chunk_id"])
-    for item in batch.documents:
-        doc = item.document
-        if not doc.is_current:
-            continue  # a past version from a history backfill sits beside the current one
-        previous = batch.ledger.get(doc.document_id)
-        if previous is None:
-            continue  # it had no current rows when the run began (the ledger reads them all): nothing to retire
+    retiring = {
+        item.document.document_id: (item.document, batch.ledger[item.document.document_id])
+        for item in batch.documents  # a past version (history backfill) sits beside the current one; a
+        if item.document.is_current  # document with no current rows when the run began has nothing to retire
+        and item.document.document_id in batch.ledger and item.document.document_id not in refused
+    }
+
+    def retire(pair: tuple) -> None:
+        doc, previous = pair
         store.retire_other_versions(doc.document_id, doc.version_hash, batch.history, at=doc.temporal_start)
         store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
+
+    refused.update(_each_document(retiring, retire, None, "retiring its previous version failed"))
     failpoint("retired")
     store.settle()  # Milvus Lite: memory and per-document cost stay those of one batch (index/store.py)
-    return len(batch.rows)
+    return Written(sum(1 for row in batch.rows if row["document_id"] not in refused), refused)
+
+
+def _upsert(store: MilvusStore, rows: list[dict]) -> None:
+    size = store.config.write_batch_rows
+    for start in range(0, len(rows), size):
+        store.upsert(rows[start : start + size])
+        failpoint("rows-batch-written")
+
+
+def _each_document(work: dict, action, first: Exception | None, what: str) -> dict[str, str]:
+    """Run `action` on each document's item; document_id -> reason for those that raised. When every one
+    raised, and not over its own data, the store is what fails: raise, and the source fails as a whole. A
+    document refused after part of its new rows landed is visibly incomplete in the ledger, and the next run
+    writes it again."""
+    refused: dict[str, str] = {}
+    errors: list[Exception] = []
+    for document_id, item in work.items():
+        try:
+            action(item)
+        except Exception as exc:  # noqa: BLE001 - one document's fault must not cost the batch
+            errors.append(exc)
+            refused[document_id] = f"{what}: {type(exc).__name__}: {exc}"
+    cause = first if first is not None else (errors[0] if errors else None)
+    if work and len(refused) == len(work) and not isinstance(cause, DATA_ERRORS):
+        raise cause
+    return refused
 
 
 def retire_stale(store: MilvusStore, document_ids: list[str], history: bool) -> int:

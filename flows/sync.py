@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from cairn.errors import SourceError
+from cairn.errors import SourceError, StoreError
 from cairn.flows.context import RunContext
 from cairn.flows.failpoints import failpoint
 from cairn.flows.plan import access_fingerprint, plan_source
@@ -40,13 +40,23 @@ class SourceSync:
         return access_fingerprint(self.source_config)
 
     def sync(self) -> RunReport:
-        run, backfill = self.run, self.run.options.backfill
+        """This source's report. Anything that stops the source (a SourceError, or any error no step accounted
+        for: a write the store refused, a bug) fails this source alone, with what it had done so far; only an
+        index that cannot be used at all (StoreError) stops the run."""
         report = RunReport(run_id="", sources=[self.name])
         try:
-            planned = plan_source(self.source_config, run.config.s3, run.store, run.state, run.options, run.steps.discover)
+            self._sync(report)
+        except StoreError:
+            raise
         except SourceError as exc:
             report.fail(self.name, SOURCE_FAILURE, str(exc))
-            return report
+        except Exception as exc:  # noqa: BLE001 - one source's failure never stops another
+            report.fail(self.name, SOURCE_FAILURE, f"unexpected {type(exc).__name__}: {exc}")
+        return report
+
+    def _sync(self, report: RunReport) -> None:
+        run, backfill = self.run, self.run.options.backfill
+        planned = plan_source(self.source_config, run.config.s3, run.store, run.state, run.options, run.steps.discover)
         planned.account(report, self.name)
         source, ledger, plan = planned.source, planned.ledger, planned.plan
         skip = None
@@ -68,7 +78,6 @@ class SourceSync:
         saved = source_cursor(source)
         if saved is not None:
             run.state.put(self.name, saved)  # only now: a killed run re-reads the same window
-        return report
 
     def _mass_delete(self, stale: int, indexed: int, listed: int) -> str:
         """Why removing `stale` of `indexed` documents is refused (too large a share, or a source that listed

@@ -25,7 +25,7 @@ from cairn.embedding import Encoder
 from cairn.flows import plan, steps
 from cairn.flows.runner import RunnerEncoder
 from cairn.flows.plan import Discovery
-from cairn.flows.steps import Chunked, Skip, WriteBatch
+from cairn.flows.steps import Chunked, Skip, WriteBatch, Written
 from cairn.index.cache import EmbeddingCache
 from cairn.index.rows import ChunkedDocument, EmbedStats
 from cairn.index.store import MilvusStore
@@ -55,7 +55,7 @@ class PrefectSteps:
             return steps.embed(documents, encoder, cache, batch_size)
         return embed(unvisited(documents), encoder, cache, batch_size)
 
-    def write_in_context(self, store: MilvusStore, batch: WriteBatch) -> Callable[[], int]:
+    def write_in_context(self, store: MilvusStore, batch: WriteBatch) -> Callable[[], Written]:
         """The write as a callable for another thread, bound to this flow run's context."""
         context = copy_context()
         return lambda: context.run(write, store, unvisited(batch))

@@ -1,7 +1,8 @@
 """Writes one batch behind: batch i is written while batch i+1 is parsed and embedded.
 
 The model keeps the CPU; a Milvus write mostly waits on Milvus. Writes stay in order, one at a time, in a
-thread of their own; a failed write is raised when its batch is accounted for, and stops the source.
+thread of their own. A document the index refused is counted failed when its batch is accounted for; a
+write that failed as a whole (the store) is raised then, and stops the source.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
+from cairn.flows.steps import Written
 from cairn.index.rows import ChunkedDocument
 from cairn.schemas.report import RunReport
 
@@ -39,7 +41,7 @@ class BatchWriter:
         finally:
             self._pool.shutdown(wait=True)
 
-    def submit(self, write: Callable[[], int], documents: list[ChunkedDocument], computed: int) -> None:
+    def submit(self, write: Callable[[], Written], documents: list[ChunkedDocument], computed: int) -> None:
         """Start this batch's write once the previous one is accounted for (its error, if any, raised here)."""
         self.drain()
         self._pending = _Pending(self._pool.submit(write), documents, computed)
@@ -49,12 +51,19 @@ class BatchWriter:
         pending, self._pending = self._pending, None
         if pending is None:
             return
-        report = self.report
-        report.rows_written += pending.future.result()
-        report.embeddings_computed += pending.computed
-        report.documents.indexed += len(pending.documents)
-        report.written_documents.setdefault(self.source_name, []).extend(d.document.document_id for d in pending.documents)
+        report, written = self.report, pending.future.result()
+        landed = []
         for item in pending.documents:
+            reason = written.refused.get(item.document.document_id)
+            if reason is None:
+                landed.append(item)
+            else:
+                report.fail(self.source_name, item.document.locator, reason)
+        report.rows_written += written.rows
+        report.embeddings_computed += pending.computed
+        report.documents.indexed += len(landed)
+        report.written_documents.setdefault(self.source_name, []).extend(d.document.document_id for d in landed)
+        for item in landed:
             report.sections += len(item.sections)
             report.chunks += sum(len(s.chunks) for s in item.sections)
             report.tokens += sum(s.token_count for s in item.sections)

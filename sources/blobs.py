@@ -81,7 +81,7 @@ class FolderStore:
         if not self.root.is_dir():
             raise SourceError(f"source {self.source_name!r}: folder {self.root} does not exist")
         found = []
-        for path in self.root.rglob("*"):
+        for path in self._walk():
             if path.suffix.lower() not in suffixes or not (path.is_file() or path.is_symlink()):
                 continue
             key = path.relative_to(self.root).as_posix()
@@ -98,6 +98,26 @@ class FolderStore:
                 size, modified = 0, 0
             found.append(Blob(key, size, None, modified))
         yield from sorted(found, key=lambda b: b.key)
+
+    def _walk(self) -> Iterator[Path]:
+        """Every entry under the root but folders; symbolic links are listed, never entered. A folder that
+        cannot be listed (unreadable, too deep for the system's path limit) fails the source: skipping it, as
+        Path.rglob does, would make its documents look deleted."""
+        pending = [self.root]
+        while pending:
+            folder = pending.pop()
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(Path(entry.path))
+                        else:
+                            yield Path(entry.path)
+            except OSError as exc:
+                where = printable_name(str(folder.relative_to(self.root)))
+                where = where if len(where) <= 160 else f"{where[:80]}...{where[-60:]} ({len(where):,} characters)"
+                raise SourceError(f"source {self.source_name!r}: cannot list the folder {where!r} under {self.root}: "
+                                  f"{exc.strerror or exc}; nothing was indexed or removed for this source") from None
 
     def _inside(self, path: Path) -> bool:
         """Whether the path, links followed, stays inside the root (a dangling link does not)."""

@@ -110,3 +110,63 @@ def test_a_small_source_that_lists_nothing_at_all_is_not_emptied(tmp_path, prefe
     with pytest.raises(SourcesFailed, match="failed: w"):
         ingest_flow(config_path=str(config))
     assert len({r["document_id"] for r in _rows(config)}) == 2
+
+
+def refuse_rows(monkeypatch, refused) -> None:
+    """Fault injection on the real store: Milvus refuses any upsert holding a row for which `refused(row)`
+    holds, as a server refuses a request it cannot take (nothing of that request lands)."""
+    from pymilvus.exceptions import MilvusException
+
+    upsert = MilvusStore.upsert
+
+    def guarded(self, rows):
+        if any(refused(row) for row in rows):
+            raise MilvusException(code=1100, message="request refused by the injected fault")
+        return upsert(self, rows)
+
+    monkeypatch.setattr(MilvusStore, "upsert", guarded)
+
+
+def test_a_document_the_index_refuses_fails_alone_and_is_written_by_the_next_run(tmp_path, prefect_server, monkeypatch):
+    root = tmp_path / "wiki"
+    for name in ("first", "poison", "last"):
+        write_page(root, f"{name}.md", BODY.format(title=name.title()))
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+    ])
+    with monkeypatch.context() as patch:
+        refuse_rows(patch, lambda row: row["title"] == "Poison")
+        report = ingest_flow(config_path=str(config))
+    (failure,) = report["failures"]
+    assert failure["document"] == "poison.md" and "the index refused its rows: MilvusException" in failure["error"]
+    assert report["documents"]["indexed"] == 2 and report["documents"]["failed"] == 1
+    assert report["per_source"]["w"]["status"] == "partial"
+    rows = _rows(config)
+    assert len({r["document_id"] for r in rows}) == 2
+    assert report["rows_written"] == len(rows)  # the refused document's rows are not counted as written
+
+    again = ingest_flow(config_path=str(config))  # the fault gone: the next run writes what was refused
+    assert again["documents"]["indexed"] == 1 and again["failures"] == []
+    assert len({r["document_id"] for r in _rows(config)}) == 3
+
+
+def test_a_store_that_refuses_a_whole_source_fails_that_source_and_not_the_other(tmp_path, prefect_server, monkeypatch):
+    import pytest
+
+    from cairn.errors import SourcesFailed
+
+    sources = []
+    for name in ("good", "bad"):
+        root = tmp_path / name
+        write_page(root, "a.md", BODY.format(title=f"{name} a"))
+        write_page(root, "b.md", BODY.format(title=f"{name} b"))
+        sources.append({"name": name, "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]})
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", sources)
+    refuse_rows(monkeypatch, lambda row: row["source_name"] == "bad")
+    with pytest.raises(SourcesFailed, match="failed: bad") as failed:
+        ingest_flow(config_path=str(config))
+    report = failed.value.report
+    assert report["per_source"]["good"]["status"] == "ok" and report["per_source"]["good"]["indexed"] == 2
+    assert report["per_source"]["bad"]["status"] == "failed"
+    assert "injected fault" in report["per_source"]["bad"]["error"]
+    assert {r["document_id"] for r in _rows(config)} and len({r["document_id"] for r in _rows(config)}) == 2

@@ -167,3 +167,26 @@ def test_wiki_over_s3_versions_by_etag_dates_by_last_modified_and_refuses_big_ob
     assert doc.version_hash == etag and doc.updated_at == modified and doc.title == "Ledger DB failover"
     assert doc.source_uri == "s3://docs/wiki/ops/db.md" and doc.locator == "ops/db.md"
     assert source.load(refs["dated.md"]).updated_at == 1773446400  # front matter still wins
+
+
+def test_a_folder_that_cannot_be_listed_fails_the_source_by_name_instead_of_being_skipped(tmp_path):
+    """A folder nested deeper than the system's path limit cannot be listed (ENAMETOOLONG): the source fails
+    naming it. Skipping it would make the documents inside look deleted to the next run."""
+    root = tmp_path / "wiki"
+    (root / "top").mkdir(parents=True)
+    (root / "top" / "page.md").write_text("# Page\n\nbody\n")
+    here = os.getcwd()
+    try:
+        os.chdir(root / "top")
+        for _ in range(40):  # 40 x 121 characters: past PATH_MAX (4096), made relative step by step
+            os.mkdir("d" * 120)
+            os.chdir("d" * 120)
+        with open("deep.md", "w") as handle:
+            handle.write("# Deep\n\nbody\n")
+    finally:
+        os.chdir(here)
+    with pytest.raises(SourceError) as failed:
+        list(FolderStore(root, "wiki").list((".md",)))
+    message = str(failed.value)
+    assert "source 'wiki': cannot list the folder 'top/ddd" in message and "File name too long" in message
+    assert "characters)" in message  # the folder's path is shortened for the message, its length said
