@@ -117,6 +117,10 @@ class PdfSourceConfig(_FilesSource):
     type: Literal["pdf"]
     tags: Tags = Field(default_factory=list, description="tags given to every agreement of the source")
     max_file_bytes: int = Field(default=100_000_000, ge=1, description="a larger PDF is refused by its listed size, unread")
+    max_pages: int = Field(default=2000, ge=1, description="a PDF with more pages is refused before parsing (its page count is read first)")
+    max_text_chars: int = Field(default=10_000_000, ge=1, description="a PDF whose text runs longer is refused (the parse stops there)")
+    parse_timeout_seconds: float = Field(default=300, gt=0, description=(
+        "a PDF whose parse takes longer is refused: the parser runs in a worker process, killed at this limit"))
 
 
 class GitSourceConfig(SourceBase):

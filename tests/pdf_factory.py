@@ -20,6 +20,7 @@ scripts/make_sample_agreements.py uses the same writer for the PDFs committed un
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -513,6 +514,36 @@ def write_corrupt(path: str | Path) -> Path:
     return path
 
 
+def write_shared_stream(path: str | Path, pages: int = 300, lines: int = 400) -> Path:
+    """A small PDF (about 150 bytes a page) whose `pages` pages all draw one compressed stream of `lines` lines
+    of text: tiny on disk, pages x lines lines to parse. Written by hand (fpdf2 gives each page its own)."""
+    text = b"BT /F1 8 Tf 10 TL 20 780 Td " + b" ".join(
+        b"(Clause %d: the Supplier shall deliver the services described in the Statement of Work.) '" % n
+        for n in range(lines)) + b" ET"
+    stream = zlib.compress(text, 9)
+    kids = " ".join(f"{5 + n} 0 R" for n in range(pages)).encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ] + [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+         b"/Contents 4 0 R >>"] * pages
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes(out))
+    return path
+
+
 NOT_A_PDF_TEXT = """<!DOCTYPE html>
 <html><head><title>Master Services Agreement</title></head>
 <body>
@@ -535,6 +566,6 @@ def write_not_a_pdf(path: str | Path) -> Path:
 __all__ = [
     "AgreementSpec", "Article", "Sect", "Clause",
     "render", "write_agreement", "write_sample", "sample_spec",
-    "write_encrypted", "write_image_only", "write_truncated", "write_corrupt", "write_not_a_pdf",
+    "write_encrypted", "write_image_only", "write_shared_stream", "write_truncated", "write_corrupt", "write_not_a_pdf",
     "dated_line", "definition_paragraph",
 ]

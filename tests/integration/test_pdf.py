@@ -2,6 +2,8 @@
 their own chunks, page ranges, headers and footers gone, metadata, and every kind of bad PDF named."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cairn.chunkers import chunk_document
@@ -11,7 +13,7 @@ from cairn.schemas import ContentType, DocumentRef
 from cairn.schemas.config import ChunkingConfig, PdfSourceConfig
 from cairn.schemas.records import parse_day
 from cairn.sources import DocumentError
-from cairn.sources.pdf import PdfSource, extract_pages
+from cairn.sources.pdf import ParseLimits, PdfSource, extract_pages
 from tests import pdf_factory
 
 CONFIG = ChunkingConfig()
@@ -82,6 +84,31 @@ def test_bad_pdfs_are_refused_with_a_reason(tmp_path, writer, reason):
     with pytest.raises(DocumentError, match=reason) as caught:
         extract_pages(path, "bad.pdf")
     assert caught.value.locator == "bad.pdf"
+
+
+def test_a_runaway_parse_is_stopped_at_the_timeout_and_the_next_file_still_parses(tmp_path):
+    """A 60-page file drawing one shared 400-line stream on every page takes pdfminer about a minute on 2
+    cores; the worker process parsing it is killed at the source's timeout, and a new one parses the next."""
+    pdf_factory.write_shared_stream(tmp_path / "bomb.pdf", pages=60, lines=400)
+    pdf_factory.write_sample(tmp_path / "sample.pdf")
+    source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"],
+                                       parse_timeout_seconds=3))
+    refs = {r.locator: r for r in source.discover()}
+    with pytest.raises(DocumentError, match=r"longer than the source's parse_timeout_seconds \(3 s\)"):
+        source.load(refs["bomb.pdf"])
+    assert source.load(refs["sample.pdf"]).title == "POOLING AND SERVICING AGREEMENT"
+
+
+@pytest.mark.parametrize("limits, reason", [
+    (ParseLimits(max_pages=50), "60 pages, over the source's max_pages (50): not parsed"),
+    (ParseLimits(max_text_chars=5_000), "more than the source's max_text_chars (5,000) of text"),
+])
+def test_page_and_text_limits_refuse_a_file_by_name(tmp_path, limits, reason):
+    path = pdf_factory.write_shared_stream(tmp_path / "long.pdf", pages=60, lines=20)
+    with pytest.raises(DocumentError, match=re.escape(reason)) as caught:
+        extract_pages(path, "long.pdf", limits)
+    assert caught.value.locator == "long.pdf"
+    assert len(extract_pages(path, "long.pdf")) == 60  # the defaults take it
 
 
 def test_the_sample_agreements_in_data_parse_with_their_definitions():
