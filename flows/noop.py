@@ -20,9 +20,9 @@ from cairn.embedding import encoder_for
 from cairn.flows.options import RunOptions
 from cairn.flows.plan import plan_source
 from cairn.index.lock import writer_lock
+from cairn.index.milvus import collection_encoder
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
-from cairn.schemas.collection import EMBEDDER_PROPERTY
 from cairn.schemas.config import CairnConfig
 from cairn.schemas.report import RunReport
 
@@ -42,8 +42,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             stack.callback(store.close)
             if not store.client.has_collection(store.collection):
                 return None
-            labelled = (store.client.describe_collection(store.collection).get("properties") or {}).get(EMBEDDER_PROPERTY)
-            if labelled != encoder.identity:
+            if collection_encoder(store.client, store.collection) != encoder.identity:
                 return None  # unlabelled or another encoder: the flow labels it or refuses with the reason
             store.ensure_collection()  # the schema check a writer makes (and the load)
             state = SourceState(config.state_path)

@@ -5,6 +5,7 @@ deterministic ids, leftovers removed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime, timezone
 
 from cairn.errors import SourceError, StoreError
@@ -35,7 +36,7 @@ class SourceSync:
     def name(self) -> str:
         return self.source_config.name
 
-    @property
+    @cached_property
     def access(self) -> str:
         return access_fingerprint(self.source_config)
 
