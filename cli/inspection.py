@@ -24,12 +24,12 @@ class ReportOptions:
 
 def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption = False) -> Outcome:
     """Rows per tenant, source and chunk type."""
-    from cairn.index.milvus import open_client
+    from cairn.index.milvus import collection_exists, open_client
     from cairn.index.store import MilvusStore
 
     cfg = load(ctx, config)
     client = open_client(cfg.milvus, create=False)
-    if not client.has_collection(cfg.milvus.collection):
+    if not collection_exists(client, cfg.milvus):
         client.close()
         raise NoCollection(f"no collection {cfg.milvus.collection!r} at {cfg.milvus.uri}: run `cairn ingest`")
     store = MilvusStore(cfg.milvus, dim=0, client=client)

@@ -40,7 +40,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             encoder = encoder_for(config.embedding)  # its identity and dimension: the weights are not loaded
             store = MilvusStore(config.milvus, dim=encoder.dim)
             stack.callback(store.close)
-            if not store.client.has_collection(store.collection):
+            if not store.exists():
                 return None
             if collection_encoder(store.client, store.collection) != encoder.identity:
                 return None  # unlabelled or another encoder: the flow labels it or refuses with the reason

@@ -68,7 +68,7 @@ def reconcile(config: CairnConfig, source: str | None = None) -> list[Drift]:
     selected = [config.source(source)] if source else config.sources
     store = MilvusStore(config.milvus, dim=0)
     try:
-        if not store.client.has_collection(store.collection):
+        if not store.exists():
             return [Drift(s.name, error=f"no collection {store.collection!r}: run `cairn ingest`") for s in selected]
         store.load()
         return [check_source(s, store, config.s3) for s in selected]

@@ -12,7 +12,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from cairn.index.lock import writer_lock
 from cairn.errors import NoCollection, QualityFailed
-from cairn.index.milvus import open_client
+from cairn.index.milvus import collection_exists, open_client
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 
@@ -31,7 +31,7 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
         config.source(source)  # ConfigError naming the known sources
     client = open_client(config.milvus, create=False)
     try:
-        if not client.has_collection(config.milvus.collection):
+        if not collection_exists(client, config.milvus):
             raise NoCollection(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`")
     finally:
         client.close()

@@ -6,6 +6,7 @@ Imports pymilvus and nothing of Cairn's ingestion: `cairn.query` builds on it.
 """
 from __future__ import annotations
 
+import fcntl
 import logging
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,15 +55,42 @@ def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
         path.parent.mkdir(parents=True, exist_ok=True)
         uri = str(path)
     try:
-        return MilvusClient(uri=uri, token=config.token, timeout=30)
+        with quiet("milvus_lite"):  # it logs a traceback of its own for a folder it cannot open
+            return MilvusClient(uri=uri, token=config.token, timeout=30)
     except Exception as exc:  # pymilvus raises several types for lock, refusal and timeout
         message = str(exc)
-        if "lock" in message.lower() or (config.is_lite and "open local milvus failed" in message.lower()):
-            raise StoreError(
-                f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
-                "wait for it to finish, or point [milvus] uri at a Milvus server"
-            ) from None
+        if config.is_lite and ("lock" in message.lower() or "open local milvus failed" in message.lower()):
+            raise StoreError(_lite_open_problem(config)) from None
         raise StoreError(f"cannot reach Milvus at {redact(config.uri)}: {redact(message.splitlines()[0][:300])}") from None
+
+
+def _lite_open_problem(config: MilvusConfig) -> str:
+    """Why Milvus Lite would not open its folder (it only logs the reason): another process holds it, or it
+    is not a Milvus Lite index folder at all."""
+    path = Path(config.uri)
+    rebuild = "move it aside and run `cairn ingest --cleanup full` to rebuild it from the sources, or restore it from a backup"
+    if path.exists() and not path.is_dir():
+        return f"index {config.uri} is a file, not a Milvus Lite index folder (an older Milvus Lite's file, or damaged): {rebuild}"
+    try:
+        with open(path / "LOCK", "a") as handle:  # the advisory lock Milvus Lite holds while the folder is open
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except BlockingIOError:
+        return (f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
+                "wait for it to finish, or point [milvus] uri at a Milvus server")
+    except OSError as exc:
+        return f"cannot open the index {config.uri}: {exc.strerror}"
+    return f"Milvus Lite cannot open the index {config.uri} (damaged, or not a Milvus Lite index folder): {rebuild}"
+
+
+def collection_exists(client: MilvusClient, config: MilvusConfig) -> bool:
+    """Whether the configured collection exists; a damaged Lite folder or a refusing server is one StoreError
+    saying what to do, not the engine's traceback."""
+    try:
+        with quiet("pymilvus", "milvus_lite"):
+            return client.has_collection(config.collection)
+    except MilvusException as exc:
+        raise _damaged(config, exc, "open") from None
 
 
 def close_client(client: MilvusClient, config: MilvusConfig) -> None:
@@ -126,12 +154,13 @@ def _load(client: MilvusClient, config: MilvusConfig) -> None:
         raise _damaged(config, exc) from None
 
 
-def _damaged(config: MilvusConfig, exc: Exception) -> StoreError:
+def _damaged(config: MilvusConfig, exc: Exception, step: str = "load") -> StoreError:
     what = "the index folder" if config.is_lite else "the collection"
+    reason = getattr(exc, "message", None) or str(exc)
     return StoreError(
-        f"cannot load collection {config.collection!r} at {redact(config.uri)} ({redact(str(exc).splitlines()[0][:200])}): "
-        f"{what} may be damaged. Move it aside (or set another [milvus] collection) and run `cairn ingest` to rebuild "
-        "it from the sources, which are the record; or restore it from a backup"
+        f"cannot {step} collection {config.collection!r} at {redact(config.uri)} ({redact(reason.splitlines()[0][:200])}): "
+        f"{what} may be damaged. Move it aside (or set another [milvus] collection) and run `cairn ingest --cleanup full` "
+        "to rebuild it from the sources, which are the record; or restore it from a backup"
     )
 
 
@@ -168,7 +197,11 @@ class CollectionReader:
             client = open_client(config, create=False)
         except StoreError as exc:
             raise error(str(exc)) from None
-        if not client.has_collection(config.collection):
+        try:
+            exists = collection_exists(client, config)
+        except StoreError as exc:
+            raise error(str(exc)) from None
+        if not exists:
             raise error(f"no collection {config.collection!r} at {config.uri}: run `cairn ingest` first")
         load_collection(client, config)
         return cls(client, config)

@@ -9,7 +9,9 @@ from pymilvus import MilvusClient
 from pymilvus.exceptions import DataNotMatchException, DataTypeNotMatchException, ParamError
 
 from cairn.errors import StoreError
-from cairn.index.milvus import CollectionReader, check_encoder, close_client, load_collection, open_client, quiet_lite_refusals
+from cairn.index.milvus import (
+    CollectionReader, check_encoder, close_client, collection_exists, load_collection, open_client, quiet_lite_refusals,
+)
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import (
     BM25_INPUT,
@@ -38,11 +40,14 @@ class MilvusStore:
         self.collection = config.collection
         self.client = client or open_client(config, create=True)
 
+    def exists(self) -> bool:
+        return collection_exists(self.client, self.config)
+
     def ensure_collection(self, embedder: str | None = None) -> None:
         """Create the collection, or check an existing one fits: its schema, and (when `embedder` is given,
         i.e. by writers) the encoder its vectors came from. A collection made before encoders were recorded
         is taken to hold `embedder`'s vectors and is labelled with it."""
-        if self.client.has_collection(self.collection):
+        if self.exists():
             self._check_compatible()
             if embedder is not None and check_encoder(self.client, self.collection, embedder) is None:
                 self.client.alter_collection_properties(self.collection, properties={EMBEDDER_PROPERTY: embedder})

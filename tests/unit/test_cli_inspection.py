@@ -38,3 +38,32 @@ def test_report_of_an_unknown_source_is_a_config_error(tmp_path, capsys):
     assert main(["report", "--source", "nope", "--json", "--config", str(config)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "cairn: config error: no source named 'nope'" in captured.err
+
+
+def test_a_damaged_index_is_one_clear_message_with_what_to_do_not_a_traceback(tmp_path, capsys):
+    from cairn.index.store import MilvusStore
+    from cairn.schemas.config import load_config
+
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [], collection="runbooks")
+    milvus = load_config(config).milvus
+    store = MilvusStore(milvus, dim=8)
+    store.ensure_collection()
+    store.close()
+    (schema,) = Path(milvus.uri).glob("**/collections/runbooks/schema.json")
+    schema.write_text("{ cut short")
+    assert main(["--config", str(config), "status"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cairn: cannot open collection 'runbooks' at ") and "may be damaged" in err
+    assert "cairn ingest --cleanup full" in err and "Traceback" not in err
+
+
+def test_an_index_path_that_is_a_file_is_named_as_such_not_as_in_use(tmp_path, capsys):
+    from cairn.schemas.config import load_config
+
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [])
+    uri = Path(load_config(config).milvus.uri)
+    uri.parent.mkdir(parents=True)
+    uri.write_bytes(b"SQLite format 3\x00" + bytes(200))  # e.g. an index file of an older Milvus Lite
+    assert main(["--config", str(config), "status"]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a Milvus Lite index folder" in err and "in use" not in err and "Traceback" not in err
