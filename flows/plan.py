@@ -64,16 +64,18 @@ def plan_source(source_config: SourceConfig, s3: S3Config, store: MilvusStore, s
     """Discover the source (raising SourceError when it is unusable) and plan against the collection."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
-    # a full listing (cleanup "full" or a backfill) ignores the cursor: absence then means removal
-    cursor = {} if cleanup == "full" or backfill is not None else state.get(source_config.name)
-    source = open_source(source_config, cursor, s3=s3)
+    access = access_fingerprint(source_config)
+    ledger = store.ledger(source_config.name)
+    # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a
+    # run after the access settings changed (every document must be rewritten, not only those changed since).
+    relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
+    source = open_source(source_config, {} if relist else state.get(source_config.name), s3=s3)
     found = discover(source)
     failpoint("discovered")
-    ledger = store.ledger(source_config.name)
     plan = plan_sync(
         found.refs, ledger, keep_ids={f.document_id for f in found.failures},
         cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
         force={r.document_id for r in found.refs} if backfill is not None else None,
-        access=access_fingerprint(source_config),
+        access=access,
     )
     return Planned(source, found, ledger, plan)

@@ -139,3 +139,26 @@ def test_a_backfill_window_is_passed_to_the_api_and_respected(tmp_path, prefect_
     assert listing[0]["statuses[]"] == ["resolved"]
     assert sorted(r["locator"] for r in stored_rows(config) if r["extra"].get("section_count")) == ["Q2EDGTL", "Q3PAYER"]
     assert report["documents"]["indexed"] == 2
+
+
+def test_an_access_change_rewrites_every_incident_not_only_those_changed_since_the_mark(tmp_path, prefect_server, token):
+    """The API is asked only for what changed since the high-water mark; after the source's acl is edited,
+    the next run lists everything, so no incident keeps the revoked group (and nothing is re-embedded)."""
+    incidents, parts = sample()
+    with FakePagerDuty(incidents, parts) as api:
+        config = api_config(tmp_path, api.url)
+        assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 6
+        api_config(tmp_path, api.url, acl=["oncall"])  # sre revoked; no incident changed
+        api.requests.clear()
+        second = ingest_flow(config_path=str(config))
+        assert "/incidents" in api.paths()  # a full listing, not the log entries since the mark
+        assert second["documents"]["indexed"] == 6 and second["embeddings_computed"] == 0
+        third = ingest_flow(config_path=str(config))  # the mark works again once every row has the new access
+        assert third["documents"]["indexed"] == 0 and third["documents"]["seen"] <= 2
+    store = MilvusStore(load_config(config).milvus, dim=384)
+    store.load()
+    try:
+        acls = {tuple(r["access_control_list"]) for r in store.iterate("", ["access_control_list"])}
+    finally:
+        store.close()
+    assert acls == {("oncall",)}
