@@ -1,4 +1,7 @@
-"""Retrieval metrics over ranked document ids (graded relevance allowed), as BEIR computes them."""
+"""Retrieval metrics over ranked document ids, with trec_eval's definitions (which BEIR reports through
+pytrec_eval): nDCG@k with the grade itself as the gain (trec_eval's `ndcg_cut`, not the 2^grade - 1 of some
+other toolkits) and the ideal ranking built from every judged relevant document; recall@k over every
+relevant document; reciprocal rank of the first relevant one. Identical on binary judgements."""
 from __future__ import annotations
 
 import math
@@ -21,9 +24,9 @@ def mrr(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
 
 
 def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
-    dcg = sum((2 ** relevant.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    dcg = sum(max(relevant.get(d, 0), 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
     ideal = sorted((g for g in relevant.values() if g > 0), reverse=True)[:k]
-    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
 
 
