@@ -23,6 +23,10 @@ from cairn.errors import UsageError
 if TYPE_CHECKING:
     from cairn.query import Principal, Retriever, RetrievalResult
 
+# What the list's order is, and what each score of a result is (the human listing prints the same).
+ORDER = ("rank: by `fused` (the fusion of the dense and BM25 legs), the main document's sections first; `score` is "
+         "the calibrated relevance in [0, 1] that the floors and the confidence read, `vector_score` the cosine, "
+         "`keyword_score` the BM25 score over the query's best")
 HIT_FIELDS = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
 SNIPPET_CHARS = 240
 
@@ -136,7 +140,9 @@ def run_query(config, options: QueryOptions, scope: Scope) -> Outcome:
 def result_json(result: RetrievalResult) -> dict:
     """The `query --json` contract (scripts rely on these keys; fields are only ever added)."""
     data = result.to_dict()
-    data["results"] = [{**{f: getattr(h, f) for f in HIT_FIELDS}, **h.to_dict()} for h in result.hits]
+    data["results"] = [{"rank": rank, **{f: getattr(h, f) for f in HIT_FIELDS}, **h.to_dict()}
+                       for rank, h in enumerate(result.hits, 1)]
+    data["ordered_by"] = ORDER
     return data
 
 

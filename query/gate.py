@@ -23,11 +23,26 @@ _ID_LIKE = [
     re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+){2,}$"),  # host.name.tld
     re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-]{6,}$"),  # mixed letters+digits: ids, hashes
     re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+$"),  # CamelCase names (alerts, classes)
+    re.compile(r"^[A-Z]{2,}[a-z]+(?:[A-Z][a-z0-9]*)*$"),  # OOMKilled, TLSHandshakeTimeout
+    re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+$"),  # service and host names: ledger-db, edge_proxy, kube-apiserver
+    re.compile(r"^E[A-Z]{3,}$"),  # errno names: ENOSPC, ECONNREFUSED
+    re.compile(r"^[45]\d\d$"),  # HTTP error statuses: 502, 503
+    re.compile(r"^[A-Z]{1,6}[-_]?\d{3,}$"),  # error codes: ORA-00600, E1234
+    re.compile(r"^[\w.~\-]*/[\w.\-/]+$"),  # file paths: /var/log/syslog, runbooks/restart.md
 ]
 
 # A defined term or proper name: two or more capitalised words ("the Determination Date", "Master Services
 # Agreement"). Contracts define such terms precisely, so asking for one is as precise as pasting an ID.
 _NAME = re.compile(r"\b[A-Z][\w\-]*(?:\s+(?:of|and|&)?\s*[A-Z][\w\-]*)+")
+
+# A symptom names what is wrong: with one thing it is wrong with ("node unreachable", "ledger lagging") it is
+# as precise as three plain words.
+SYMPTOMS = frozenset(
+    """down unreachable unavailable unhealthy degraded failing failed fails failure crashing crashed crashloop
+    stuck hung hanging full slow latency timeout timeouts expired expiring expires leaking leak leaks oom
+    lagging lag lags refused rejected dropped dropping throttled throttling evicted overloaded saturated
+    flapping missing broken corrupt corrupted errors error erroring pending notready restarting""".split()
+)
 
 GUIDANCE = (
     "The question is too short to search reliably. Name the service, the symptom or the error, e.g. "
@@ -73,4 +88,7 @@ def gate(text: str, min_terms: int) -> GateVerdict:
         return GateVerdict(True, terms, ids, f"{len(terms)} content words")
     if ids:
         return GateVerdict(True, terms, ids, f"ID-like token {ids[0]!r}")
+    symptoms = [t for t in terms if t in SYMPTOMS]
+    if symptoms and len(terms) >= max(2, min_terms - 1):
+        return GateVerdict(True, terms, ids, f"the symptom {symptoms[0]!r} and what it affects")
     return GateVerdict(False, terms, ids, f"{len(terms)} content word(s), fewer than {min_terms}, and no ID-like token")

@@ -95,7 +95,8 @@ def test_a_result_without_hits_prints_its_message_and_gaps(capsys):
 def test_the_json_contract_keeps_its_keys():
     data = result_json(RetrievalResult("q", [hit("intro", 0.03, 0.7)], diagnostics={"x": 1}))
     assert list(data) == ["query", "status", "message", "confidence", "confidence_reason", "gaps", "results", "blocks",
-                          "diagnostics"]
+                          "diagnostics", "ordered_by"]
     assert {"chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation",
-            "deep_link", "recall_injected", "flags", "fused"} <= set(data["results"][0])
-    assert data["results"][0]["score"] == 0.7
+            "deep_link", "recall_injected", "flags", "fused", "vector_score", "keyword_score", "rank"} <= set(data["results"][0])
+    assert data["results"][0]["score"] == 0.7 and data["results"][0]["rank"] == 1
+    assert "by `fused`" in data["ordered_by"] and "`score` is the calibrated relevance" in data["ordered_by"]

@@ -24,15 +24,44 @@ def cand(cid, doc="d1", parent=None, vector=0.0, keyword=0.0, rank=None, order=0
 
 
 # ---- 1. gate ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["help", "how do I do it?", "the database", "what is this"])
+@pytest.mark.parametrize("text", ["help", "how do I do it?", "the database", "what is this", "fix the server", "is it down",
+                                  "what happened in 2024", "why", "the edge"])
 def test_gate_refuses_vague_queries(text):
     assert not gate(text, 3).passed
 
 
-@pytest.mark.parametrize("text", ["INC-4521", "values.yaml", "ops@acme.example", "db-1.prod.acme.io", "KubePodCrashLooping"])
+@pytest.mark.parametrize("text", [
+    "INC-4521", "values.yaml", "ops@acme.example", "db-1.prod.acme.io", "KubePodCrashLooping",
+    "how do I fail over ledger-db", "restart edge_proxy", "kube-apiserver down", "OOMKilled", "ENOSPC", "503 errors",
+    "ORA-00600", "/var/log/syslog", "runbooks/restart.md",
+])
 def test_gate_accepts_a_single_id_like_token(text):
     verdict = gate(text, 3)
     assert verdict.passed and verdict.id_like
+
+
+def test_the_readme_and_makefile_example_queries_all_pass_the_gate():
+    import re
+
+    from tests.conftest import REPO
+
+    text = "\n".join((REPO / name).read_text() for name in ("README.md", "Makefile", "docs/cli.md"))
+    examples = set(re.findall(r'cairn query "([^"]+)"', text)) | set(re.findall(r'retrieve\("([^"]+)"', text))
+    examples.discard("TEXT")
+    assert len(examples) >= 4, examples
+    assert [e for e in examples if not gate(e, 3).passed] == []
+
+
+def test_every_dev_alert_summary_passes_the_gate():
+    import json
+
+    from tests.conftest import SHARED
+
+    path = SHARED / "eval" / "dev" / "runbooks" / "prometheus-operator-runbooks.alerts.jsonl"
+    if not path.exists():
+        pytest.skip("../shared/eval/dev is absent")
+    summaries = [json.loads(line)["summary"] for line in path.read_text().splitlines() if line.strip()]
+    assert len(summaries) > 100 and [s for s in summaries if not gate(s, 3).passed] == []
 
 
 def test_gate_counts_content_words_not_stopwords():
@@ -217,6 +246,15 @@ def hit(score, vector=0.6, keyword=0.6, injected=False, flags=()):
 def test_confidence_tiers(hits, expected):
     level, reason = tier(hits, 0.50)
     assert level == expected and reason
+
+
+def test_the_confidence_reason_speaks_of_the_hit_with_the_best_relevance_and_names_it():
+    # the list is in fused order; the second hit has the best relevance, and only it has keyword agreement
+    hits = [hit(0.7927, keyword=0.2), hit(0.7986, vector=0.8, keyword=0.9), hit(0.7946, keyword=0.1)]
+    level, reason = tier(hits, 0.50)
+    assert level == "HIGH" and reason.startswith("result 2: relevance 0.80, with vector (0.80) and keyword (0.90)")
+    level, reason = tier([hit(0.62), hit(0.66)], 0.50)
+    assert (level, reason) == ("MEDIUM", "result 2: relevance 0.66")
 
 
 def test_gaps_name_requested_terms_no_text_contains():
