@@ -11,11 +11,11 @@ import uuid
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
 from cairn.errors import QualityFailed, SourcesFailed
+from cairn.flows.artifacts import publish_quality, publish_run
 from cairn.flows.context import RunContext
 from cairn.flows.options import RunOptions, Window
 from cairn.flows.sync import SourceSync
@@ -23,22 +23,6 @@ from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 from cairn.schemas.records import parse_day
 from cairn.schemas.report import RunReport
-
-
-def report_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
-    d = report.documents
-    lines = [
-        f"### {title} {report.run_id}",
-        "",
-        "| seen | indexed | unchanged | deleted | failed | sections | chunks | embeddings computed | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
-        f"| {d.seen} | {d.indexed} | {d.unchanged} | {d.deleted} | {d.failed} | {report.sections} | {report.chunks} "
-        f"| {report.embeddings_computed} | {report.seconds:.1f} |",
-    ]
-    if report.failures:
-        lines += ["", "| source | document | error |", "|---|---|---|"]
-        lines += [f"| {f.source} | {f.document} | {f.error.replace('|', '/')} |" for f in report.failures]
-    return "\n".join(lines)
 
 
 def run_sources(config_path: str | None, source: str | None, options: RunOptions) -> dict:
@@ -61,7 +45,7 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
             "seconds": round(time.perf_counter() - checked, 3),
         }
     report.seconds = time.perf_counter() - started
-    create_markdown_artifact(key="cairn-run-report", markdown=report_markdown(report, options.title), description=options.title)
+    publish_run(report, options.title)
     if report.failures:
         get_run_logger().warning("%d input(s) failed; see the run report", len(report.failures))
     if report.failed_sources:  # the flow run fails, after every other source ran and the report was published
@@ -85,9 +69,8 @@ def enforce_quality_policy(quality, strict_sources: list[str]) -> None:
 @task(cache_policy=NO_CACHE)
 def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str):
     """Great-expectations over the current rows of the documents this run wrote (whole sources when a run
-    wrote many), a report folder, and a Prefect artifact with the table."""
+    wrote many), a report folder, and Prefect artifacts: the table, and a link to the report."""
     from cairn.quality import check_rows
-    from cairn.quality.report import report_markdown
     from cairn.schemas.collection import in_list
 
     parts = []
@@ -96,7 +79,7 @@ def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, 
         parts.append(f"({scope} and {in_list('document_id', ids)})" if len(ids) <= 2000 else f"({scope})")
     expr = f"is_current == true and ({' or '.join(parts)})"
     result = check_rows(config, expr, dim, name=f"run-{run_id[:8]}", title=f"Cairn data quality, run {run_id}")
-    create_markdown_artifact(key="cairn-quality-report", markdown=report_markdown(result), description="Cairn data quality")
+    publish_quality(result)
     return result
 
 

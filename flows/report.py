@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
 
-from cairn.index.lock import writer_lock
 from cairn.errors import NoCollection, QualityFailed
+from cairn.flows.artifacts import publish_quality
+from cairn.index.lock import writer_lock
 from cairn.index.milvus import collection_exists, open_client
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
@@ -55,12 +55,10 @@ def report_flow(
 
     On a Milvus Lite file the run queues up to `wait_seconds` behind an ingest holding the index (Lite
     allows one process); on a Milvus server it reads alongside."""
-    from cairn.quality.report import report_markdown
-
     config = load_config(config_path)
     with writer_lock(config.milvus, wait_seconds):
         result = quality_report(config, source, tenant)
-    create_markdown_artifact(key="cairn-quality-report", markdown=report_markdown(result), description="Cairn data quality")
+    publish_quality(result)
     if not result.success:
         failed = "; ".join(f"{r.suite}: {r.column}" for r in result.failed())
         raise QualityFailed(f"data-quality expectations failed ({failed}); report: {result.report_dir}/index.html")

@@ -74,7 +74,8 @@ class SourceSync:
         if refusal:
             report.fail(self.name, SOURCE_FAILURE, refusal)
         elif plan.stale_document_ids:
-            report.documents.deleted = run.steps.retire_stale(run.store, plan.stale_document_ids, self.source_config.keep_history)
+            report.documents.deleted = run.steps.retire_stale(run.store, plan.stale_document_ids, self.source_config.keep_history,
+                                                              self.name)
         run.store.flush()
         saved = source_cursor(source)
         if saved is not None:
@@ -98,7 +99,8 @@ class SourceSync:
         with BatchWriter(report, self.name) as writer:
             for start in range(0, len(todo), size):
                 batch = todo[start : start + size]
-                chunked = run.steps.chunk(source, batch, run.config.chunking, skip)
+                label = f"{self.name} {start // size + 1}/{-(-len(todo) // size)}"
+                chunked = run.steps.chunk(source, batch, run.config.chunking, skip, label)
                 failpoint("chunked")
                 for item in chunked.documents:  # the access settings it is written under (flows/plan.py)
                     item.document.extra["access"] = self.access
@@ -106,13 +108,13 @@ class SourceSync:
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)
                 if chunked.documents:
-                    rows, stats = run.steps.embed(chunked.documents, run.encoder, run.cache, run.config.embedding.batch_size)
+                    rows, stats = run.steps.embed(chunked.documents, run.encoder, run.cache, run.config.embedding.batch_size, label)
                     failpoint("embedded")
                     for locator, reason in stats.failed:
                         report.fail(self.name, locator, reason)
                     if stats.documents:
                         write = WriteBatch(rows, stats.documents, ledger, self.source_config.keep_history)
-                        writer.submit(run.steps.write_in_context(run.store, write), stats.documents, stats.computed)
+                        writer.submit(run.steps.write_in_context(run.store, write, label), stats.documents, stats.computed)
                 run.progress.update(self.name, start + len(batch), len(todo))
 
 
