@@ -35,13 +35,30 @@ class Result:
     unexpected_percent: float
     element_count: int
     examples: list[dict] = field(default_factory=list)
+    params: dict = field(default_factory=dict)  # what the expectation asked: min_value, max_value, mostly, value_set...
 
     def to_dict(self) -> dict:
         return {
             "suite": self.suite, "expectation": self.expectation, "column": self.column, "success": self.success,
             "unexpected_percent": round(self.unexpected_percent, 3), "element_count": self.element_count,
-            "examples": self.examples,
+            "examples": self.examples, "params": self.params,
         }
+
+    def describe_params(self) -> str:
+        """The parameters as a person reads them: "400 to 900, mostly 0.95"."""
+        p = self.params
+        parts = []
+        if "min_value" in p or "max_value" in p:
+            low, high = (f"{v:g}" if isinstance(v, (int, float)) else v for v in (p.get("min_value"), p.get("max_value")))
+            parts.append(f"{low} to {high}" if low is not None and high is not None else f">= {low}" if low is not None else f"<= {high}")
+        if "value_set" in p:
+            values = [str(v) for v in p["value_set"]]
+            parts.append("one of " + ", ".join(values[:8]) + (f" (+{len(values) - 8})" if len(values) > 8 else ""))
+        if p.get("or_equal") is not None:
+            parts.append("or equal" if p["or_equal"] else "strictly")
+        if p.get("mostly") is not None:
+            parts.append(f"mostly {p['mostly']:g}")
+        return ", ".join(parts)
 
 
 def bands(config: CairnConfig, source: str, content_type: str) -> dict[str, float]:
@@ -166,11 +183,19 @@ def _result(suite: str, label: str, outcome, rows: pd.DataFrame, limit: int) -> 
                              "locator": row.get("locator"), "token_count": _plain(row.get("token_count"))})
         else:
             examples.append({"chunk_id": chunk_id})
+    kwargs = outcome.expectation_config.kwargs or {}
     return Result(
         suite=suite, expectation=kind, column=label, success=bool(outcome.success),
         unexpected_percent=float(data.get("unexpected_percent") or 0.0), element_count=int(data.get("element_count") or 0),
-        examples=examples,
+        examples=examples, params={k: _plain_param(kwargs[k]) for k in PARAMS if kwargs.get(k) is not None},
     )
+
+
+PARAMS = ("min_value", "max_value", "mostly", "value_set", "or_equal")  # what an expectation's reader needs
+
+
+def _plain_param(value):
+    return sorted(value, key=str) if isinstance(value, (set, frozenset)) else list(value) if isinstance(value, tuple) else value
 
 
 def _plain(value):

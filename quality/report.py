@@ -6,6 +6,7 @@
                            "unexpected_percent", "suite", "examples", ...}], "health": {...}}
       token_counts.svg    token counts per chunk type and source, the SLA band shaded
       health.svg          chunk_health_score distribution of parent sections
+    <report_root>/latest  a link to the newest report folder
       gx/uncommitted/data_docs/local_site/index.html   great-expectations Data Docs
 """
 from __future__ import annotations
@@ -19,8 +20,11 @@ from pathlib import Path
 import pandas as pd
 
 from cairn.quality.checks import Result, bands, validate
+from cairn.quality.history import point_latest, trend
 from cairn.quality.plots import Panel, figure
 from cairn.schemas.config import CairnConfig
+
+TREND_REPORTS = 10  # the reports the trend shows (fewer when keep_reports keeps fewer)
 
 
 @dataclass
@@ -31,6 +35,8 @@ class QualityReport:
     results: list[Result] = field(default_factory=list)
     health: dict = field(default_factory=dict)
     uploaded_to: str | None = None
+    per_source: dict[str, dict] = field(default_factory=dict)  # source -> rows, documents, checks, failed, health
+    trend: list[dict] = field(default_factory=list)  # the last reports, oldest first, this one last
 
     def failed(self) -> list[Result]:
         return [r for r in self.results if not r.success]
@@ -42,6 +48,7 @@ class QualityReport:
         return {
             "success": self.success, "report_dir": self.report_dir, "rows": self.rows,
             "results": [r.to_dict() for r in self.results], "health": self.health, "uploaded_to": self.uploaded_to,
+            "per_source": self.per_source, "trend": self.trend,
         }
 
 
@@ -64,19 +71,47 @@ def health_summary(frame: pd.DataFrame, worst: int = 10) -> dict:
     }
 
 
+def source_summary(frame: pd.DataFrame, results: list[Result]) -> dict[str, dict]:
+    """Per source: its rows and documents, how many checks passed, which failed, its sections' mean health."""
+    out = {}
+    for source, rows in frame.groupby("source_name", dropna=False):
+        mine = [r for r in results if r.suite.split(".", 1)[0] == str(source)]
+        parents = rows[rows["chunk_type"] == "full_text"]["chunk_health_score"].dropna().astype(float)
+        out[str(source)] = {
+            "rows": int(len(rows)), "documents": int(rows["document_id"].nunique()), "checks": len(mine),
+            "failed": sorted(f"{r.suite}: {r.column}" for r in mine if not r.success),
+            "health_mean": round(float(parents.mean()), 4) if len(parents) else None,
+        }
+    return out
+
+
+def checked_rows(rows: pd.DataFrame, chunk_type: str, parent_min: float) -> pd.DataFrame:
+    """The rows the size expectation of `chunk_type` checks (sizes.py's row conditions): a parent that is a
+    whole document under the floor, and a child that holds a stretch's remainder or a definition, are exempt."""
+    if chunk_type == "full_text":
+        return rows[~(rows["whole_document"].astype(bool) & (rows["token_count"] < parent_min))]
+    return rows[~rows["is_remainder"].astype(bool)]
+
+
 def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
     written = []
     panels = []
-    for source, chunk_type in sorted({(s, t) for s, t in zip(frame["source_name"], frame["chunk_type"])}):
-        rows = frame[(frame["source_name"] == source) & (frame["chunk_type"] == chunk_type)]
-        modes = rows["content_type"].mode()  # empty when every row lacks its content type (a failed check)
-        b = bands(config, source, str(modes.iat[0]) if len(modes) else "")
-        lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
-        inside = ((rows["token_count"] >= lo) & (rows["token_count"] <= hi)).mean() * 100
-        panels.append(Panel(
-            values=rows["token_count"].tolist(), title=f"{source} · {chunk_type}: {len(rows)} rows, {inside:.1f}% inside the band",
-            xlabel="tokens", color="#1565c0", bins=40, band=(lo, hi), band_label=f"SLA {int(lo)}-{int(hi)} shaded",
-        ))
+    # one panel per suite of the table (source and content type) and chunk type, over the rows it checks
+    for (source, content_type), typed in frame.groupby(["source_name", "content_type"], dropna=False):
+        b = bands(config, str(source), str(content_type))
+        for chunk_type in ("full_text", "child"):
+            lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
+            every = typed[typed["chunk_type"] == chunk_type]
+            rows = checked_rows(every, chunk_type, b["parent_min_tokens"])
+            if rows.empty:
+                continue
+            inside = ((rows["token_count"] >= lo) & (rows["token_count"] <= hi)).mean() * 100
+            exempt = f", {len(every) - len(rows)} exempt" if len(every) > len(rows) else ""
+            panels.append(Panel(
+                values=rows["token_count"].tolist(), xlabel="tokens", color="#1565c0", bins=40, band=(lo, hi),
+                title=f"{source}.{content_type} · {chunk_type}: {len(rows)} rows checked{exempt}, {inside:.1f}% inside the band",
+                band_label=f"SLA {int(lo)}-{int(hi)} shaded",
+            ))
     if panels:
         (folder / "token_counts.svg").write_text(figure(panels), encoding="utf-8")
         written.append("token_counts.svg")
@@ -100,12 +135,23 @@ def render_html(report: QualityReport, title: str, plots: list[str]) -> str:
         examples = "<br>".join(html.escape(f"{e.get('locator') or e.get('document_id')} #{e.get('section_id')} ({e.get('token_count')} tokens)") for e in r.examples)
         mark = "✔" if r.success else "✘"
         rows.append(f"<tr class={'ok' if r.success else 'bad'}><td>{mark}</td><td>{html.escape(r.suite)}</td>"
-                    f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td>"
+                    f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td><td>{html.escape(r.describe_params())}</td>"
                     f"<td>{r.unexpected_percent:.2f}%</td><td>{r.element_count}</td><td>{examples}</td></tr>")
     worst = "".join(
         f"<tr><td>{w['score']}</td><td>{html.escape(str(w['locator']))}</td><td>{html.escape(str(w['section_id']))}</td>"
         f"<td>{w['token_count']}</td><td>{w['merge_count']}</td><td>{w['split_count']}</td></tr>"
         for w in report.health.get("worst", [])
+    )
+    sources = "".join(
+        f"<tr class={'bad' if v['failed'] else 'ok'}><td>{html.escape(name)}</td><td>{v['rows']}</td><td>{v['documents']}</td>"
+        f"<td>{v['checks'] - len(v['failed'])} of {v['checks']}</td><td>{v['health_mean'] if v['health_mean'] is not None else ''}</td>"
+        f"<td>{html.escape('; '.join(v['failed']))}</td></tr>"
+        for name, v in sorted(report.per_source.items())
+    )
+    trend = "".join(
+        f"<tr class={'ok' if t['success'] else 'bad'}><td>{html.escape(t['report'])}</td><td>{'passed' if t['success'] else 'FAILED'}</td>"
+        f"<td>{t['failed']} of {t['expectations']}</td><td>{t['rows']}</td><td>{t['health_mean'] if t['health_mean'] is not None else ''}</td></tr>"
+        for t in reversed(report.trend)
     )
     images = "".join(f'<img src="{p}" alt="{p}">' for p in plots)
     return f"""<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>
@@ -114,8 +160,10 @@ td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-ali
 .verdict{{color:{colour};font-size:1.6em;font-weight:600}}img{{max-width:100%;margin:1em 0}}</style>
 <h1>{html.escape(title)}</h1><p class=verdict>{verdict}: {len(report.failed())} of {len(report.results)} expectations failed over {report.rows} rows</p>
 <p>Great-expectations Data Docs: <a href="gx/uncommitted/data_docs/local_site/index.html">gx/uncommitted/data_docs/local_site/index.html</a></p>
-<h2>Expectations</h2><table><tr><th></th><th>suite</th><th>check</th><th>expectation</th><th>unexpected</th><th>rows</th><th>examples</th></tr>{''.join(rows)}</table>
-<h2>Plots</h2>{images}
+<h2>Per source</h2><table><tr><th>source</th><th>rows</th><th>documents</th><th>checks passed</th><th>mean health</th><th>failed</th></tr>{sources}</table>
+<h2>Expectations</h2><table><tr><th></th><th>suite</th><th>check</th><th>expectation</th><th>parameters</th><th>unexpected</th><th>rows</th><th>examples</th></tr>{''.join(rows)}</table>
+<h2>Plots</h2><p>Each panel shows the rows its expectation checks (exempt rows, as in the table, left out).</p>{images}
+<h2>Trend</h2><table><tr><th>report (newest first)</th><th>verdict</th><th>failed</th><th>rows</th><th>mean health</th></tr>{trend}</table>
 <h2>Least healthy sections</h2><table><tr><th>score</th><th>document</th><th>section</th><th>tokens</th><th>merges</th><th>splits</th></tr>{worst}</table>
 """
 
@@ -126,7 +174,7 @@ def prune(root: Path, keep: int) -> None:
         return
     import shutil
 
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and (p / "summary.json").exists())
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and (p / "summary.json").exists())
     for old in folders[: max(0, len(folders) - keep)]:
         shutil.rmtree(old, ignore_errors=True)
 
@@ -138,7 +186,10 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
     report = QualityReport(
         success=all(r.success for r in results), report_dir=str(folder), rows=int(len(frame)), results=results,
         health=health_summary(frame) if not frame.empty else {"sections": 0},
+        per_source=source_summary(frame, results) if not frame.empty else {},
     )
+    keep = config.quality.keep_reports
+    report.trend = trend(folder.parent, folder.name, report.to_dict(), min(TREND_REPORTS, keep) if keep > 0 else TREND_REPORTS)
     plots = plot(frame, config, folder) if not frame.empty else []
     (folder / "index.html").write_text(render_html(report, title, plots), encoding="utf-8")
     if config.quality.report_uri:
@@ -150,6 +201,7 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
         from cairn.quality.upload import upload_folder
 
         upload_folder(folder, config.quality, config.s3)
+    point_latest(folder)
     prune(folder.parent, config.quality.keep_reports)
     return report
 
@@ -158,7 +210,11 @@ def report_markdown(report: QualityReport) -> str:
     lines = [
         f"### Cairn data quality: {'passed' if report.success else 'FAILED'} ({report.rows} rows)",
         "", f"Report: `{report.report_dir}`" + (f" (uploaded to {report.uploaded_to})" if report.uploaded_to else ""), "",
-        "| suite | check | success | unexpected % |", "|---|---|---|---|",
+        "| source | rows | documents | checks passed | mean health |", "|---|---|---|---|---|",
     ]
-    lines += [f"| {r.suite} | {r.column} | {'yes' if r.success else '**no**'} | {r.unexpected_percent:.2f} |" for r in report.results]
+    lines += [f"| {name} | {v['rows']} | {v['documents']} | {v['checks'] - len(v['failed'])} of {v['checks']} | {v['health_mean']} |"
+              for name, v in sorted(report.per_source.items())]
+    lines += ["", "| suite | check | parameters | success | unexpected % |", "|---|---|---|---|---|"]
+    lines += [f"| {r.suite} | {r.column} | {r.describe_params()} | {'yes' if r.success else '**no**'} | {r.unexpected_percent:.2f} |"
+              for r in report.results]
     return "\n".join(lines)

@@ -71,6 +71,29 @@ def test_a_corpus_inside_the_sla_passes_and_the_report_folder_is_complete(collec
     assert summary["success"] is True and {"expectation", "column", "success", "unexpected_percent"} <= set(summary["results"][0])
 
 
+def test_reports_show_parameters_per_source_counts_a_trend_and_latest_leads_to_the_newest(collection):
+    config, store, rows = collection
+    first = check_rows(config, "is_current == true", 384, store=store, name="first")
+    parents = [r for r in rows if r["chunk_type"] == "full_text"]
+    store.upsert([dict(parents[0], token_count=2400)])  # one section over the band
+    store.flush()
+    second = check_rows(config, "is_current == true", 384, store=store, name="second")
+
+    size = next(r for r in second.results if r.column == "full_text token_count")
+    assert size.params == {"min_value": config.chunking.parent_min_tokens, "max_value": config.chunking.parent_max_tokens,
+                           "mostly": config.quality.parent_mostly}
+    assert size.describe_params() == f"{config.chunking.parent_min_tokens} to {config.chunking.parent_max_tokens}, mostly 0.95"
+    guides = second.per_source["guides"]
+    assert guides["documents"] == 4 and guides["rows"] == len(rows) and guides["failed"] == ["guides.runbook: full_text token_count"]
+    assert [(t["report"], t["success"]) for t in second.trend] == [
+        (os.path.basename(first.report_dir), True), (os.path.basename(second.report_dir), False)]
+    latest = os.path.join(os.path.dirname(second.report_dir), "latest")
+    assert os.path.realpath(latest) == os.path.realpath(second.report_dir)
+    page = open(os.path.join(latest, "index.html"), encoding="utf-8").read()
+    assert "<h2>Per source</h2>" in page and "<h2>Trend</h2>" in page and "mostly 0.95" in page
+    assert json.load(open(os.path.join(latest, "summary.json")))["trend"][-1]["failed"] == 1
+
+
 def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(collection):
     config, store, rows = collection
     parents = [r for r in rows if r["chunk_type"] == "full_text"]
