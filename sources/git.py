@@ -26,6 +26,7 @@ from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType, 
 from cairn.schemas.config import GitSourceConfig
 from cairn.sources import frontmatter as fm
 from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.gitauth import REMOTE_COMMANDS, split_credentials
 from cairn.sources.gitlog import LOG_FORMAT, RECORD, Commit, Version, content_type_of, matches, parse_commit, parse_raw
 from cairn.sources.wiki import decode_markdown
 
@@ -44,7 +45,8 @@ class GitSource:
     def __init__(self, config: GitSourceConfig, cursor: dict | None = None) -> None:
         self.name = config.name
         self.config = config
-        self.repo = config.repository  # what git is given, credentials included
+        self.auth = split_credentials(config.repository)  # an http(s) URL's credentials: in git's env only
+        self.repo = self.auth.url  # what git is given: never an http(s) URL's user info
         self.shown = redact(self.repo)  # what anything stored, shown or logged says
         self.ref = config.ref
         self.include = tuple(config.include)
@@ -66,6 +68,9 @@ class GitSource:
     ) -> str:
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_ASKPASS="", SSH_ASKPASS="")
         command = ["git", "-c", "core.quotePath=false", *args]
+        if args[0] in REMOTE_COMMANDS:
+            command[1:1] = self.auth.options()
+            env.update(self.auth.env)
         if cwd is None:
             command[1:1] = ["--git-dir", str(self.mirror)]
         try:
