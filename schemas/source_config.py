@@ -127,7 +127,9 @@ class GitSourceConfig(SourceBase):
     """Files of a git repository at a ref, with their history (sources/git.py)."""
 
     type: Literal["git"]
-    repo: str | None = Field(default=None, description="a local repository, a .bundle file or a clone URL (path or uri also accepted)")
+    repo: str | None = Field(default=None, description=(
+        "a local repository, a .bundle file or a clone URL (path or uri also accepted); an https://user:token@ URL's "
+        "credentials reach git through its environment only, never the mirror's config, a command line or a message"))
     path: str | None = Field(default=None, description="same as repo, for a local repository")
     uri: str | None = Field(default=None, description="same as repo, for a clone URL")
     ref: str = Field(default="HEAD", description="the branch, tag or commit to index")
