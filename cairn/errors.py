@@ -8,12 +8,13 @@ lets them through with their traceback.
 
 The `cairn` command's exit codes (README, "Exit codes"):
 
-    0  EXIT_OK        the command did its job (ingest/backfill without --strict even when inputs failed:
-                      they are in the run report)
-    1  EXIT_FAILURES  it ran and found failures: --strict with failed inputs, reconcile drift, a failed
-                      data-quality expectation (QualityFailed, `cairn report`), unanswerable batch query lines
-    2  EXIT_UNUSABLE  nothing useful ran: arguments (UsageError) or configuration (ConfigError) that cannot be
-                      used, the index unreachable, busy or empty (StoreError)
+    0  EXIT_OK        the command did its job (every input of an ingest/backfill indexed, unchanged or removed)
+    1  EXIT_FAILURES  it ran and found failures: documents that failed (in the run report), reconcile drift,
+                      a failed data-quality expectation (QualityFailed, `cairn report`), unanswerable batch
+                      query lines
+    2  EXIT_UNUSABLE  a source failed as a whole (SourcesFailed, after the others ran), or nothing useful ran:
+                      arguments (UsageError) or configuration (ConfigError) that cannot be used, the index
+                      unreachable, busy, damaged or empty (StoreError)
 
     CairnError
     ├── ConfigError        the configuration cannot be used (names the file and the key)
