@@ -2,8 +2,8 @@
 
 A command ends in one of two ways, and both are mapped here:
 
-- it returns an `Outcome`: what it found, in the domain's words (every input indexed, some failed under
-  --strict, drift, failed checks...); `EXIT_CODES` turns the outcome into the code;
+- it returns an `Outcome`: what it found, in the domain's words (every input indexed, some failed,
+  drift, failed checks...); `EXIT_CODES` turns the outcome into the code;
 - it raises a `cairn.errors.CairnError`: the code is the error kind's `exit_code` (cairn/errors.py), unless
   `ERROR_EXIT_CODES` overrides it for the command line only.
 
