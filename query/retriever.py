@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from cairn.embedding import Encoder, encoder_for
+from cairn.embedding import Encoder, query_encoder_for
 from cairn.errors import RetrievalError
 from cairn.index.milvus import CollectionReader, check_encoder
 from cairn.query import confidence as conf
@@ -92,7 +92,11 @@ class Retriever:
     def from_config(cls, config: CairnConfig | str | Path | None = None) -> "Retriever":
         if not isinstance(config, CairnConfig):
             config = load_config(config)
-        return cls(config.milvus, config.query, encoder_for(config.embedding))
+        try:
+            encoder = query_encoder_for(config.embedding)
+        except (ModuleNotFoundError, FileNotFoundError) as exc:
+            raise RetrievalError(str(exc)) from None
+        return cls(config.milvus, config.query, encoder)
 
     def retrieve(self, text: str, principal: Principal, k: int | None = None, doc_tag: str | None = None,
                  as_of: int | None = None, filters: dict | None = None) -> RetrievalResult:

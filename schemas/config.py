@@ -2,7 +2,8 @@
 
 Where the file comes from: `--config PATH`, else $CAIRN_CONFIG, else `data/cairn.toml`.
 Relative paths inside it resolve against the current working directory (run Cairn from the repo root).
-Secrets never live in the file: $CAIRN_MILVUS_TOKEN (or [milvus] token_env) and $CAIRN_MILVUS_URI override.
+Secrets never live in the file: $CAIRN_MILVUS_TOKEN (or [milvus] token_env) and $CAIRN_MILVUS_URI override;
+$CAIRN_QUERY_MODEL overrides [embedding] query_model.
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class EmbeddingConfig(_Strict):
     # 64: 12.6 / 19.6 (onnx-int8 alike; `python -m bench.embedding` prints the sweep).
     batch_size: int = 8  # texts per forward pass (small is faster on a CPU: less padding)
     cache_path: str = "data/index/embeddings.sqlite"  # (model identity, text hash) -> vector; never embed twice
+    query_model: str = ""  # a folder made by `cairn export-query-model DIR`: queries embed with it (onnxruntime, no torch, what a `cairn[query]` service needs); empty: the model above; $CAIRN_QUERY_MODEL overrides
 
 
 class ChunkingConfig(_Strict):
@@ -276,6 +278,8 @@ def parse_config(raw: dict, origin: str = "<config>") -> CairnConfig:
     raw["milvus"] = dict(raw["milvus"])
     if os.environ.get("CAIRN_MILVUS_URI"):
         raw["milvus"]["uri"] = os.environ["CAIRN_MILVUS_URI"]
+    if os.environ.get("CAIRN_QUERY_MODEL"):
+        raw["embedding"] = {**raw.get("embedding", {}), "query_model": os.environ["CAIRN_QUERY_MODEL"]}
     if "token" in raw["milvus"]:
         raise ConfigError(f"{origin}: [milvus] token must not be written in the file; set $CAIRN_MILVUS_TOKEN")
     try:

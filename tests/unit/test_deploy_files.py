@@ -152,7 +152,7 @@ def test_dockerfile_copies_only_what_exists_and_installs_cpu_torch_first():
         assert any(p.split()[0].rstrip("/") == folder for p in copies), f"package folder {folder} is not copied"
     runs = [rest for keyword, rest in instructions if keyword == "RUN"]
     torch = next(i for i, r in enumerate(runs) if "torch==" in r)
-    project = next(i for i, r in enumerate(runs) if "pip install ." in r)
+    project = next(i for i, r in enumerate(runs) if "pip install '.[ingest]'" in r)  # the pipeline, not the query side alone
     assert torch < project
     makefile_torch = re.search(r"torch==[\w.+]+", (REPO / "Makefile").read_text()).group(0)
     assert makefile_torch in runs[torch]  # the same pin as the Makefile
