@@ -129,21 +129,27 @@ def _upsert(store: MilvusStore, rows: list[dict]) -> None:
 
 def _each_document(work: dict, action, first: Exception | None, what: str) -> dict[str, str]:
     """Run `action` on each document's item; document_id -> reason for those that raised. When every one
-    raised, and not over its own data, the store is what fails: raise, and the source fails as a whole. A
-    document refused after part of its new rows landed is visibly incomplete in the ledger, and the next run
-    writes it again."""
+    raised, and not over its own data, the store is what fails: raise, and the source fails as a whole (so
+    does a run whose first STORE_DOWN_AFTER documents all fail that way: a server that is down is not asked
+    once per document, each waiting for its timeout). A document refused after part of its new rows landed
+    is visibly incomplete in the ledger, and the next run writes it again."""
     refused: dict[str, str] = {}
     errors: list[Exception] = []
-    for document_id, item in work.items():
+    for tried, (document_id, item) in enumerate(work.items(), 1):
         try:
             action(item)
         except Exception as exc:  # noqa: BLE001 - one document's fault must not cost the batch
             errors.append(exc)
             refused[document_id] = f"{what}: {type(exc).__name__}: {exc}"
+            if len(errors) == tried >= STORE_DOWN_AFTER and not any(isinstance(e, DATA_ERRORS) for e in errors):
+                raise first if first is not None else errors[0]
     cause = first if first is not None else (errors[0] if errors else None)
     if work and len(refused) == len(work) and not isinstance(cause, DATA_ERRORS):
         raise cause
     return refused
+
+
+STORE_DOWN_AFTER = 3  # documents in a row refused (none written, none over its data) before the store is blamed
 
 
 def retire_stale(store: MilvusStore, document_ids: list[str], history: bool) -> int:

@@ -5,8 +5,8 @@ deterministic ids, leftovers removed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
 
 from cairn.errors import SourceError, StoreError
 from cairn.flows.context import RunContext

@@ -170,3 +170,33 @@ def test_a_store_that_refuses_a_whole_source_fails_that_source_and_not_the_other
     assert report["per_source"]["bad"]["status"] == "failed"
     assert "injected fault" in report["per_source"]["bad"]["error"]
     assert {r["document_id"] for r in _rows(config)} and len({r["document_id"] for r in _rows(config)}) == 2
+
+
+def test_a_store_that_is_down_is_not_asked_once_per_document(tmp_path, prefect_server, monkeypatch):
+    """The batch write fails, then the first documents alone fail the same way: the store is blamed after
+    STORE_DOWN_AFTER of them, not asked for each of the batch's documents (each would wait for its timeout)."""
+    import pytest
+    from pymilvus.exceptions import MilvusException
+
+    from cairn.errors import SourcesFailed
+    from cairn.flows.steps import STORE_DOWN_AFTER
+    from cairn.flows.tasks import WRITE_RETRY_DELAYS
+
+    root = tmp_path / "wiki"
+    for i in range(8):
+        write_page(root, f"page-{i}.md", BODY.format(title=f"Page {i}"))
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
+        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+    ])
+    calls = []
+
+    def down(self, rows):
+        calls.append(len(rows))
+        raise MilvusException(code=2, message="connection refused (injected)")
+
+    monkeypatch.setattr(MilvusStore, "upsert", down)
+    with pytest.raises(SourcesFailed, match="failed: w") as failed:
+        ingest_flow(config_path=str(config))
+    attempts = 1 + len(WRITE_RETRY_DELAYS)  # the write task's own attempts (flows/tasks.py)
+    assert len(calls) == attempts * (1 + STORE_DOWN_AFTER)  # per attempt: the batch, then 3 documents, not 8
+    assert "connection refused (injected)" in failed.value.report["per_source"]["w"]["error"]
