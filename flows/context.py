@@ -8,12 +8,12 @@ from typing import Iterator
 
 from cairn.embedding import Encoder, encoder_for
 from cairn.flows import progress as progress_display
+from cairn.flows.concurrency import index_writer
+from cairn.flows.options import RunOptions
 from cairn.flows.progress import Progress
 from cairn.flows.runner import RunnerEncoder, runner_for_run
-from cairn.flows.options import RunOptions
 from cairn.flows.tasks import PrefectSteps
 from cairn.index.cache import EmbeddingCache
-from cairn.index.lock import writer_lock
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
@@ -33,9 +33,9 @@ class RunContext:
     @classmethod
     @contextmanager
     def open(cls, config: CairnConfig, options: RunOptions) -> Iterator["RunContext"]:
-        """Take the writer lock, start the task runner, open everything a sync needs; close it all after."""
+        """Take the index's writer slot (flows/concurrency.py), start the task runner, open everything a sync needs; close it all after."""
         with ExitStack() as stack:
-            stack.enter_context(writer_lock(config.milvus, options.wait_seconds))
+            stack.enter_context(index_writer(config.milvus, options.wait_seconds))
             runner = stack.enter_context(runner_for_run(config.runner))
             encoder = encoder_for(config.embedding)
             if runner is not None:  # [runner] kind = "dask": texts to embed go to the workers (flows/runner.py)

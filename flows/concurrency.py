@@ -1,0 +1,71 @@
+"""One writer per index, however Cairn runs.
+
+- Milvus Lite (the embedded default): the advisory lock file beside it (index/lock.py); Lite is a
+  single-process engine, and the lock holds whatever Prefect does.
+- A Milvus server, with a Prefect server configured (`PREFECT_API_URL`): a Prefect global concurrency limit
+  of 1 named after the index (`cairn-writer-<uri and collection digest>`), created on first use. Runs on
+  different machines or workers of one Prefect server then queue for the collection, and the limit shows in
+  Prefect's UI with its holder.
+- A Milvus server without a Prefect server (a one-off run from a shell): nothing to coordinate with.
+
+A run that cannot have the index within its `wait_seconds` fails with IndexBusy (exit 2), as for Lite.
+"""
+from __future__ import annotations
+
+import hashlib
+from contextlib import contextmanager
+
+from cairn.errors import IndexBusy
+from cairn.index.lock import writer_lock
+from cairn.schemas.config import MilvusConfig
+
+
+def limit_name(config: MilvusConfig) -> str:
+    """The Prefect limit of one index: a digest, so no URI (which may carry a host or a user) is shown."""
+    digest = hashlib.sha256(f"{config.uri}\n{config.collection}".encode()).hexdigest()[:12]
+    return f"cairn-writer-{config.collection.lower()}-{digest}"
+
+
+def prefect_server_configured() -> bool:
+    from prefect.settings import PREFECT_API_URL
+
+    return bool(PREFECT_API_URL.value())
+
+
+@contextmanager
+def index_writer(config: MilvusConfig, wait_seconds: float = 0.0):
+    """Hold the index's writer slot for the block (IndexBusy when another run keeps it past the wait)."""
+    if config.is_lite or not prefect_server_configured():
+        with writer_lock(config, wait_seconds):
+            yield
+        return
+    from prefect.concurrency.sync import concurrency
+
+    name = limit_name(config)
+    _ensure_limit(name)
+    try:
+        slot = concurrency(name, occupy=1, timeout_seconds=max(wait_seconds, 1.0), strict=True)
+        slot.__enter__()
+    except TimeoutError:
+        raise IndexBusy(f"collection {config.collection!r} is being written by another Cairn run (Prefect concurrency "
+                        f"limit {name}); wait for it to finish, or pass --wait SECONDS to queue behind it") from None
+    try:
+        yield
+    finally:
+        slot.__exit__(None, None, None)
+
+
+def _ensure_limit(name: str) -> None:
+    """Create the limit (1 slot) unless the server has it; an operator may have created or resized it."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            try:
+                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=1))
+            except ObjectAlreadyExists:  # another run created it meanwhile
+                pass
