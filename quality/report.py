@@ -86,8 +86,9 @@ def source_summary(frame: pd.DataFrame, results: list[Result]) -> dict[str, dict
 
 
 def checked_rows(rows: pd.DataFrame, chunk_type: str, parent_min: float) -> pd.DataFrame:
-    """The rows the size expectation of `chunk_type` checks (sizes.py's row conditions): a parent that is a
-    whole document under the floor, and a child that holds a stretch's remainder or a definition, are exempt."""
+    """The rows the size expectation of `chunk_type` checks (the row conditions of
+    quality.checks.size_expectations): a parent that is a whole document under the floor, and a child that
+    holds a stretch's remainder or a definition, are exempt."""
     if chunk_type == "full_text":
         return rows[~(rows["whole_document"].astype(bool) & (rows["token_count"] < parent_min))]
     return rows[~rows["is_remainder"].astype(bool)]
@@ -97,8 +98,10 @@ def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
     written = []
     panels = []
     # one panel per suite of the table (source and content type) and chunk type, over the rows it checks
+    checked_parents = []
     for (source, content_type), typed in frame.groupby(["source_name", "content_type"], dropna=False):
         b = bands(config, str(source), str(content_type))
+        checked_parents.append(checked_rows(typed[typed["chunk_type"] == "full_text"], "full_text", b["parent_min_tokens"]))
         for chunk_type in ("full_text", "child"):
             lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
             every = typed[typed["chunk_type"] == chunk_type]
@@ -115,11 +118,12 @@ def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
     if panels:
         (folder / "token_counts.svg").write_text(figure(panels), encoding="utf-8")
         written.append("token_counts.svg")
-    parents = frame[frame["chunk_type"] == "full_text"].dropna(subset=["chunk_health_score"])
+    # the health expectation checks the parents the size expectation checks (whole short documents exempt)
+    parents = pd.concat(checked_parents).dropna(subset=["chunk_health_score"]) if checked_parents else frame.iloc[:0]
     if not parents.empty:
         scores = parents["chunk_health_score"].astype(float)
         (folder / "health.svg").write_text(figure([Panel(
-            values=scores.tolist(), title=f"chunk_health_score of {len(parents)} sections (mean {scores.mean():.3f})",
+            values=scores.tolist(), title=f"chunk_health_score of the {len(parents)} sections checked (mean {scores.mean():.3f})",
             xlabel="score", color="#6a1b9a", bins=20, value_range=(0.0, 1.0),
             line=config.quality.health_min, line_label=f"health_min {config.quality.health_min} dashed",
         )]), encoding="utf-8")
