@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+from cairn.embedding.query_model import INPUTS, cpu_session, mean_pooled
+
 # How the file is made; part of the digest, so a change here re-exports. Eager attention exports as plain
 # MatMul/Softmax ops, which onnxruntime runs ~20% faster than the SDPA export (measured on 300 runbook texts).
 RECIPE = "attn=eager opset=17 int8=dynamic,per-channel,QInt8"
@@ -126,16 +127,11 @@ class OnnxModel:
     """all-MiniLM-style sentence embeddings from an int8 ONNX file; `encode` behaves as the torch model's."""
 
     def __init__(self, model_dir: Path, onnx_path: Path, max_seq_length: int, threads: int) -> None:
-        import onnxruntime as ort
         from transformers import AutoTokenizer
 
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
         self.max_seq_length = max_seq_length
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(onnx_path, threads)
         self.path = onnx_path
 
     def encode(self, texts: list[str], batch_size: int, **_: object) -> np.ndarray:
@@ -148,9 +144,7 @@ class OnnxModel:
                 return_tensors="np",
             )
             hidden = self.session.run(None, {n: batch[n].astype(np.int64) for n in INPUTS})[0]
-            mask = batch["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            pooled = mean_pooled(hidden, batch["attention_mask"])
             if out.shape[1] == 0:
                 out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
             out[rows] = pooled

@@ -21,7 +21,27 @@ import numpy as np
 
 MANIFEST = "cairn-query-model.json"
 MODEL_FILE = "model.onnx"
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # the exported graph's inputs (embedding/onnx.py)
+_ENCODING_FIELDS = ("ids", "attention_mask", "type_ids")  # the same, as a `tokenizers` Encoding names them
+
+
+def cpu_session(path: Path, threads: int):
+    """An onnxruntime session on the CPU with `threads` for each operator, quiet."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def mean_pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+    """Sentence vectors as sentence-transformers makes them for this model: the token vectors averaged over
+    the attention mask, then L2-normalised."""
+    mask = attention_mask[..., None].astype(np.float32)
+    pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+    return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
 
 def export_query_model(encoder, folder: Path) -> Path:
@@ -47,7 +67,6 @@ class QueryModel:
     """Sentence vectors from an exported folder; `identity`, `dim` and `encode` as cairn.embedding.Encoder."""
 
     def __init__(self, folder: str | os.PathLike) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.folder = Path(folder)
@@ -61,23 +80,14 @@ class QueryModel:
         self.tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=int(manifest["max_seq_length"]))
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(self.folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(self.folder / MODEL_FILE, max(1, min(4, os.cpu_count() or 1)))
 
     def encode(self, texts: list[str], batch_size: int = 8) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
             encodings = self.tokenizer.encode_batch(texts[start : start + batch_size])
-            feed = {
-                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-            }
+            feed = {name: np.array([getattr(e, field) for e in encodings], dtype=np.int64)
+                    for name, field in zip(INPUTS, _ENCODING_FIELDS)}
             hidden = self.session.run(None, feed)[0]
-            mask = feed["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-            out[start : start + len(encodings)] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            out[start : start + len(encodings)] = mean_pooled(hidden, feed["attention_mask"])
         return out
