@@ -16,6 +16,7 @@ from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from cairn.errors import StoreError
+from cairn.index import liteserver
 from cairn.redact import redact
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import EMBEDDER_PROPERTY, SPARSE_FIELD, embedder_mismatch, in_list, quote
@@ -45,42 +46,49 @@ def quiet_lite_refusals():
 
 
 def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
-    """A client for the configured URI; a clear StoreError when it cannot be reached, is locked, or (Lite,
-    create=False) does not exist yet."""
-    uri = config.uri
-    if config.is_lite:
-        path = Path(uri)
-        if not create and not path.exists():
-            raise StoreError(f"no index at {uri}: run `cairn ingest` first (or set [milvus] uri)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        uri = str(path)
+    """A client for the configured URI; a clear StoreError when it cannot be reached, is damaged, or (Lite,
+    create=False) does not exist yet. A Lite folder is reached through the one server process that serves it
+    to every Cairn process (index/liteserver.py); `close_client` ends this process's use of it."""
+    if not config.is_lite:
+        return _client(config, config.uri)
+    folder = Path(config.uri)
+    if not create and not folder.exists():
+        raise StoreError(f"no index at {config.uri}: run `cairn ingest` first (or set [milvus] uri)")
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(lite_open_problem(folder))
+    uri = liteserver.connect(folder, config.lite_idle_seconds)
     try:
-        with quiet("milvus_lite"):  # it logs a traceback of its own for a folder it cannot open
-            return MilvusClient(uri=uri, token=config.token, timeout=30)
-    except Exception as exc:  # pymilvus raises several types for lock, refusal and timeout
-        message = str(exc)
-        if config.is_lite and ("lock" in message.lower() or "open local milvus failed" in message.lower()):
-            raise StoreError(_lite_open_problem(config)) from None
-        raise StoreError(f"cannot reach Milvus at {redact(config.uri)}: {redact(message.splitlines()[0][:300])}") from None
+        client = _client(config, uri)
+    except BaseException:
+        liteserver.release(folder)
+        raise
+    client._cairn_lite_folder = folder  # released once by close_client
+    return client
 
 
-def _lite_open_problem(config: MilvusConfig) -> str:
-    """Why Milvus Lite would not open its folder (it only logs the reason): another process holds it, or it
-    is not a Milvus Lite index folder at all."""
-    path = Path(config.uri)
+def _client(config: MilvusConfig, uri: str) -> MilvusClient:
+    try:
+        return MilvusClient(uri=uri, token=config.token, timeout=30)
+    except Exception as exc:  # pymilvus raises several types for refusal and timeout
+        raise StoreError(f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}") from None
+
+
+def lite_open_problem(folder: Path) -> str:
+    """Why Milvus Lite would not open its folder (it only logs the reason): a process other than Cairn's
+    shared server holds it, or it is not a Milvus Lite index folder at all."""
     rebuild = "move it aside and run `cairn ingest --cleanup full` to rebuild it from the sources, or restore it from a backup"
-    if path.exists() and not path.is_dir():
-        return f"index {config.uri} is a file, not a Milvus Lite index folder (an older Milvus Lite's file, or damaged): {rebuild}"
+    if folder.exists() and not folder.is_dir():
+        return f"index {folder} is a file, not a Milvus Lite index folder (an older Milvus Lite's file, or damaged): {rebuild}"
     try:
-        with open(path / "LOCK", "a") as handle:  # the advisory lock Milvus Lite holds while the folder is open
+        with open(folder / "LOCK", "a") as handle:  # the advisory lock Milvus Lite holds while the folder is open
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             fcntl.flock(handle, fcntl.LOCK_UN)
     except BlockingIOError:
-        return (f"index {config.uri} is in use by another Cairn process (Milvus Lite allows one): "
-                "wait for it to finish, or point [milvus] uri at a Milvus server")
+        return (f"index {folder} is open in another process that does not share it (an older Cairn, or a script "
+                "opening it with pymilvus directly): stop that process, or point [milvus] uri at a Milvus server")
     except OSError as exc:
-        return f"cannot open the index {config.uri}: {exc.strerror}"
-    return f"Milvus Lite cannot open the index {config.uri} (damaged, or not a Milvus Lite index folder): {rebuild}"
+        return f"cannot open the index {folder}: {exc.strerror}"
+    return f"Milvus Lite cannot open the index {folder} (damaged, or not a Milvus Lite index folder): {rebuild}"
 
 
 def collection_exists(client: MilvusClient, config: MilvusConfig) -> bool:
@@ -94,19 +102,16 @@ def collection_exists(client: MilvusClient, config: MilvusConfig) -> bool:
 
 
 def close_client(client: MilvusClient, config: MilvusConfig) -> None:
-    """Close the client and, for a Lite file, stop this process's embedded engine for it, so another process
-    can open the file (pymilvus otherwise keeps it until exit)."""
+    """Close the client and end this process's use of a Lite folder's server (the server stops once no
+    process has used it for `[milvus] lite_idle_seconds`)."""
     try:
         client.close()
     except MilvusException:
         pass
-    if not config.is_lite:
-        return
-    try:
-        from milvus_lite.server_manager import server_manager_instance
-    except ImportError:
-        return
-    server_manager_instance.release_server(str(Path(config.uri)))
+    folder = getattr(client, "_cairn_lite_folder", None)
+    if folder is not None:
+        client._cairn_lite_folder = None
+        liteserver.release(folder)
 
 
 # Milvus Lite (3.x) keeps each segment's indexes in sidecar files under <uri>/.../collections/<name>/
@@ -216,12 +221,11 @@ class CollectionReader:
         return self.client.search(self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr,
                                   output_fields=fields)[0]
 
-    def rows(self, chunk_ids: list[str], fields: list[str], expr: str = "") -> list[dict]:
-        """Rows by primary key, narrowed by `expr` (the caller's access filter)."""
+    def rows(self, chunk_ids: list[str], fields: list[str]) -> list[dict]:
+        """Rows by primary key: a point read, where any filter would scan every row (Milvus Lite)."""
         if not chunk_ids:
             return []
-        where = in_list("chunk_id", list(dict.fromkeys(chunk_ids)))
-        return self.client.query(self.collection, filter=f"{where} and {expr}" if expr else where, output_fields=fields)
+        return self.client.get(self.collection, ids=list(dict.fromkeys(chunk_ids)), output_fields=fields)
 
     def children_per_document(self, document_ids: set[str], expr: str) -> dict[str, int]:
         """How many child rows each document has that `expr` lets through."""
@@ -264,9 +268,4 @@ class CollectionReader:
         return tenants, groups
 
     def close(self) -> None:
-        """Close the client only: other readers of this process may share the embedded Lite engine (the
-        writer releases it, index/store.py)."""
-        try:
-            self.client.close()
-        except MilvusException:
-            pass
+        close_client(self.client, self.config)

@@ -96,10 +96,11 @@ def build_rows(batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingC
     vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats))
     rows: list[dict] = []
     for item in batch:
+        links = document_links(item)
         for section in item.sections:
             abstract_vec = next(vectors)
             child_vecs = [next(vectors) for _ in section.chunks]
-            rows.extend(section_rows(item.document, section, abstract_vec, child_vecs, len(item.sections)))
+            rows.extend(section_rows(item.document, section, abstract_vec, child_vecs, links[section.section_id]))
     # Children before parents: a parent row is visible only once its children are (see index/ledger.py).
     rows.sort(key=lambda row: row["chunk_type"] == ChunkType.FULL_TEXT.value)
     return rows, stats
@@ -124,8 +125,24 @@ def parent_chunk_id(doc: SourceDocument, section: Section) -> str:
     return stable_id(doc.document_id, version_key(doc), section.section_id)
 
 
+def document_links(item: ChunkedDocument) -> dict[str, dict]:
+    """Per section, what its parent row records about the whole document, so that readers fetch by primary key
+    instead of scanning by filter (index/milvus.py): the number of sections (what the ledger checks completeness
+    against), of child rows, and the parent ids of the sections just before and after it (section_order -+ 1)."""
+    doc = item.document
+    by_order = {section.section_order: parent_chunk_id(doc, section) for section in item.sections}
+    children = sum(len(section.chunks) for section in item.sections)
+    return {
+        section.section_id: dict(
+            section_count=len(item.sections), document_child_count=children,
+            previous_section=by_order.get(section.section_order - 1, ""), next_section=by_order.get(section.section_order + 1, ""),
+        )
+        for section in item.sections
+    }
+
+
 def section_rows(
-    doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray], section_count: int
+    doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray], links: dict
 ) -> list[dict]:
     parent_id = parent_chunk_id(doc, section)
     header = context_header(doc.title, section.breadcrumbs)
@@ -154,8 +171,8 @@ def section_rows(
             **section.extra,
             abstract=section.abstract,
             abstract_token_count=section.abstract_token_count,
-            section_count=section_count,  # what the ledger checks completeness against
             child_count=len(section.chunks),
+            **links,
         ),
     )
     rows = [parent]

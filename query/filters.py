@@ -5,6 +5,8 @@ Milvus Lite has no filter templates, so caller input reaches the expression only
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cairn.errors import FilterError
 from cairn.schemas import ChunkType, Principal
 from cairn.schemas.collection import access_filter, in_list, quote
@@ -73,3 +75,28 @@ def search_expr(principal: Principal, as_of: int | None, doc_tag: str | None, fi
 def readable(row: dict, principal: Principal) -> bool:
     """The ACL re-check on what is about to leave: same tenant, one shared group."""
     return row.get("tenant_id") == principal.tenant and bool(set(row.get("access_control_list") or []) & set(principal.groups))
+
+
+# What `admits` reads from a row.
+ACCESS_FIELDS = ["tenant_id", "access_control_list", "is_current", "temporal_start", "temporal_end"]
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who asks, and as of when: the access filter as a Milvus expression (for searches and scans) and as a
+    check of one row (for rows fetched by primary key, which need no filter scan). Both say the same thing,
+    which tests/integration/test_index_milvus.py checks against Milvus's own evaluation."""
+
+    principal: Principal
+    as_of: int | None = None
+
+    @property
+    def expr(self) -> str:
+        return access_expr(self.principal, self.as_of)
+
+    def admits(self, row: dict) -> bool:
+        if not readable(row, self.principal):
+            return False
+        if self.as_of is None:
+            return row.get("is_current") is True
+        return int(row["temporal_start"]) <= self.as_of < int(row["temporal_end"])

@@ -27,7 +27,7 @@ from cairn.errors import RetrievalError
 from cairn.index.milvus import CollectionReader, check_encoder
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
-from cairn.query.filters import access_expr, readable, search_expr
+from cairn.query.filters import ACCESS_FIELDS, Access, search_expr
 from cairn.query.floors import apply_floors, wants_second_pass
 from cairn.query.fusion import fuse
 from cairn.query.gate import GUIDANCE, gate
@@ -115,7 +115,7 @@ class Retriever:
                 result = copy.deepcopy(cached[1])
                 result.diagnostics["cache"] = "hit"
                 return result
-        result = self._retrieve(text, principal, k, expr, access_expr(principal, as_of))
+        result = self._retrieve(text, principal, k, expr, Access(principal, as_of))
         if self.settings.cache_ttl_seconds > 0:
             if len(self._cache) >= self.settings.cache_size:
                 self._cache.pop(next(iter(self._cache)))
@@ -124,7 +124,7 @@ class Retriever:
         return result
 
     # ---- the pipeline --------------------------------------------------------------------------------
-    def _retrieve(self, text: str, principal: Principal, k: int, expr: str, allowed: str) -> RetrievalResult:
+    def _retrieve(self, text: str, principal: Principal, k: int, expr: str, access: Access) -> RetrievalResult:
         s, on, clock = self.settings, self.settings.enabled, _Clock()
         trace: dict = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
@@ -153,7 +153,7 @@ class Retriever:
 
         trace["second_pass"] = False
         if on("second_pass") and ranked and wants_second_pass(max(c.combined for c in ranked), s.second_pass_band):
-            ranked = self._second_pass(ranked, vectors[0], vw, kw, allowed)
+            ranked = self._second_pass(ranked, vectors[0], vw, kw, access)
             trace["second_pass"] = True
             clock.lap("second_pass")
 
@@ -173,7 +173,7 @@ class Retriever:
         if on("sparse_doc_recall"):
             dense_by_distance = sorted(dense, key=lambda c: -c.vector)[: s.sparse_doc_top]
             docs = {c.document_id for c in dense_by_distance if 1.0 - c.vector <= s.sparse_doc_max_distance}
-            counts = self.reader.children_per_document(docs - {x.document_id for x in sections[:k]}, allowed)
+            counts = self._children_per_document(docs - {x.document_id for x in sections[:k]}, dense_by_distance, access)
             limits = SparseDocLimits(s.sparse_doc_max_chunks, s.sparse_doc_max_distance, s.sparse_doc_max_injections)
             sections, injected = sparse_doc_recall(sections, dense_by_distance, counts, k, limits)
             trace["injections"] = len(injected)
@@ -185,7 +185,7 @@ class Retriever:
         chosen = diversify(sections, k, s.per_document, s.diversity_drop) if on("diversity") else sections[:k]
         clock.lap("selection")
 
-        parents = self._fetch_parents([x.parent_chunk_id for x in chosen], allowed, principal)
+        parents = self._fetch_parents([x.parent_chunk_id for x in chosen], access)
         clock.lap("fetch")
         hits = []
         for seed in chosen:
@@ -207,7 +207,7 @@ class Retriever:
         blocks = []
         if on("packing"):
             neighbours = self._neighbours([parents[x.parent_chunk_id] for x in chosen if x.parent_chunk_id in parents],
-                                          primary, allowed, principal) if on("expansion") else {}
+                                          primary, access) if on("expansion") else {}
             child_rows = {c.chunk_id: c for c in candidates}
             items = [PackItem(rank, parents[h.chunk_id], neighbours.get(h.chunk_id, []),
                               [{"text": child_rows[c].text, "token_count": child_rows[c].token_count} for c in h.matched_chunk_ids if c in child_rows])
@@ -269,11 +269,11 @@ class Retriever:
         for row in self.reader.rows(list(by_id), ["full_text_embedding"]):
             by_id[row["chunk_id"]].vector = _cosine(row["full_text_embedding"], query_vector)
 
-    def _second_pass(self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, allowed: str) -> list[Candidate]:
+    def _second_pass(self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, access: Access) -> list[Candidate]:
         """Borderline top score: rescore the top N with the whole section's (pooled) vector beside the chunk's."""
         top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top:]
-        rows = self.reader.rows([c.parent_chunk_id for c in top], ["full_text_embedding"], allowed)
-        section_cos = {row["chunk_id"]: _cosine(row["full_text_embedding"], query_vector) for row in rows}
+        rows = self.reader.rows([c.parent_chunk_id for c in top], ["full_text_embedding", *ACCESS_FIELDS])
+        section_cos = {row["chunk_id"]: _cosine(row["full_text_embedding"], query_vector) for row in rows if access.admits(row)}
         for c in top:
             if c.parent_chunk_id in section_cos:
                 c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
@@ -282,17 +282,35 @@ class Retriever:
         top.sort(key=lambda c: (-c.combined, c.chunk_id))
         return top + rest
 
-    def _fetch_parents(self, chunk_ids: list[str], allowed: str, principal: Principal) -> dict[str, dict]:
-        # The ACL is checked again on the parents themselves, in Milvus and here: nothing leaves unchecked.
-        rows = [r for r in self.reader.rows(chunk_ids, list(OUTPUT_FIELDS), allowed) if readable(r, principal)]
+    def _children_per_document(self, documents: set[str], dense: list[Candidate], access: Access) -> dict[str, int]:
+        """How many child rows each document has that the caller may read: recorded on the parent rows of the
+        document's version (index/rows.py document_links), one point read; scanned for rows written before."""
+        parent_of = {c.document_id: c.parent_chunk_id for c in reversed(dense) if c.document_id in documents}
+        counts: dict[str, int] = {}
+        for row in self.reader.rows(list(parent_of.values()), ["document_id", "extra", *ACCESS_FIELDS]):
+            if "document_child_count" in (row["extra"] or {}):
+                counts[row["document_id"]] = int(row["extra"]["document_child_count"]) if access.admits(row) else 0
+        unrecorded = documents - set(counts)
+        return {**counts, **self.reader.children_per_document(unrecorded, access.expr)} if unrecorded else counts
+
+    def _fetch_parents(self, chunk_ids: list[str], access: Access) -> dict[str, dict]:
+        # The ACL is checked again on the parents themselves: nothing leaves unchecked.
+        rows = [r for r in self.reader.rows(chunk_ids, list(OUTPUT_FIELDS)) if access.admits(r)]
         keep = one_version_per_document(rows)
         return {r["chunk_id"]: r for r in rows if r["chunk_id"] in keep}
 
-    def _neighbours(self, seeds: list[dict], primary: str | None, allowed: str, principal: Principal) -> dict[str, list[dict]]:
+    def _neighbours(self, seeds: list[dict], primary: str | None, access: Access) -> dict[str, list[dict]]:
         """1-hop adjacency: the previous and next section of each hit (only the primary document's when one
-        dominates), same version, ACL-checked. Keyed by the seed's parent chunk id."""
+        dominates), same version, ACL-checked. Keyed by the seed's parent chunk id. Each parent row names its
+        neighbours (index/rows.py document_links): one point read; a scan for rows written before that."""
         seeds = [r for r in seeds if primary is None or r["document_id"] == primary]
-        rows = newest_per_section([r for r in self.reader.neighbours(seeds, allowed, list(OUTPUT_FIELDS)) if readable(r, principal)])
+        linked = [r for r in seeds if "previous_section" in (r.get("extra") or {})]
+        ids = [r["extra"][side] for r in linked for side in ("previous_section", "next_section") if r["extra"][side]]
+        found = self.reader.rows(ids, list(OUTPUT_FIELDS))
+        unlinked = [r for r in seeds if r not in linked]
+        if unlinked:
+            found += self.reader.neighbours(unlinked, access.expr, list(OUTPUT_FIELDS))
+        rows = newest_per_section([r for r in found if access.admits(r)])
         return {seed["chunk_id"]: [r for r in rows if r["document_id"] == seed["document_id"]
                                    and abs(r["section_order"] - seed["section_order"]) == 1] for seed in seeds}
 

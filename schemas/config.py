@@ -38,6 +38,7 @@ class MilvusConfig(_Strict):
     hnsw_m: int = 16  # HNSW graph degree of both dense indexes
     hnsw_ef_construction: int = 200  # HNSW build-time candidate list
     write_batch_rows: int = 512  # rows per upsert call
+    lite_idle_seconds: float = 30.0  # Lite: the shared server process stops this long after its last client is gone
 
     @property
     def is_lite(self) -> bool:

@@ -63,6 +63,7 @@ def _truncate_lite_index_files(index_dir) -> int:
 
 
 def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_path, prefect_server):
+    from cairn.index import liteserver
     from cairn.index.store import MilvusStore
     from cairn.query.retriever import connect
     from cairn.schemas.config import load_config
@@ -79,10 +80,12 @@ def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_
     store.close()
     assert first["documents"]["indexed"] == 3 and rows > 0
 
+    liteserver.stop(Path(milvus.uri))  # the engine reads its files again when it next opens the folder
     assert _truncate_lite_index_files(tmp_path / "index") > 0
     again = ingest_flow(config_path=str(config))  # the writer's load repairs them
     assert again["documents"]["unchanged"] == 3 and not again["failures"]
 
+    liteserver.stop(Path(milvus.uri))
     assert _truncate_lite_index_files(tmp_path / "index") > 0
     reader = connect(milvus)  # and so does a reader's
     try:

@@ -23,11 +23,12 @@ def test_status_before_any_ingest_says_to_ingest_and_prints_nothing_on_stdout(tm
 
 
 def test_status_of_an_index_without_the_collection_names_it(tmp_path, capsys):
-    from cairn.index.milvus import open_client
+    from cairn.index.milvus import close_client, open_client
     from cairn.schemas.config import load_config
 
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [], collection="runbooks")
-    open_client(load_config(config).milvus, create=True).close()  # an index folder with no collection in it
+    milvus = load_config(config).milvus
+    close_client(open_client(milvus, create=True), milvus)  # an index folder with no collection in it
     assert main(["--config", str(config), "status"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cairn: no collection 'runbooks' at ") and "run `cairn ingest`" in err
@@ -41,6 +42,7 @@ def test_report_of_an_unknown_source_is_a_config_error(tmp_path, capsys):
 
 
 def test_a_damaged_index_is_one_clear_message_with_what_to_do_not_a_traceback(tmp_path, capsys):
+    from cairn.index import liteserver
     from cairn.index.store import MilvusStore
     from cairn.schemas.config import load_config
 
@@ -49,6 +51,7 @@ def test_a_damaged_index_is_one_clear_message_with_what_to_do_not_a_traceback(tm
     store = MilvusStore(milvus, dim=8)
     store.ensure_collection()
     store.close()
+    liteserver.stop(Path(milvus.uri))  # the damage is found when the engine next opens the folder
     (schema,) = Path(milvus.uri).glob("**/collections/runbooks/schema.json")
     schema.write_text("{ cut short")
     assert main(["--config", str(config), "status"]) == 2

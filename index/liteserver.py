@@ -1,0 +1,223 @@
+"""One Milvus Lite server process per index folder, shared by every Cairn process that uses that index.
+
+Milvus Lite is an engine that one process opens at a time (it locks its folder). So that a scheduled ingest,
+`cairn query`, `cairn status` and services holding a Retriever can all use one embedded index at once, the
+first Cairn process that needs it starts `python -m cairn.index.liteserver FOLDER`, which opens the folder and
+serves it on a unix socket only this user can reach; every Cairn process then talks to that socket through
+pymilvus, exactly as it would to a Milvus server. Nothing to set up, nothing to stop:
+
+- `<folder>.server` (JSON: pid, socket) says where the running server listens; the server writes it once it
+  serves and removes it when it stops.
+- `<folder>.clients`: each process using the server holds a shared lock on it (released by `release`, or by
+  the kernel when the process ends, killed or not). The server stops once it has been able to take that lock
+  exclusively for `idle_seconds` in a row, i.e. once no process has used the index for that long.
+- `<folder>.start`: an exclusive lock held while a server is started, so two processes never start two.
+- `<folder>.server.log`: the server's log.
+
+Only one process writes (index/lock.py); readers see each batch as soon as it is written.
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from cairn.errors import StoreError
+
+log = logging.getLogger(__name__)
+START_TIMEOUT_SECONDS = 60.0
+_leases: dict[str, list] = {}  # folder -> [open lease file, number of clients of this process]
+_leases_lock = threading.Lock()
+
+
+def _beside(folder: Path, suffix: str) -> Path:
+    return folder.with_name(folder.name + suffix)
+
+
+def socket_path(folder: Path) -> Path:
+    """The server's socket: in a folder only this user can enter (a socket beside a deep index folder could
+    exceed the 107-byte limit of a unix socket path)."""
+    runtime = Path(tempfile.gettempdir()) / f"cairn-{os.getuid()}"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    info = runtime.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise StoreError(f"{runtime} must belong to this user and be private (mode 700) to hold the index's socket")
+    return runtime / (hashlib.sha256(str(folder).encode()).hexdigest()[:24] + ".sock")
+
+
+def connect(folder: Path, idle_seconds: float) -> str:
+    """The `unix:` URI of the server for `folder`, started if none runs. The calling process holds a lease on
+    it until `release(folder)` (once per `connect`) or its exit."""
+    folder = folder.resolve()
+    _take_lease(folder)
+    try:
+        return _running(folder) or _start(folder, idle_seconds)
+    except BaseException:
+        release(folder)
+        raise
+
+
+def release(folder: Path) -> None:
+    key = str(folder.resolve())
+    with _leases_lock:
+        entry = _leases.get(key)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            entry[0].close()  # closing the descriptor drops the shared lock
+            del _leases[key]
+
+
+def stop(folder: Path, wait_seconds: float = 30.0) -> bool:
+    """Stop the folder's server now, whoever uses it (their next call fails); whether one was running. For
+    moving or restoring the folder, and for tests that change its files."""
+    try:
+        pid = int(json.loads(_beside(folder.resolve(), ".server").read_text())["pid"])
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    deadline = time.monotonic() + wait_seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    raise StoreError(f"the Milvus Lite server for {folder} (pid {pid}) did not stop within {wait_seconds:.0f} s")
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs; reaps it when this process started it (an exited child of ours is a zombie
+    that signal 0 still reaches)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _take_lease(folder: Path) -> None:
+    key = str(folder)
+    with _leases_lock:
+        if key in _leases:
+            _leases[key][1] += 1
+            return
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(_beside(folder, ".clients"), "a+")
+        fcntl.flock(handle, fcntl.LOCK_SH)  # waits only while a stopping server finishes (it holds it exclusively)
+        _leases[key] = [handle, 1]
+
+
+def _running(folder: Path) -> str | None:
+    """The URI of a live server for the folder, from its `.server` file."""
+    try:
+        info = json.loads(_beside(folder, ".server").read_text())
+        pid, sock = int(info["pid"]), str(info["socket"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return f"unix:{sock}" if _alive(pid) and Path(sock).exists() else None
+
+
+def _start(folder: Path, idle_seconds: float) -> str:
+    with open(_beside(folder, ".start"), "a+") as gate:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        uri = _running(folder)  # another process may have started it while this one waited
+        if uri:
+            return uri
+        _beside(folder, ".server").unlink(missing_ok=True)
+        with open(_beside(folder, ".server.log"), "ab") as logfile:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "cairn.index.liteserver", str(folder), "--idle-seconds", str(idle_seconds)],
+                stdin=subprocess.DEVNULL, stdout=logfile, stderr=logfile, start_new_session=True, close_fds=True,
+            )
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            uri = _running(folder)
+            if uri:
+                return uri
+            if process.poll() is not None:
+                raise StoreError(_why_not(folder))
+            time.sleep(0.02)
+        process.kill()
+        raise StoreError(f"the Milvus Lite server for {folder} did not start within {START_TIMEOUT_SECONDS:.0f} s "
+                         f"(its log: {_beside(folder, '.server.log')})")
+
+
+def _why_not(folder: Path) -> str:
+    from cairn.index.milvus import lite_open_problem  # the diagnosis shared with the access layer
+
+    return lite_open_problem(folder)
+
+
+# ---- the server process ------------------------------------------------------------------------------------
+def serve(folder: Path, idle_seconds: float) -> int:
+    from milvus_lite.adapter.grpc.server import _build_server
+    from milvus_lite.db import MilvusLite
+
+    sock = socket_path(folder)
+    sock.unlink(missing_ok=True)  # a killed server's; the start lock says no live server uses it
+    try:
+        db = MilvusLite(str(folder))
+    except Exception as exc:  # noqa: BLE001 - the client reports the diagnosis, the log keeps the cause
+        log.error("cannot open %s: %s", folder, exc)
+        return 3
+    server = _build_server(db, max_workers=16)
+    server.add_insecure_port(f"unix:{sock}")
+    server.start()
+    os.chmod(sock, 0o600)
+    record = _beside(folder, ".server")
+    scratch = record.with_suffix(".tmp")
+    scratch.write_text(json.dumps({"pid": os.getpid(), "socket": str(sock)}))
+    scratch.replace(record)
+    log.info("serving %s on %s", folder, sock)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    leases = open(_beside(folder, ".clients"), "a+")
+    free_since: float | None = None
+    while not stop.wait(0.5):
+        if not folder.exists():
+            break
+        try:
+            fcntl.flock(leases, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            free_since = None
+            continue
+        free_since = free_since or time.monotonic()
+        if time.monotonic() - free_since >= idle_seconds:
+            break  # keep the lock: a client arriving now waits for this exit, then starts a new server
+        fcntl.flock(leases, fcntl.LOCK_UN)
+    record.unlink(missing_ok=True)
+    server.stop(grace=2).wait()
+    db.close()
+    sock.unlink(missing_ok=True)
+    log.info("stopped serving %s", folder)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Serve one Milvus Lite index folder to the Cairn processes of this user.")
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--idle-seconds", type=float, default=30.0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(message)s")
+    return serve(args.folder.resolve(), args.idle_seconds)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
