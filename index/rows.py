@@ -68,8 +68,9 @@ def row_problem(item: ChunkedDocument, dim: int) -> str | None:
     """Why a document's rows would not fit the collection (checked before the model runs), or None."""
     zero = np.zeros(dim, dtype=np.float32)
     try:
+        links = document_links(item)
         for section in item.sections:
-            section_rows(item.document, section, zero, [zero] * len(section.chunks), len(item.sections))
+            section_rows(item.document, section, zero, [zero] * len(section.chunks), links[section.section_id])
     except RowError as exc:
         return str(exc)
     except Exception as exc:  # a bug on one document's metadata must not cost the batch

@@ -2,12 +2,14 @@
 applied inside Milvus on every look-up."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from cairn.errors import RetrievalError, StoreError
 from cairn.flows.ingest import ingest_flow
 from cairn.index.milvus import CollectionReader, check_encoder
-from cairn.query.filters import access_expr
+from cairn.query.filters import ACCESS_FIELDS, Access, access_expr
 from cairn.schemas import Principal
 from cairn.schemas.collection import OUTPUT_FIELDS
 from cairn.schemas.config import load_config
@@ -33,14 +35,32 @@ def _parents(reader: CollectionReader) -> list[dict]:
                                                               "access_control_list"]))
 
 
-def test_rows_by_id_honour_the_access_filter(reader):
+def test_rows_by_id_are_point_reads_and_access_admits_exactly_what_the_milvus_filter_lets_through(reader):
     parents = _parents(reader)
     ids = [p["chunk_id"] for p in parents]
-    sre = access_expr(Principal("acme", ["sre"]), None)
-    readable = {p["chunk_id"] for p in parents if "sre" in p["access_control_list"]}
-    assert {r["chunk_id"] for r in reader.rows(ids, ["chunk_id"], sre)} == readable and readable
-    assert reader.rows(ids, ["chunk_id"], access_expr(Principal("globex", ["sre"]), None)) == []  # another tenant
-    assert reader.rows([], ["chunk_id"], sre) == []
+    assert {r["chunk_id"] for r in reader.rows(ids + ["no-such-id"], ["chunk_id"])} == set(ids) and ids
+    assert reader.rows([], ["chunk_id"]) == []
+
+    rows = list(reader.iterate("", ["chunk_id", *ACCESS_FIELDS]))
+    principals = [Principal("acme", ["sre"]), Principal("acme", ["security"]), Principal("acme", ["nobody"]),
+                  Principal("globex", ["sre"]), Principal("acme", ["platform", "security"])]
+    for principal in principals:
+        for as_of in (None, int(time.time()) + 60, 1_000_000_000):
+            access = Access(principal, as_of)
+            in_milvus = {r["chunk_id"] for r in reader.iterate(access.expr, ["chunk_id"])}
+            assert {r["chunk_id"] for r in rows if access.admits(r)} == in_milvus, (principal, as_of)
+    assert {r["chunk_id"] for r in rows if Access(Principal("acme", ["sre"])).admits(r)}  # not all empty
+
+
+def test_parent_rows_record_their_neighbours_and_their_documents_child_count(reader):
+    parents = list(reader.iterate('chunk_type == "full_text"', ["chunk_id", "document_id", "section_order", "extra"]))
+    children = list(reader.iterate('chunk_type == "child"', ["document_id"]))
+    by_place = {(p["document_id"], p["section_order"]): p["chunk_id"] for p in parents}
+    for parent in parents:
+        doc, order = parent["document_id"], parent["section_order"]
+        assert parent["extra"]["previous_section"] == by_place.get((doc, order - 1), "")
+        assert parent["extra"]["next_section"] == by_place.get((doc, order + 1), "")
+        assert parent["extra"]["document_child_count"] == sum(c["document_id"] == doc for c in children) > 0
 
 
 def test_children_per_document_and_neighbours_are_one_call_each_and_filtered(reader):
