@@ -1,13 +1,15 @@
-"""retrieve() latency at scale beside the raw Milvus calls it makes, measured in the same calls.
+"""retrieve() latency at scale beside a raw unfiltered hybrid_search over the same collection, same run.
 
     python -m bench.query_speed [--rows 10000,100000] [--queries 60] [--store lite|server --uri http://host:19530]
 
-Synthetic rows (random unit vectors, text drawn from a fixed vocabulary; 4 tenants x 8 groups; 3 children
-and 1 parent per document) go into a scratch Milvus Lite file (or, with --store server, a collection of
-their own on a Milvus server, dropped at the end). The query encoder is a deterministic random projection
-(the model is not what is measured). Every client call retrieve() makes is timed through a
-proxy, so "raw Milvus" is exactly the calls of the measured queries and the pipeline's own overhead is the
-rest. Also: the same dense search with and without the tenant+ACL filter. Results: bench/results/query_speed.json.
+Synthetic documents (3 sections of 3 children each; random unit vectors, text drawn from a fixed vocabulary;
+4 tenants x 8 groups) go into a scratch Milvus Lite index (served by its Lite server process, as in use), or with
+--store server into a collection of their own on a Milvus server, dropped at the end. The query encoder is a
+deterministic random projection: the model is not what is measured. Per query, in turn: retrieve() with the
+tenant + ACL filter, and the raw hybrid_search its legs amount to (dense full text, dense abstract, BM25; RRF;
+no filter; the same candidate count), so noise hits both alike. Every client call retrieve() makes is timed
+through a proxy: the pipeline's own overhead is the rest. Results: bench/results/query_speed.json, with
+`sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, raw_hybrid_p50_ms, raw_hybrid_p95_ms, ...}].
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import numpy as np
 from bench.common import BenchStore, add_store_arguments, bench_store, save
 
 DIM = 384
+SECTIONS, CHILDREN = 3, 3  # per document
 TENANTS = ["acme", "globex", "initech", "umbrella"]
 GROUPS = ["sre", "security", "platform", "payments", "legal", "ops", "data", "support"]
 rng = random.Random(11)
@@ -47,14 +50,14 @@ class HashEncoder:
 
 
 class TimedClient:
-    """Forwards to a MilvusClient and adds up the wall time of search/query calls."""
+    """Forwards to a MilvusClient and adds up the wall time of its reads."""
 
     def __init__(self, client) -> None:
         self.client, self.ms, self.calls = client, 0.0, {}
 
     def __getattr__(self, name):
         target = getattr(self.client, name)
-        if name not in ("search", "query", "hybrid_search"):
+        if name not in ("search", "query", "get", "hybrid_search"):
             return target
 
         def timed(*args, **kwargs):
@@ -64,47 +67,56 @@ class TimedClient:
             finally:
                 spent = (time.perf_counter() - started) * 1000
                 self.ms += spent
-                label = f"{name}:{kwargs.get('anns_field') or 'by-filter'}"
+                label = f"{name}:{kwargs.get('anns_field') or 'by-id' if name == 'get' else kwargs.get('anns_field') or 'by-filter'}"
                 self.calls[label] = self.calls.get(label, 0.0) + spent
 
         return timed
 
 
 def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
+    """One document's rows as Cairn writes them (index/rows.py): per section a parent naming its neighbours."""
     from cairn.schemas.collection import acl_key
 
     tenant = TENANTS[doc % len(TENANTS)]
     acl = sorted({GROUPS[doc % len(GROUPS)], GROUPS[(doc * 7 + 3) % len(GROUPS)]})
     words = lambda n: " ".join(rng.choice(VOCAB) for _ in range(n))  # noqa: E731
     title = f"Runbook {doc} {words(3)}"
-    base = dict(document_id=f"d{doc}", source_name="synthetic", source_type="wiki", source_uri=f"file:///s/{doc}.md",
-                locator=f"{doc}.md", title=title, content_type="runbook", service_name="", environment="unspecified",
-                severity="unspecified", tenant_id=tenant, access_control_list=acl, acl_key=acl_key(acl), version_hash=f"v{doc}",
-                temporal_start=1_700_000_000, temporal_end=253402300799, is_current=True, created_at=1_700_000_000,
-                updated_at=1_700_000_000, tags=[], doc_tag="", extra={}, section_id=f"s{doc}", parent_section_id="",
-                breadcrumbs=[title], section_level=1, section_order=0, quality_flags={})
 
     def unit():
         v = vectors.standard_normal(DIM).astype(np.float32)
         return (v / np.linalg.norm(v)).tolist()
 
-    abstract = unit()
-    texts = [words(120) for _ in range(3)]
-    parent = dict(base, chunk_id=f"p{doc}", parent_chunk_id="", chunk_type="full_text", chunk_order=-1, token_count=450,
-                  text=" ".join(texts), search_text=" ".join(texts), abstract_embedding=abstract, full_text_embedding=unit(),
-                  extra={"abstract": texts[0][:300], "abstract_token_count": 60})
-    children = [dict(base, chunk_id=f"c{doc}-{i}", parent_chunk_id=f"p{doc}", chunk_type="child", chunk_order=i,
-                     token_count=150, text=t, search_text=t, abstract_embedding=abstract, full_text_embedding=unit())
-                for i, t in enumerate(texts)]
-    return children + [parent]
+    parent_ids = [f"p{doc}-{s}" for s in range(SECTIONS)]
+    rows = []
+    for s in range(SECTIONS):
+        base = dict(document_id=f"d{doc}", source_name="synthetic", source_type="wiki", source_uri=f"file:///s/{doc}.md",
+                    locator=f"{doc}.md", title=title, content_type="runbook", service_name="", environment="unspecified",
+                    severity="unspecified", tenant_id=tenant, access_control_list=acl, acl_key=acl_key(acl), version_hash=f"v{doc}",
+                    temporal_start=1_700_000_000, temporal_end=253402300799, is_current=True, created_at=1_700_000_000,
+                    updated_at=1_700_000_000, tags=[], doc_tag="", extra={}, section_id=f"s{doc}-{s}", parent_section_id="",
+                    breadcrumbs=[title, f"Step {s}"], section_level=2, section_order=s, quality_flags={})
+        abstract = unit()
+        texts = [words(120) for _ in range(CHILDREN)]
+        rows.append(dict(base, chunk_id=parent_ids[s], parent_chunk_id="", chunk_type="full_text", chunk_order=-1, token_count=450,
+                         text=" ".join(texts), search_text=" ".join(texts), abstract_embedding=abstract, full_text_embedding=unit(),
+                         extra={"abstract": texts[0][:300], "abstract_token_count": 60, "section_count": SECTIONS,
+                                "child_count": CHILDREN, "document_child_count": SECTIONS * CHILDREN,
+                                "previous_section": parent_ids[s - 1] if s else "",
+                                "next_section": parent_ids[s + 1] if s + 1 < SECTIONS else ""}))
+        rows.extend(dict(base, chunk_id=f"c{doc}-{s}-{i}", parent_chunk_id=parent_ids[s], chunk_type="child", chunk_order=i,
+                         token_count=150, text=t, search_text=t, abstract_embedding=abstract, full_text_embedding=unit())
+                    for i, t in enumerate(texts))
+    return rows
 
 
 def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
-    from cairn.index.milvus import open_client
+    from pymilvus import AnnSearchRequest, RRFRanker
+
+    from cairn.index.milvus import close_client, open_client
     from cairn.index.store import MilvusStore
     from cairn.query import Principal
-    from cairn.query.retriever import Retriever
-    from cairn.schemas.collection import access_filter
+    from cairn.query.retriever import CHILD_FIELDS, Retriever
+    from cairn.schemas.collection import SPARSE_FIELD
     from cairn.schemas.config import QueryConfig
 
     config = where.milvus_config(work / f"speed-{children}", "speed")
@@ -113,53 +125,57 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     vectors = np.random.default_rng(5)
     started = time.perf_counter()
     batch: list[dict] = []
-    for doc in range(children // 3):
+    for doc in range(children // (SECTIONS * CHILDREN)):
         batch.extend(rows_for(doc, vectors))
         if len(batch) >= 2000:
             store.upsert(batch)
+            store.settle()
             batch = []
     store.upsert(batch)
     store.flush()
     store.close()
     insert_s = time.perf_counter() - started
 
-    client = TimedClient(open_client(config, create=False))
+    raw_client = open_client(config, create=False)
+    client = TimedClient(raw_client)
     client.load_collection(config.collection)
     # Random vectors sit below every relevance floor; with floors off every later step (fetch, expansion,
     # packing) runs on every query, so the overhead measured is the whole pipeline's.
-    retriever = Retriever(config, QueryConfig(steps={"floors": False}), HashEncoder(), client=client)
+    settings = QueryConfig(steps={"floors": False})
+    retriever = Retriever(config, settings, HashEncoder(), client=client)
+    limit = max(settings.candidates, 8 * 4)
     questions = [f"{rng.choice(VOCAB)} {rng.choice(VOCAB)} {rng.choice(VOCAB)} on the primary" for _ in range(queries + 5)]
     principals = [Principal(TENANTS[i % 4], [GROUPS[i % 8], GROUPS[(i + 3) % 8]]) for i in range(len(questions))]
-    totals, raw = [], []
+    encoder = HashEncoder()
+    totals, raw, hybrid = [], [], []
     for i, (q, p) in enumerate(zip(questions, principals)):
         client.ms = 0.0
         t0 = time.perf_counter()
         retriever.retrieve(q, p, k=8)
         elapsed = (time.perf_counter() - t0) * 1000
+        v = encoder.encode([q])[0].tolist()
+        legs = [AnnSearchRequest([v], "full_text_embedding", {"params": {"ef": max(64, limit * 2)}}, limit),
+                AnnSearchRequest([v], "abstract_embedding", {"params": {"ef": max(64, limit * 2)}}, limit),
+                AnnSearchRequest([q], SPARSE_FIELD, {}, limit)]
+        t1 = time.perf_counter()
+        raw_client.hybrid_search(config.collection, legs, RRFRanker(60), limit=limit, output_fields=CHILD_FIELDS)
+        hybrid_ms = (time.perf_counter() - t1) * 1000
         if i == 4:
             client.calls = {}
         if i >= 5:  # warm-up excluded
             totals.append(elapsed)
             raw.append(client.ms)
-    # the same dense search with and without the tenant + ACL pre-filter
-    filtered, unfiltered = [], []
-    encoder = HashEncoder()
-    for q, p in zip(questions[5:], principals[5:]):
-        v = encoder.encode([q])[0].tolist()
-        for expr, sink in ((f'{access_filter(p.tenant, p.groups)} and chunk_type == "child"', filtered), ('chunk_type == "child"', unfiltered)):
-            t0 = time.perf_counter()
-            client.client.search(config.collection, data=[v], anns_field="full_text_embedding", limit=50, filter=expr, output_fields=["parent_chunk_id"])
-            sink.append((time.perf_counter() - t0) * 1000)
-    client.client.close()
+            hybrid.append(hybrid_ms)
+    close_client(raw_client, config)
     q = lambda xs, f: round(sorted(xs)[min(len(xs) - 1, int(len(xs) * f))], 1)  # noqa: E731
     overhead = [(t - r) / r for t, r in zip(totals, raw) if r > 0]
     return {
-        "child_rows": children, "insert_seconds": round(insert_s, 1), "queries": len(totals),
-        "retrieve_ms_p50": q(totals, 0.5), "retrieve_ms_p95": q(totals, 0.95),
-        "raw_milvus_ms_p50": q(raw, 0.5), "raw_milvus_ms_p95": q(raw, 0.95),
-        "pipeline_overhead_median": round(statistics.median(overhead), 4),
-        "raw_milvus_ms_mean_by_call": {k: round(v / max(1, len(totals)), 1) for k, v in sorted(client.calls.items())},
-        "dense_search_filtered_ms_p50": q(filtered, 0.5), "dense_search_unfiltered_ms_p50": q(unfiltered, 0.5),
+        "rows": children, "documents": children // (SECTIONS * CHILDREN), "insert_seconds": round(insert_s, 1), "queries": len(totals),
+        "retrieve_p50_ms": q(totals, 0.5), "retrieve_p95_ms": q(totals, 0.95),
+        "raw_hybrid_p50_ms": q(hybrid, 0.5), "raw_hybrid_p95_ms": q(hybrid, 0.95),
+        "retrieve_vs_raw_hybrid_p95": round(q(totals, 0.95) / q(hybrid, 0.95), 3),
+        "milvus_calls_p50_ms": q(raw, 0.5), "pipeline_overhead_median": round(statistics.median(overhead), 4),
+        "milvus_ms_mean_by_call": {k: round(v / max(1, len(totals)), 1) for k, v in sorted(client.calls.items())},
     }
 
 
@@ -170,10 +186,10 @@ def main() -> None:
     add_store_arguments(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, bench_store(args) as store:
-        results = {"store": store.describe(), "runs": []}
+        results = {"store": store.describe(), "sizes": []}
         for n in (int(x) for x in args.rows.split(",")):
-            results["runs"].append(measure(n, args.queries, Path(tmp), store))
-            print(results["runs"][-1], flush=True)
+            results["sizes"].append(measure(n, args.queries, Path(tmp), store))
+            print(results["sizes"][-1], flush=True)
     save("query_speed", results)
 
 
