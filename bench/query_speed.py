@@ -6,8 +6,8 @@ Synthetic documents (3 sections of 3 children each; random unit vectors, text dr
 4 tenants x 8 groups) go into a scratch Milvus Lite index (served by its Lite server process, as in use), or with
 --store server into a collection of their own on a Milvus server, dropped at the end. The query encoder is a
 deterministic random projection: the model is not what is measured. Per query, in turn: retrieve() with the
-tenant + ACL filter, and the raw hybrid_search its legs amount to (dense full text, dense abstract, BM25; RRF;
-no filter; the same candidate count), so noise hits both alike. Every client call retrieve() makes is timed
+tenant + ACL filter, and the raw hybrid_search its enabled legs amount to (dense full text and BM25 by
+default; RRF; no filter; the same candidate count), so noise hits both alike. Every client call retrieve() makes is timed
 through a proxy: the pipeline's own overhead is the rest. Results: bench/results/query_speed.json, with
 `sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, raw_hybrid_p50_ms, raw_hybrid_p95_ms, ...}].
 """
@@ -154,9 +154,10 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         retriever.retrieve(q, p, k=8)
         elapsed = (time.perf_counter() - t0) * 1000
         v = encoder.encode([q])[0].tolist()
-        legs = [AnnSearchRequest([v], "full_text_embedding", {"params": {"ef": max(64, limit * 2)}}, limit),
-                AnnSearchRequest([v], "abstract_embedding", {"params": {"ef": max(64, limit * 2)}}, limit),
-                AnnSearchRequest([q], SPARSE_FIELD, {}, limit)]
+        dense = {"params": {"ef": max(64, limit * 2)}}
+        legs = [AnnSearchRequest([v], field, dense, limit) for field, step in
+                (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg")) if settings.enabled(step)]
+        legs.append(AnnSearchRequest([q], SPARSE_FIELD, {}, limit))
         t1 = time.perf_counter()
         raw_client.hybrid_search(config.collection, legs, RRFRanker(60), limit=limit, output_fields=CHILD_FIELDS)
         hybrid_ms = (time.perf_counter() - t1) * 1000

@@ -125,9 +125,9 @@ class MilvusStore:
         self.client.flush(self.collection)
 
     def settle(self) -> None:
-        """After each batch an ingest writes. Milvus Lite runs inside the ingesting process and buffers
+        """After each batch an ingest writes. Milvus Lite (in its server process, index/liteserver.py) buffers
         unflushed rows in a memtable (flushed on its own only at 128 MB) that every filtered delete or
-        query scans row by row: unflushed, a run's memory and its time per document grow with the rows
+        query scans row by row: unflushed, its memory and the time per document grow with the rows
         written so far (bench/rss.py). A server seals segments itself and rate-limits flush calls, and its
         memory is not the ingest's: nothing to do there."""
         if self.config.is_lite:
