@@ -129,7 +129,6 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         batch.extend(rows_for(doc, vectors))
         if len(batch) >= 2000:
             store.upsert(batch)
-            store.settle()
             batch = []
     store.upsert(batch)
     store.flush()
