@@ -149,6 +149,18 @@ def encoder_for(config) -> Encoder:
     return load_encoder(config.model, config.backend, config.onnx_cache)
 
 
+def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
+    """The encoder whose `identity` a collection records (model/seq<N>/d<N>[/backend]), to embed queries against
+    vectors it made. ValueError naming the identity when this install does not know that model as recorded."""
+    name, seq, dim, *rest = identity.split("/") + ["", ""]
+    backend = rest[0] or "torch"
+    spec = MODELS.get(name)
+    if spec is None or seq != f"seq{spec.max_seq_length}" or dim != f"d{spec.dim}" or backend not in BACKENDS or rest[1]:
+        raise ValueError(f"encoder {identity!r} is not one this install can run (it knows {', '.join(MODELS)} with "
+                         f"backends {', '.join(BACKENDS)})")
+    return load_encoder(name, backend, onnx_cache)
+
+
 def query_encoder_for(config):
     """What embeds queries: the exported query model when `query_model` names one (no torch needed), else
     the encoder itself. Without either a model export or torch (a `cairn[query]` install) it says what to do."""

@@ -125,6 +125,8 @@ class QueryConfig(_Strict):
     # 12. telemetry cache
     cache_ttl_seconds: float = 0.0  # 0 = no cache
     cache_size: int = 256  # entries of the per-process result cache
+    # 13. serving generation: a Retriever asks which collection the configured name serves (a rebuild may have switched it) at most this often
+    serving_check_seconds: float = Field(default=5.0, ge=0)  # seconds between checks of which generation serves (one alias lookup); 0 = every query
     steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
 
     @field_validator("steps")
