@@ -33,12 +33,12 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
 
     cfg = load(ctx, config)
     client = open_client(cfg.milvus, create=False)
-    if not collection_exists(client, cfg.milvus):
-        client.close()
-        raise NoCollection(f"no collection {cfg.milvus.collection!r} at {cfg.milvus.uri}: run `cairn ingest`")
     try:
+        collection_exists(client, cfg.milvus)  # a damaged index is one clear error
         generations = Generations(client, cfg.milvus)
         index = generations.status()  # the generation serving, and a build in progress (index/generations.py)
+        if index["serving"] is None:
+            raise NoCollection(f"no collection {cfg.milvus.collection!r} at {cfg.milvus.uri}: run `cairn ingest`")
         store = MilvusStore(generations.physical(index["serving"]), dim=0, client=client)
         store.load()
         counts = store.counts()

@@ -12,7 +12,7 @@ Backends (`[embedding] backend`): "torch" (default) runs the model with sentence
 "onnx-int8" runs an int8-quantised ONNX export of the same weights with onnxruntime (embedding/onnx.py),
 faster on a CPU at a small cost in accuracy (bench.embedding measures both). Their vectors differ, so
 each has its own identity: the embedding cache never mixes them, and a collection remembers the one
-that filled it (index/store.py refuses the other).
+that filled it (a writer with the other rebuilds beside it, index/generations.py; a reader embeds with it).
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from cairn.embedding import encoder_for_identity
 from cairn.embedding.model import DEFAULT_ONNX_CACHE
 from cairn.errors import RetrievalError, StoreError
 from cairn.index.generations import Generations
-from cairn.index.milvus import CollectionReader, load_collection
+from cairn.index.milvus import CollectionReader, load_collection, open_client
 from cairn.schemas.config import MilvusConfig
 
 log = logging.getLogger("cairn.query")
@@ -53,7 +53,11 @@ class ServedCollection:
             self.reader.close()
         except READ_FAILURES:
             pass
-        self.reader = CollectionReader.open(self.milvus, error=RetrievalError)
+        try:  # not CollectionReader.open: the name may serve nothing for a moment (a legacy index's migration)
+            client = open_client(self.milvus, create=False)
+        except StoreError as exc:
+            raise RetrievalError(str(exc)) from None
+        self.reader = CollectionReader(client, self.milvus)
         self.collection = None
         self._follow()
         return self.reader, self.encoder

@@ -33,7 +33,7 @@ class _Strict(BaseModel):
 
 class MilvusConfig(_Strict):
     uri: str = "data/index/cairn.db"  # a path ending in .db = Milvus Lite; http(s)://host:port = a server
-    collection: str = "cairn"  # the one collection (parents and children, both dense vectors and BM25)
+    collection: str = "cairn"  # the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)
     token_env: str = "CAIRN_MILVUS_TOKEN"  # the server token is read from this variable, never from the file
     hnsw_m: int = 16  # HNSW graph degree of both dense indexes
     hnsw_ef_construction: int = 200  # HNSW build-time candidate list
@@ -52,7 +52,7 @@ class EmbeddingConfig(_Strict):
     model: Literal["all-MiniLM-L6-v2"] = "all-MiniLM-L6-v2"  # bundled weights; the only offline model
     # torch: sentence-transformers (fp32). onnx-int8: the same weights exported to ONNX once, quantised to
     # int8, run by onnxruntime (faster on a CPU; see the README's benchmark). A collection keeps the backend
-    # that filled it: switching means a new [milvus] collection (their vectors are not interchangeable).
+    # that filled it: after a switch the next ingest rebuilds the index beside the serving one (docs/operations.md).
     backend: Literal["torch", "onnx-int8"] = "torch"  # torch: sentence-transformers fp32; onnx-int8: an int8 ONNX export (faster, not interchangeable)
     onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs

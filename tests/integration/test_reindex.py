@@ -4,7 +4,11 @@ are answered throughout, each embedded with the encoder of the collection it rea
 model (both backends), Milvus Lite; the smallest corpus that shows it (one short page per source)."""
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from cairn.cli.app import main
 
 from cairn.embedding import load_encoder
 from cairn.errors import SourcesFailed
@@ -69,7 +73,8 @@ def test_a_backend_switch_migrates_a_legacy_collection_while_an_open_retriever_k
     assert ingest_flow(config_path=str(config))["documents"]["unchanged"] == 1  # and the next run has nothing to do
 
 
-def test_a_rebuild_that_fails_half_way_leaves_the_old_serving_and_the_next_run_resumes_it(tmp_path, prefect_server, onnx_cache):
+def test_a_rebuild_that_fails_half_way_leaves_the_old_serving_and_the_next_run_resumes_it(tmp_path, prefect_server, onnx_cache,
+                                                                                          capsys):
     sources = [wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger replica."),
                wiki(tmp_path, "kafka", "Scale settlement-writer to twelve replicas when consumer lag grows on payments.")]
     config = write_config(tmp_path / "cairn.toml", tmp_path / "index", sources)
@@ -82,9 +87,11 @@ def test_a_rebuild_that_fails_half_way_leaves_the_old_serving_and_the_next_run_r
         ingest_flow(config_path=str(config))
     index = failed.value.report["index"]
     assert index["switch"] == "pending" and index["waiting_for"] == ["kafka"] and index["serving"] == "cairn__g1"
-    state, collections = index_state(config)
-    assert state["serving"] == "cairn__g1" and state["encoder"] == TORCH and collections == ["cairn__g1", "cairn__g2"]
-    assert state["building"] == {"collection": "cairn__g2", "encoder": ONNX, "built_sources": ["ledger"]}
+    assert main(["status", "--json", "--config", str(config)]) == 0  # what an operator sees meanwhile
+    status = json.loads(capsys.readouterr().out)
+    assert status["index"] == {"serving": "cairn__g1", "aliased": True, "encoder": TORCH, "building": {
+        "collection": "cairn__g2", "encoder": ONNX, "built_sources": ["ledger"]}}
+    assert {row["source"] for row in status["rows"]} == {"ledger", "kafka"}  # counted on the serving generation
 
     retriever = Retriever.from_config(config)  # the config says onnx-int8; the serving collection holds torch vectors
     assert retriever.encoder.identity == TORCH
