@@ -5,8 +5,12 @@ model (both backends), Milvus Lite; the smallest corpus that shows it (one short
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
+from prefect.settings import PREFECT_API_URL
 
 from cairn.cli.app import main
 
@@ -14,11 +18,11 @@ from cairn.embedding import load_encoder
 from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
 from cairn.index.generations import Generations
-from cairn.index.milvus import open_client
+from cairn.index.milvus import close_client, open_client
 from cairn.index.store import MilvusStore
 from cairn.query import Principal, Retriever
 from cairn.schemas.config import MilvusConfig, QueryConfig, load_config
-from tests.conftest import write_config, write_page
+from tests.conftest import REPO, write_config, write_page
 from tests.integration.corpus import section
 
 TORCH = "all-MiniLM-L6-v2/seq256/d384"
@@ -73,8 +77,8 @@ def test_a_backend_switch_migrates_a_legacy_collection_while_an_open_retriever_k
     assert ingest_flow(config_path=str(config))["documents"]["unchanged"] == 1  # and the next run has nothing to do
 
 
-def test_a_rebuild_that_fails_half_way_leaves_the_old_serving_and_the_next_run_resumes_it(tmp_path, prefect_server, onnx_cache,
-                                                                                          capsys):
+def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_the_next_run_resumes_it(
+        tmp_path, prefect_server, onnx_cache, capsys):
     sources = [wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger replica."),
                wiki(tmp_path, "kafka", "Scale settlement-writer to twelve replicas when consumer lag grows on payments.")]
     config = write_config(tmp_path / "cairn.toml", tmp_path / "index", sources)
@@ -97,11 +101,16 @@ def test_a_rebuild_that_fails_half_way_leaves_the_old_serving_and_the_next_run_r
     assert retriever.encoder.identity == TORCH
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
     retriever.close()
+    close_client(retriever.client, load_config(config).milvus)  # this process lets go of the Lite folder
 
     (tmp_path / "kafka-away").rename(tmp_path / "kafka")
+    killed = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"], cwd=REPO,
+                            env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value()), "CAIRN_FAILPOINT": "written"},
+                            capture_output=True, text=True, timeout=300)  # SIGKILLed once kafka's rows are written
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert index_state(config)[0]["serving"] == "cairn__g1"  # the switch had not happened: the old still serves
     resumed = ingest_flow(config_path=str(config))
-    assert resumed["per_source"]["ledger"]["unchanged"] == 1  # built by the failed run, not again
-    assert resumed["per_source"]["kafka"]["indexed"] == 1
+    assert resumed["documents"]["unchanged"] == 2 and resumed["embeddings_computed"] == 0  # built before, not again
     assert resumed["index"]["switch"] == "done" and resumed["index"]["dropped"] == "cairn__g1"
     assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": ONNX, "building": None}, ["cairn__g2"])
     retriever = Retriever.from_config(config)
