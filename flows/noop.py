@@ -57,6 +57,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
                 report.close_source(source_config.name, part)
     except Exception:  # busy, unreachable, damaged, a failing source: the flow meets it again and reports it properly
         return None
+    report.index = {"collection": index["serving"], "serving": index["serving"]}
     report.seconds = time.perf_counter() - started
     return report.to_dict()
 
