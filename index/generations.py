@@ -93,15 +93,17 @@ class Generations:
         found = (generation_number(self.name, c) for c in self.client.list_collections())
         return sorted(n for n in found if n is not None)
 
-    def serving(self) -> Serving:
+    def serving_collection(self) -> tuple[str | None, bool]:
+        """The collection the name serves and whether through the alias: two cheap calls, no describe."""
         # listed first: a failing lookup must never pass for "no alias" (it would make a writer migrate)
         listed = self.client.list_aliases()  # {"aliases": [...]} (pymilvus 3 on Lite), or a list
         if self.name in ((listed.get("aliases") if isinstance(listed, dict) else listed) or []):
-            collection = self.client.describe_alias(self.name)["collection_name"]
-            return Serving(collection, True, collection_encoder(self.client, collection))
-        if self.client.has_collection(self.name):
-            return Serving(self.name, False, collection_encoder(self.client, self.name))
-        return Serving(None, False)
+            return self.client.describe_alias(self.name)["collection_name"], True
+        return (self.name, False) if self.client.has_collection(self.name) else (None, False)
+
+    def serving(self) -> Serving:
+        collection, aliased = self.serving_collection()
+        return Serving(collection, aliased, collection_encoder(self.client, collection) if collection else None)
 
     def problem(self, collection: str, identity: str, dim: int) -> str | None:
         """Why a writer embedding with `identity` into `dim`-wide vectors cannot write `collection`."""

@@ -20,7 +20,7 @@ from cairn.embedding import encoder_for_identity
 from cairn.embedding.model import DEFAULT_ONNX_CACHE
 from cairn.errors import RetrievalError, StoreError
 from cairn.index.generations import Generations
-from cairn.index.milvus import CollectionReader, load_collection, open_client
+from cairn.index.milvus import CollectionReader, collection_encoder, load_collection, open_client
 from cairn.schemas.config import MilvusConfig
 
 log = logging.getLogger("cairn.query")
@@ -63,24 +63,25 @@ class ServedCollection:
         return self.reader, self.encoder
 
     def _follow(self) -> None:
-        serving = None
+        collection = None
         for _ in range(GAP_RETRIES):
-            serving = Generations(self.reader.client, self.milvus).serving()
-            if serving.collection is not None:
+            collection, _ = Generations(self.reader.client, self.milvus).serving_collection()
+            if collection is not None:
                 break
             time.sleep(0.1)
         self._checked = time.monotonic()
-        if serving is None or serving.collection is None:
+        if collection is None:
             raise RetrievalError(f"no collection {self.milvus.collection!r} at {self.milvus.uri}: run `cairn ingest` first")
-        if serving.collection == self.collection:
+        if collection == self.collection:
             return
-        encoder = self._encoder_for(serving.collection, serving.encoder)
-        physical = self.milvus.model_copy(update={"collection": serving.collection})
+        identity = collection_encoder(self.reader.client, collection)
+        encoder = self._encoder_for(collection, identity)
+        physical = self.milvus.model_copy(update={"collection": collection})
         load_collection(self.reader.client, physical)
         if self.collection is not None:
-            log.info("collection %r now serves %s (encoder %s)", self.milvus.collection, serving.collection, serving.encoder)
+            log.info("collection %r now serves %s (encoder %s)", self.milvus.collection, collection, identity)
         self.reader = CollectionReader(self.reader.client, physical)
-        self.collection, self.encoder = serving.collection, encoder
+        self.collection, self.encoder = collection, encoder
 
     def _encoder_for(self, collection: str, identity: str | None):
         """The configured encoder when it made the collection's vectors (or the collection does not say), else
