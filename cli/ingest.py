@@ -194,9 +194,19 @@ def print_run_report(report: dict, as_json: bool, strict: bool = False) -> Outco
                         style="green" if quality["success"] else "red")
         for failure in report["failures"]:
             output.problem(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}")
+        print_index_switch(report.get("index") or {})
     if report.get("failed_sources"):
         return Outcome.SOURCES_FAILED
     return Outcome.INPUTS_FAILED if report["failures"] else Outcome.OK
+
+
+def print_index_switch(index: dict) -> None:
+    """A rebuild beside the serving collection (index/generations.py): switched, or still waiting."""
+    if index.get("switch") == "pending":
+        output.problem(f"rebuilding into {index['collection']} ({index['rebuild']}): {index['serving']} keeps serving "
+                       f"until every source is built; waiting for: {', '.join(index['waiting_for'])}")
+    elif index.get("switch") == "done":
+        output.line(f"rebuilt ({index['rebuild']}): now serving {index['serving']}; dropped {index['dropped']}", style="green")
 
 
 def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:

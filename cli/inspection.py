@@ -27,30 +27,38 @@ class ReportOptions:
 
 def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption = False) -> Outcome:
     """Rows per tenant, source and chunk type."""
+    from cairn.index.generations import Generations
     from cairn.index.milvus import collection_exists, open_client
     from cairn.index.store import MilvusStore
 
     cfg = load(ctx, config)
     client = open_client(cfg.milvus, create=False)
-    if not collection_exists(client, cfg.milvus):
-        client.close()
-        raise NoCollection(f"no collection {cfg.milvus.collection!r} at {cfg.milvus.uri}: run `cairn ingest`")
-    store = MilvusStore(cfg.milvus, dim=0, client=client)
     try:
+        collection_exists(client, cfg.milvus)  # a damaged index is one clear error
+        generations = Generations(client, cfg.milvus)
+        index = generations.status()  # the generation serving, and a build in progress (index/generations.py)
+        if index["serving"] is None:
+            raise NoCollection(f"no collection {cfg.milvus.collection!r} at {cfg.milvus.uri}: run `cairn ingest`")
+        store = MilvusStore(generations.physical(index["serving"]), dim=0, client=client)
         store.load()
         counts = store.counts()
     finally:
-        store.close()
+        MilvusStore(cfg.milvus, dim=0, client=client).close()
     rows = [{"tenant": t, "source": s, "chunk_type": c, "rows": n} for (t, s, c), n in sorted(counts.items())]
     if as_json:
-        output.print_json({"uri": cfg.milvus.uri, "collection": cfg.milvus.collection, "rows": rows})
+        output.print_json({"uri": cfg.milvus.uri, "collection": cfg.milvus.collection, "index": index, "rows": rows})
         return Outcome.OK
     grid = output.Grid([output.Column("tenant"), output.Column("source"), output.Column("chunk_type"),
                         output.Column("rows", "right")],
-                       title=f"{cfg.milvus.uri} / {cfg.milvus.collection}: {sum(counts.values())} rows")
+                       title=f"{cfg.milvus.uri} / {cfg.milvus.collection} (serving {index['serving']}, "
+                             f"encoder {index['encoder']}): {sum(counts.values())} rows")
     for row in rows:
         grid.add(row["tenant"], row["source"], row["chunk_type"], row["rows"])
     output.print_grid(grid)
+    building = index["building"]
+    if building:
+        output.line(f"building {building['collection']} beside it (encoder {building['encoder']}); sources built: "
+                    f"{', '.join(building['built_sources']) or 'none yet'}; it serves once every source is built")
     return Outcome.OK
 
 

@@ -12,7 +12,7 @@ Backends (`[embedding] backend`): "torch" (default) runs the model with sentence
 "onnx-int8" runs an int8-quantised ONNX export of the same weights with onnxruntime (embedding/onnx.py),
 faster on a CPU at a small cost in accuracy (bench.embedding measures both). Their vectors differ, so
 each has its own identity: the embedding cache never mixes them, and a collection remembers the one
-that filled it (index/store.py refuses the other).
+that filled it (a writer with the other rebuilds beside it, index/generations.py; a reader embeds with it).
 """
 from __future__ import annotations
 
@@ -147,6 +147,18 @@ def _encoder(name: str, backend: str, onnx_cache: str) -> Encoder:
 def encoder_for(config) -> Encoder:
     """The encoder an `[embedding]` config section names."""
     return load_encoder(config.model, config.backend, config.onnx_cache)
+
+
+def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
+    """The encoder whose `identity` a collection records (model/seq<N>/d<N>[/backend]), to embed queries against
+    vectors it made. ValueError naming the identity when this install does not know that model as recorded."""
+    name, seq, dim, *rest = identity.split("/") + ["", ""]
+    backend = rest[0] or "torch"
+    spec = MODELS.get(name)
+    if spec is None or seq != f"seq{spec.max_seq_length}" or dim != f"d{spec.dim}" or backend not in BACKENDS or rest[1]:
+        raise ValueError(f"encoder {identity!r} is not one this install can run (it knows {', '.join(MODELS)} with "
+                         f"backends {', '.join(BACKENDS)})")
+    return load_encoder(name, backend, onnx_cache)
 
 
 def query_encoder_for(config):

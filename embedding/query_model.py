@@ -7,8 +7,8 @@ the encoder identity the collection was filled with. A service copies the folder
 volume, an object store) and points `[embedding] query_model` (or `$CAIRN_QUERY_MODEL`) at it;
 `Retriever.from_config` then embeds queries with onnxruntime and the `tokenizers` library: tokenise with
 truncation at the model's max_seq_length, mean-pool over the attention mask, L2-normalise, as
-sentence-transformers does for this model. The Retriever still refuses a collection filled by another
-encoder: the identity comes from the manifest.
+sentence-transformers does for this model. The identity comes from the manifest: against a collection filled
+by another encoder, the Retriever embeds with that one if this install can run it, else refuses (query/serving.py).
 """
 from __future__ import annotations
 

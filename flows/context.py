@@ -14,6 +14,8 @@ from cairn.flows.progress import Progress
 from cairn.flows.runner import RunnerEncoder, runner_for_run
 from cairn.flows.tasks import PrefectSteps
 from cairn.index.cache import EmbeddingCache
+from cairn.index.generations import Generations, Target
+from cairn.index.milvus import open_client
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
@@ -29,6 +31,8 @@ class RunContext:
     state: SourceState
     steps: PrefectSteps
     progress: Progress
+    generations: Generations
+    target: Target  # where this run writes: the serving generation, or the next one built beside it
 
     @classmethod
     @contextmanager
@@ -42,11 +46,38 @@ class RunContext:
                 encoder = RunnerEncoder.around(encoder, runner, config.runner.workers)
             cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
             stack.callback(cache.close)
-            store = MilvusStore(config.milvus, encoder.dim)
+            client = open_client(config.milvus, create=True)
+            generations = Generations(client, config.milvus)
+            store = MilvusStore(config.milvus, encoder.dim, client=client)
             stack.callback(store.close)
-            state = SourceState(config.state_path)
+            target = generations.target(encoder.identity, encoder.dim)
+            store = MilvusStore(target.milvus, encoder.dim, client=client)
+            state = SourceState(config.state_path, scope=target.state_scope)
             stack.callback(state.close)
+            for dropped in generations.dropped:
+                state.forget(dropped)
             display = progress_display.start()
             stack.callback(display.close)
             store.ensure_collection(embedder=encoder.identity)
-            yield cls(config, options, store, encoder, cache, state, PrefectSteps(), display)
+            generations.publish(target)
+            yield cls(config, options, store, encoder, cache, state, PrefectSteps(), display, generations, target)
+
+    def source_done(self, name: str, ok: bool) -> None:
+        """A source finished: into a generation being built, it counts towards the switch."""
+        if ok and self.target.rebuilding:
+            self.generations.mark_built(self.target.collection, name)
+
+    def conclude(self) -> dict:
+        """After every selected source ran: a build that now holds every configured source starts serving
+        (flows/ingest.py); what the run report says about the index."""
+        target = self.target
+        info = {"collection": target.collection, "serving": target.serving or target.collection}
+        if not target.rebuilding:
+            return info
+        waiting = sorted({s.name for s in self.config.sources} - self.generations.built(target.collection))
+        info["rebuild"] = target.rebuild_reason
+        if waiting:
+            return {**info, "switch": "pending", "waiting_for": waiting}
+        dropped = self.generations.switch(target)
+        self.state.adopt(target.collection)
+        return {**info, "switch": "done", "serving": target.collection, "dropped": dropped}

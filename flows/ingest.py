@@ -34,11 +34,17 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
     with RunContext.open(config, options) as run:
         for source_config in selected:
             report.close_source(source_config.name, SourceSync(run, source_config).sync())
-        dim = run.encoder.dim
+            run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
+        report.index = run.conclude()
+        dim, written = run.encoder.dim, config.model_copy(update={"milvus": run.store.config})
+    if report.index.get("switch") == "pending":
+        get_run_logger().warning("collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
+                                 report.index["collection"], report.index["serving"], report.index["rebuild"],
+                                 ", ".join(report.index["waiting_for"]))
     quality = None
     if config.quality.on_ingest and report.written_documents:
         checked = time.perf_counter()
-        quality = check_quality(config, report.written_documents, dim, report.run_id)
+        quality = check_quality(written, report.written_documents, dim, report.run_id)
         report.quality = {
             "success": quality.success, "report_dir": quality.report_dir,
             "failed": [f"{r.suite}: {r.column}" for r in quality.failed()],

@@ -6,8 +6,8 @@ selected source and compares it with the collection exactly as the flow's first 
 plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
 comparison is the run: its report is returned and no flow run is made. Only where a flow run would start a
 temporary server (no Prefect API configured): with a Prefect server, every run is recorded as a flow run. Anything else (work to do, a source
-that fails, an index another run holds, no collection yet, another encoder) returns None and the flow runs
-as usual, so every outcome that is not "nothing to do" is still recorded by Prefect.
+that fails, an index another run holds, no collection yet, another encoder, a rebuild under way) returns None and
+the flow runs as usual, so every outcome that is not "nothing to do" is still recorded by Prefect.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from cairn.embedding import encoder_for
 from cairn.flows.options import RunOptions
 from cairn.flows.plan import plan_source
 from cairn.index.lock import writer_lock
-from cairn.index.milvus import collection_encoder
+from cairn.index.generations import Generations
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
@@ -40,10 +40,11 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             encoder = encoder_for(config.embedding)  # its identity and dimension: the weights are not loaded
             store = MilvusStore(config.milvus, dim=encoder.dim)
             stack.callback(store.close)
-            if not store.exists():
-                return None
-            if collection_encoder(store.client, store.collection) != encoder.identity:
-                return None  # unlabelled or another encoder: the flow labels it or refuses with the reason
+            generations = Generations(store.client, config.milvus)
+            index = generations.status()
+            if index["serving"] is None or index["encoder"] != encoder.identity or index["building"]:
+                return None  # new, unlabelled, another encoder, a build under way: the flow creates, labels, rebuilds
+            store = MilvusStore(generations.physical(index["serving"]), encoder.dim, store.client)
             store.ensure_collection()  # the schema check a writer makes (and the load)
             state = SourceState(config.state_path)
             stack.callback(state.close)
@@ -56,6 +57,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
                 report.close_source(source_config.name, part)
     except Exception:  # busy, unreachable, damaged, a failing source: the flow meets it again and reports it properly
         return None
+    report.index = {"collection": index["serving"], "serving": index["serving"]}
     report.seconds = time.perf_counter() - started
     return report.to_dict()
 

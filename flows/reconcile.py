@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from cairn.index.generations import Generations
 from cairn.index.store import MilvusStore
 from cairn.flows.plan import access_fingerprint
 from cairn.index.sync import plan_sync
@@ -68,8 +69,10 @@ def reconcile(config: CairnConfig, source: str | None = None) -> list[Drift]:
     selected = [config.source(source)] if source else config.sources
     store = MilvusStore(config.milvus, dim=0)
     try:
-        if not store.exists():
+        serving = Generations(store.client, config.milvus).serving().collection  # what the name serves now
+        if serving is None:
             return [Drift(s.name, error=f"no collection {store.collection!r}: run `cairn ingest`") for s in selected]
+        store = MilvusStore(config.milvus.model_copy(update={"collection": serving}), 0, store.client)
         store.load()
         return [check_source(s, store, config.s3) for s in selected]
     finally:

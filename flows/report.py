@@ -12,6 +12,7 @@ from prefect import flow
 from cairn.errors import NoCollection, QualityFailed
 from cairn.flows.artifacts import publish_quality
 from cairn.index.lock import writer_lock
+from cairn.index.generations import Generations
 from cairn.index.milvus import collection_exists, open_client
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
@@ -31,10 +32,13 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
         config.source(source)  # ConfigError naming the known sources
     client = open_client(config.milvus, create=False)
     try:
-        if not collection_exists(client, config.milvus):
+        collection_exists(client, config.milvus)  # a damaged index is one clear error
+        serving = Generations(client, config.milvus).serving().collection  # what the name serves (index/generations.py)
+        if serving is None:
             raise NoCollection(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`")
     finally:
         client.close()
+    config = config.model_copy(update={"milvus": config.milvus.model_copy(update={"collection": serving})})
     expr = "is_current == true"
     if source:
         expr += f" and source_name == {quote(source)}"

@@ -140,7 +140,7 @@ def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
             client.load_collection(config.collection)
         return
     except MilvusException as exc:
-        files = lite_index_files(config)
+        files = lite_index_files(config.model_copy(update={"collection": _aliased(client, config.collection)}))
         if not files:
             raise _damaged(config, exc) from None
         log.warning(
@@ -150,6 +150,15 @@ def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
     for path in files:
         path.unlink(missing_ok=True)
     _load(client, config)
+
+
+def _aliased(client: MilvusClient, name: str) -> str:
+    """The collection an alias names (index/generations.py), whose folder holds the files; else `name` itself."""
+    try:
+        with quiet("pymilvus", "milvus_lite"):
+            return client.describe_collection(name).get("collection_name") or name
+    except MilvusException:
+        return name
 
 
 def _load(client: MilvusClient, config: MilvusConfig) -> None:

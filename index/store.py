@@ -22,6 +22,7 @@ from cairn.schemas.collection import (
     build_schema,
     in_list,
     quote,
+    schema_mismatch,
 )
 from cairn.schemas.config import MilvusConfig
 
@@ -68,19 +69,9 @@ class MilvusStore:
 
     def _check_compatible(self) -> dict:
         described = self.client.describe_collection(self.collection)
-        have = {f["name"]: f for f in described["fields"]}
-        want = {f.name: f for f in build_schema(self.dim).fields}
-        missing = sorted(set(want) - set(have))
-        wrong_dim = [
-            name for name in ("abstract_embedding", "full_text_embedding")
-            if name in have and int(have[name].get("params", {}).get("dim", self.dim)) != self.dim
-        ]
-        if missing or wrong_dim:
-            raise StoreError(
-                f"collection {self.collection!r} at {self.config.uri} was built by another Cairn version "
-                f"(missing fields: {missing or 'none'}; wrong vector size: {wrong_dim or 'none'}); "
-                "use a new [milvus] collection name or drop it and ingest again"
-            )
+        problem = schema_mismatch(self.collection, described, self.dim)
+        if problem:
+            raise StoreError(f"{problem} at {self.config.uri}: use a new [milvus] collection name or drop it and ingest again")
         return described
 
     # ---- writing -------------------------------------------------------------------------------

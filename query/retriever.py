@@ -22,9 +22,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from pymilvus.exceptions import MilvusException
+
 from cairn.embedding import Encoder, query_encoder_for
 from cairn.errors import RetrievalError
-from cairn.index.milvus import CollectionReader, check_encoder
+from cairn.index.milvus import CollectionReader
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
 from cairn.query.filters import ACCESS_FIELDS, Access, search_expr
@@ -32,6 +34,7 @@ from cairn.query.floors import apply_floors, wants_second_pass
 from cairn.query.fusion import fuse
 from cairn.query.gate import GUIDANCE, gate
 from cairn.query.packing import PackItem, newest_per_section, pack
+from cairn.query.serving import ServedCollection
 from cairn.query.selection import SparseDocLimits, by_continuity, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.transform import load_transform, seeds
 from cairn.query.types import Candidate, Hit, RetrievalResult
@@ -84,7 +87,9 @@ class Retriever:
         if client is None:
             client = connect(milvus)
         self.reader = client if isinstance(client, CollectionReader) else CollectionReader(client, milvus)
-        check_encoder(self.reader.client, milvus.collection, encoder.identity, error=RetrievalError)
+        # the generation the configured name serves, and the encoder its vectors came from (query/serving.py)
+        self.serving = ServedCollection(self.reader, milvus, encoder, settings.serving_check_seconds)
+        self.reader, self.encoder = self.serving.reader, self.serving.encoder
         self.transform = load_transform(settings.transform)
         self._cache: dict[tuple, tuple[float, RetrievalResult]] = {}
 
@@ -115,7 +120,12 @@ class Retriever:
                 result = copy.deepcopy(cached[1])
                 result.diagnostics["cache"] = "hit"
                 return result
-        result = self._retrieve(text, principal, k, expr, Access(principal, as_of))
+        try:
+            self.reader, self.encoder = self.serving.current()
+            result = self._retrieve(text, principal, k, expr, Access(principal, as_of))
+        except MilvusException:  # the generation read was dropped by a switch, or the engine restarted: once more
+            self.reader, self.encoder = self.serving.recover()
+            result = self._retrieve(text, principal, k, expr, Access(principal, as_of))
         if self.settings.cache_ttl_seconds > 0:
             if len(self._cache) >= self.settings.cache_size:
                 self._cache.pop(next(iter(self._cache)))

@@ -46,6 +46,19 @@ def embedder_mismatch(collection: str, have: str | None, want: str) -> str | Non
     )
 
 
+def schema_mismatch(collection: str, described: dict, dim: int) -> str | None:
+    """Why a collection (as `describe_collection` gives it) cannot hold this Cairn's rows of `dim`-wide vectors,
+    or None if it can: a field it lacks, a dense vector of another width."""
+    have = {f["name"]: f for f in described["fields"]}
+    missing = sorted({f.name for f in build_schema(dim).fields} - set(have))
+    wrong_dim = [name for name in DENSE_FIELDS
+                 if name in have and int(have[name].get("params", {}).get("dim", dim)) != dim]
+    if not (missing or wrong_dim):
+        return None
+    return (f"collection {collection!r} was built by another Cairn version (missing fields: {missing or 'none'}; "
+            f"wrong vector size: {wrong_dim or 'none'})")
+
+
 def build_schema(dim: int):
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_FIELDS["chunk_id"])

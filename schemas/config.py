@@ -33,7 +33,7 @@ class _Strict(BaseModel):
 
 class MilvusConfig(_Strict):
     uri: str = "data/index/cairn.db"  # a path ending in .db = Milvus Lite; http(s)://host:port = a server
-    collection: str = "cairn"  # the one collection (parents and children, both dense vectors and BM25)
+    collection: str = "cairn"  # the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)
     token_env: str = "CAIRN_MILVUS_TOKEN"  # the server token is read from this variable, never from the file
     hnsw_m: int = 16  # HNSW graph degree of both dense indexes
     hnsw_ef_construction: int = 200  # HNSW build-time candidate list
@@ -53,7 +53,7 @@ class EmbeddingConfig(_Strict):
     model: Literal["all-MiniLM-L6-v2"] = "all-MiniLM-L6-v2"  # bundled weights; the only offline model
     # torch: sentence-transformers (fp32). onnx-int8: the same weights exported to ONNX once, quantised to
     # int8, run by onnxruntime (faster on a CPU; see the README's benchmark). A collection keeps the backend
-    # that filled it: switching means a new [milvus] collection (their vectors are not interchangeable).
+    # that filled it: after a switch the next ingest rebuilds the index beside the serving one (docs/operations.md).
     backend: Literal["torch", "onnx-int8"] = "torch"  # torch: sentence-transformers fp32; onnx-int8: an int8 ONNX export (faster, not interchangeable)
     onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
@@ -126,6 +126,8 @@ class QueryConfig(_Strict):
     # 12. telemetry cache
     cache_ttl_seconds: float = 0.0  # 0 = no cache
     cache_size: int = 256  # entries of the per-process result cache
+    # 13. serving generation: a Retriever asks which collection the configured name serves (a rebuild may have switched it) at most this often
+    serving_check_seconds: float = Field(default=5.0, ge=0)  # seconds between checks of which generation serves (one alias lookup); 0 = every query
     steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
 
     @field_validator("steps")

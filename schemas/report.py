@@ -40,6 +40,9 @@ class RunReport:
     # {"success", "report_dir", "failed": [...], "seconds"} when a data-quality report was written
     quality: dict | None = None
     per_source: dict[str, dict] = field(default_factory=dict)  # source -> {"status", counts, "error"}
+    # the collection written and the one serving; during a rebuild "rebuild" (why) and "switch": "pending"
+    # (with "waiting_for": sources not yet built into it) or "done" (with "dropped": the collection it replaced)
+    index: dict = field(default_factory=dict)
 
     @property
     def chunks_per_second(self) -> float:

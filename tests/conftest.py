@@ -37,6 +37,12 @@ def prefect_server(tmp_path_factory):
         yield
 
 
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory) -> str:
+    """One folder for the onnx-int8 export, shared by every test that runs that backend: exported once per session."""
+    return str(tmp_path_factory.mktemp("models"))
+
+
 def write_page(root: Path, relative: str, body: str, **front) -> Path:
     """A Markdown page with YAML front matter built from keyword arguments."""
     path = root / relative

@@ -22,8 +22,8 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def onnx_encoder(tmp_path_factory) -> Encoder:
-    return load_encoder("all-MiniLM-L6-v2", "onnx-int8", str(tmp_path_factory.mktemp("models")))
+def onnx_encoder(onnx_cache) -> Encoder:
+    return load_encoder("all-MiniLM-L6-v2", "onnx-int8", onnx_cache)
 
 
 def test_onnx_int8_vectors_are_close_to_torch_and_keep_the_ranking(onnx_encoder):
@@ -58,17 +58,26 @@ def test_backends_have_their_own_identity():
         parse_config({"embedding": {"backend": "tensorrt"}}, "test.toml")
 
 
-def test_a_collection_refuses_writers_and_readers_of_another_encoder(tmp_path):
+def test_a_collection_refuses_writers_of_another_encoder_and_readers_embed_with_its_own(tmp_path, onnx_encoder):
     milvus = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"), collection="labelled")
-    torch_encoder, onnx = load_encoder(), load_encoder("all-MiniLM-L6-v2", "onnx-int8")
+    torch_encoder = load_encoder()
     store = MilvusStore(milvus, 384)
-    store.ensure_collection(embedder=onnx.identity)
-    store.ensure_collection(embedder=onnx.identity)  # the same encoder again is fine
-    with pytest.raises(StoreError, match="onnx-int8.*all-MiniLM-L6-v2/seq256/d384'"):
-        store.ensure_collection(embedder=torch_encoder.identity)
-    with pytest.raises(RetrievalError, match="not comparable"):
-        Retriever(milvus, QueryConfig(), torch_encoder, client=store.client)
-    Retriever(milvus, QueryConfig(), onnx, client=store.client)  # the matching encoder is accepted
+    store.ensure_collection(embedder=torch_encoder.identity)
+    store.ensure_collection(embedder=torch_encoder.identity)  # the same encoder again is fine
+    with pytest.raises(StoreError, match="all-MiniLM-L6-v2/seq256/d384'.*onnx-int8"):
+        store.ensure_collection(embedder=onnx_encoder.identity)  # (an ingest rebuilds beside it: test_reindex.py)
+    # a reader configured for onnx-int8 embeds its queries with the encoder the collection records
+    assert Retriever(milvus, QueryConfig(), onnx_encoder, client=store.client).encoder.identity == torch_encoder.identity
+    assert Retriever(milvus, QueryConfig(), torch_encoder, client=store.client).encoder is torch_encoder
+    store.close()
+
+
+def test_a_reader_that_cannot_run_the_collections_encoder_says_so(tmp_path):
+    milvus = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"), collection="other")
+    store = MilvusStore(milvus, 384)
+    store.ensure_collection(embedder="some-other-model/seq512/d384")
+    with pytest.raises(RetrievalError, match="'some-other-model/seq512/d384'.*cannot load the other"):
+        Retriever(milvus, QueryConfig(), load_encoder(), client=store.client)
     store.close()
 
 

@@ -1,0 +1,135 @@
+"""Reindex without downtime (index/generations.py, query/serving.py): a switch of `[embedding] backend` builds the
+new collection beside the serving one, switches the alias once every source is built, and drops the old; queries
+are answered throughout, each embedded with the encoder of the collection it reads. Real Prefect runs, the real
+model (both backends), Milvus Lite; the smallest corpus that shows it (one short page per source)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from prefect.settings import PREFECT_API_URL
+
+from cairn.cli.app import main
+
+from cairn.embedding import load_encoder
+from cairn.errors import SourcesFailed
+from cairn.flows.ingest import ingest_flow
+from cairn.index.generations import Generations
+from cairn.index.milvus import close_client, open_client
+from cairn.index.store import MilvusStore
+from cairn.query import Principal, Retriever
+from cairn.schemas.config import MilvusConfig, QueryConfig, load_config
+from tests.conftest import REPO, write_config, write_page
+from tests.integration.corpus import section
+
+TORCH = "all-MiniLM-L6-v2/seq256/d384"
+ONNX = TORCH + "/onnx-int8"
+SRE = Principal("acme", ["sre"])
+
+
+def wiki(root, name: str, fact: str) -> dict:
+    write_page(root / name, f"{name}.md", f"# {name} runbook\n\n" + section("Steps", fact, repeat=1),
+               title=f"{name} runbook", tenant="acme", acl=["sre"])
+    return {"name": name, "type": "wiki", "path": str(root / name), "tenant": "acme", "acl": ["sre"]}
+
+
+def use_onnx(config, onnx_cache: str) -> None:
+    """The one change a user makes: `[embedding] backend = "onnx-int8"`."""
+    text = config.read_text()
+    config.write_text(text.replace("[embedding]\n", f'[embedding]\nbackend = "onnx-int8"\nonnx_cache = "{onnx_cache}"\n'))
+
+
+def index_state(config) -> tuple[dict, list[str]]:
+    milvus = load_config(config).milvus
+    client = open_client(milvus, create=False)
+    try:
+        return Generations(client, milvus).status(), sorted(client.list_collections())
+    finally:
+        MilvusStore(milvus, 384, client).close()
+
+
+def answer(retriever: Retriever, question: str) -> list[str]:
+    return [hit.title for hit in retriever.retrieve(question, SRE, k=2).hits]
+
+
+def test_a_backend_switch_migrates_a_legacy_collection_while_an_open_retriever_keeps_answering(tmp_path, prefect_server, onnx_cache):
+    config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
+        wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger database replica.")])
+    store = MilvusStore(load_config(config).milvus, 384)
+    store.ensure_collection()  # as Cairn made it before generations: a plain collection under the configured name
+    store.close()
+    ingest_flow(config_path=str(config))
+    assert index_state(config) == ({"serving": "cairn", "aliased": False, "encoder": TORCH, "building": None}, ["cairn"])
+
+    retriever = Retriever.from_config(config)  # a service's long-lived Retriever
+    question = "how do I promote the ledger database replica"
+    assert answer(retriever, question) == ["ledger runbook"]
+    use_onnx(config, onnx_cache)
+    report = ingest_flow(config_path=str(config))
+    assert report["index"]["switch"] == "done" and report["index"]["dropped"] == "cairn"
+    assert report["embeddings_computed"] > 0  # rebuilt with the new encoder
+    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": ONNX, "building": None}, ["cairn__g2"])
+    assert answer(retriever, question) == ["ledger runbook"]  # the same Retriever, now on the new generation...
+    assert retriever.encoder.identity == ONNX  # ...embedding with its encoder
+    assert ingest_flow(config_path=str(config))["documents"]["unchanged"] == 1  # and the next run has nothing to do
+
+
+def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_the_next_run_resumes_it(
+        tmp_path, prefect_server, onnx_cache, capsys):
+    sources = [wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger replica."),
+               wiki(tmp_path, "kafka", "Scale settlement-writer to twelve replicas when consumer lag grows on payments.")]
+    config = write_config(tmp_path / "cairn.toml", tmp_path / "index", sources)
+    first = ingest_flow(config_path=str(config))
+    assert first["index"] == {"collection": "cairn__g1", "serving": "cairn__g1"}  # a new index: a generation and the alias
+
+    use_onnx(config, onnx_cache)
+    (tmp_path / "kafka").rename(tmp_path / "kafka-away")  # one source fails as a whole half-way through the rebuild
+    with pytest.raises(SourcesFailed) as failed:
+        ingest_flow(config_path=str(config))
+    index = failed.value.report["index"]
+    assert index["switch"] == "pending" and index["waiting_for"] == ["kafka"] and index["serving"] == "cairn__g1"
+    assert main(["status", "--json", "--config", str(config)]) == 0  # what an operator sees meanwhile
+    status = json.loads(capsys.readouterr().out)
+    assert status["index"] == {"serving": "cairn__g1", "aliased": True, "encoder": TORCH, "building": {
+        "collection": "cairn__g2", "encoder": ONNX, "built_sources": ["ledger"]}}
+    assert {row["source"] for row in status["rows"]} == {"ledger", "kafka"}  # counted on the serving generation
+
+    retriever = Retriever.from_config(config)  # the config says onnx-int8; the serving collection holds torch vectors
+    assert retriever.encoder.identity == TORCH
+    assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
+    retriever.close()
+    close_client(retriever.client, load_config(config).milvus)  # this process lets go of the Lite folder
+
+    (tmp_path / "kafka-away").rename(tmp_path / "kafka")
+    killed = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"], cwd=REPO,
+                            env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value()), "CAIRN_FAILPOINT": "written"},
+                            capture_output=True, text=True, timeout=300)  # SIGKILLed once kafka's rows are written
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert index_state(config)[0]["serving"] == "cairn__g1"  # the switch had not happened: the old still serves
+    resumed = ingest_flow(config_path=str(config))
+    assert resumed["documents"]["unchanged"] == 2 and resumed["embeddings_computed"] == 0  # built before, not again
+    assert resumed["index"]["switch"] == "done" and resumed["index"]["dropped"] == "cairn__g1"
+    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": ONNX, "building": None}, ["cairn__g2"])
+    retriever = Retriever.from_config(config)
+    assert retriever.encoder is load_encoder("all-MiniLM-L6-v2", "onnx-int8", onnx_cache)
+    assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
+    retriever.close()
+
+
+def test_a_retriever_moves_to_the_new_generation_and_its_encoder_together_when_the_alias_switches(tmp_path, onnx_cache):
+    milvus = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"))
+    client = open_client(milvus, create=True)
+    generations = Generations(client, milvus)
+    for collection, identity in (("cairn__g1", TORCH), ("cairn__g2", ONNX)):
+        MilvusStore(generations.physical(collection), 384, client).ensure_collection(embedder=identity)
+    client.create_alias("cairn__g1", "cairn")
+    onnx = load_encoder("all-MiniLM-L6-v2", "onnx-int8", onnx_cache)  # what the config names, mid-rebuild
+    retriever = Retriever(milvus, QueryConfig(serving_check_seconds=0), onnx, client=client)  # 0: check at every query
+    assert (retriever.reader.collection, retriever.encoder.identity) == ("cairn__g1", TORCH)
+    client.alter_alias("cairn__g2", "cairn")  # what a writer's switch does
+    assert retriever.retrieve("how do I promote the ledger replica", SRE).status == "no_results"
+    assert (retriever.reader.collection, retriever.encoder) == ("cairn__g2", onnx)
+    retriever.close()
