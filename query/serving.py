@@ -36,6 +36,7 @@ class ServedCollection:
         self.configured = encoder  # what the config embeds with: used whenever the serving collection records it
         self.check_seconds = check_seconds
         self.collection: str | None = None
+        self.aliased = True
         self.reader = reader
         self.encoder = encoder
         self._checked = float("-inf")
@@ -43,7 +44,9 @@ class ServedCollection:
 
     def current(self) -> tuple[CollectionReader, object]:
         """The reader and encoder to use now (re-checked when `check_seconds` have passed)."""
-        if time.monotonic() - self._checked >= self.check_seconds:
+        # A plain collection named like the alias (an index made before generations) is checked on every query:
+        # once migrated, the same name resolves to the alias, and reads would succeed against the new vectors.
+        if not self.aliased or time.monotonic() - self._checked >= self.check_seconds:
             self._follow()
         return self.reader, self.encoder
 
@@ -65,14 +68,14 @@ class ServedCollection:
     def _follow(self) -> None:
         collection = None
         for _ in range(GAP_RETRIES):
-            collection, _ = Generations(self.reader.client, self.milvus).serving_collection()
+            collection, self.aliased = Generations(self.reader.client, self.milvus).serving_collection()
             if collection is not None:
                 break
             time.sleep(0.1)
         self._checked = time.monotonic()
         if collection is None:
             raise RetrievalError(f"no collection {self.milvus.collection!r} at {self.milvus.uri}: run `cairn ingest` first")
-        if collection == self.collection:
+        if collection == self.collection and (self.aliased or collection_encoder(self.reader.client, collection) == self.encoder.identity):
             return
         identity = collection_encoder(self.reader.client, collection)
         encoder = self._encoder_for(collection, identity)
