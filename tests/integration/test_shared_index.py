@@ -1,6 +1,7 @@
 """One writer and many readers on the embedded index, each its own process (index/liteserver.py): a service's
 long-lived Retriever keeps answering through a whole ingest, the ingest is not refused because it is open,
-the CLI's query and status answer mid-ingest, and the Retriever sees the new content once it is written."""
+the CLI's query and status answer mid-ingest, the Retriever sees the new content once it is written, and it
+keeps answering through a model switch (a rebuild beside the serving collection, then the alias switch)."""
 from __future__ import annotations
 
 import json
@@ -30,6 +31,7 @@ while not Path(stop).exists():
         state["answered"] += 2
         state["empty"] += not old.hits
         state["saw_new"] = state["saw_new"] or any("quokka-relay" in hit.text for hit in new.hits)
+        state["encoder"] = retriever.encoder.identity
     except Exception as exc:
         state["errors"].append(repr(exc)[:300])
     Path(tally + ".tmp").write_text(json.dumps(state))
@@ -52,7 +54,7 @@ def read(path: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def test_a_service_reads_through_an_ingest_and_the_cli_answers_mid_ingest(tmp_path, shared_server):  # noqa: F811
+def test_a_service_reads_through_an_ingest_and_a_model_switch_and_the_cli_answers_mid_ingest(tmp_path, shared_server, onnx_cache):  # noqa: F811
     from cairn.flows.ingest import ingest_flow
 
     corpus.build(tmp_path / "wiki")
@@ -90,6 +92,17 @@ def test_a_service_reads_through_an_ingest_and_the_cli_answers_mid_ingest(tmp_pa
         assert ingest.returncode == 0, err
         assert json.loads(out)["documents"]["indexed"] == 1
         wait_for(lambda: read(tally)["saw_new"], 60, "the service to find the page the ingest wrote")
+
+        torch = read(tally)["encoder"]
+        text = config.read_text()  # the model switch a user makes: the int8 ONNX backend
+        config.write_text(text.replace("[embedding]\n", f'[embedding]\nbackend = "onnx-int8"\nonnx_cache = "{onnx_cache}"\n'))
+        switch = cairn("ingest", "--config", str(config), "--json")
+        assert switch.returncode == 0, switch.stderr
+        assert json.loads(switch.stdout)["index"]["switch"] == "done"
+        wait_for(lambda: read(tally)["encoder"].endswith("/onnx-int8"), 60, "the service to follow the switch")
+        answered_after = read(tally)["answered"]
+        wait_for(lambda: read(tally)["answered"] > answered_after, 60, "the service to answer after the switch")
+        assert torch and not torch.endswith("/onnx-int8")
     finally:
         stop.touch()
         service.wait(60)
