@@ -116,7 +116,7 @@ def parse_speed(folder: Path) -> dict:
 
     WORKER.stop()
     pages, started = 0, time.perf_counter()
-    for path in sorted(folder.glob("*.pdf")):
+    for path in sorted(p for p in folder.iterdir() if p.suffix.lower() == ".pdf"):
         pages += len(extract_pages(path, path.name))
     seconds = time.perf_counter() - started
     return {"parse_seconds": round(seconds, 1), "parse_ms_per_page": round(1000 * seconds / max(1, pages), 1)}
