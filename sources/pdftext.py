@@ -34,6 +34,10 @@ _OPENS_BLOCK = re.compile(
     r"|^[\"“][^\"”]{1,80}[\"”]\s+(?:shall\s+)?(?:means?|has the meaning|shall have the meaning|includes?|refers? to)\b"
     r"|^[•·▪◦●\-–]\s"                    # bullets
 )
+# a clause number alone ("1.26", "(a)", "Section 4.02", "IV."): its text follows, often as a line of its own
+_LABEL_ONLY = re.compile(
+    r"^(?:(?:ARTICLE|Article|SECTION|Section)\s+)?(?:\d{1,3}(?:\.\d{1,3})*\.?|\((?:[a-zA-Z]{1,2}|[ivxlIVXL]{1,6}|\d{1,2})\)|[IVXL]{1,6}\.)$"
+)
 _PARAGRAPH_GAP = 1.35   # a pitch this many times the page's usual one separates blocks
 _SHORT_LINE = 0.82      # a line ending before this share of the column's width ends its block
 _SIZE_STEP = 0.9        # points of font size difference that separate blocks
@@ -188,7 +192,8 @@ def page_blocks(lines: list[Line]) -> list[str]:
     blocks: list[list[str]] = [[lines[0].text]]
     for previous, line in zip(lines, lines[1:]):
         column_right = left_column_right if middle and previous.right < middle else page_right
-        if _starts_block(previous, line, pitch, column_right):
+        label_only = len(blocks[-1]) == 1 and _LABEL_ONLY.match(blocks[-1][0])
+        if not label_only and _starts_block(previous, line, pitch, column_right):
             blocks.append([line.text])
         else:
             blocks[-1].append(line.text)
@@ -197,6 +202,8 @@ def page_blocks(lines: list[Line]) -> list[str]:
 
 def _starts_block(previous: Line, line: Line, pitch: float, column_right: float) -> bool:
     step = previous.baseline - line.baseline
+    if pitch and abs(step) < 0.3 * pitch and line.left >= previous.right - 2:  # the same line, in two runs
+        return False
     if step <= 0 or (pitch and step > _PARAGRAPH_GAP * pitch):  # a jump back up (a new column) or a gap
         return True
     if abs(previous.size - line.size) >= _SIZE_STEP or previous.bold != line.bold:
