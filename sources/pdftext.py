@@ -36,7 +36,8 @@ _OPENS_BLOCK = re.compile(
 )
 # a clause number alone ("1.26", "(a)", "Section 4.02", "IV."): its text follows, often as a line of its own
 _LABEL_ONLY = re.compile(
-    r"^(?:(?:ARTICLE|Article|SECTION|Section)\s+)?(?:\d{1,3}(?:\.\d{1,3})*\.?|\((?:[a-zA-Z]{1,2}|[ivxlIVXL]{1,6}|\d{1,2})\)|[IVXL]{1,6}\.)$"
+    r"^(?:ARTICLE|Article|SECTION|Section)\s+(?:[IVXLC]{1,7}|\d{1,3}(?:\.\d{1,3})*)\.?$"
+    r"|^(?:\d{1,3}(?:\.\d{1,3})*\.?|\((?:[a-zA-Z]{1,2}|[ivxlIVXL]{1,6}|\d{1,2})\)|[IVXL]{1,6}\.)$"
 )
 _PARAGRAPH_GAP = 1.35   # a pitch this many times the page's usual one separates blocks
 _SHORT_LINE = 0.82      # a line ending before this share of the column's width ends its block
