@@ -99,6 +99,8 @@ def page_lines(page) -> list[Line]:
     """The page's non-blank lines in reading order."""
     import pypdfium2.raw as raw
 
+    if page.get_rotation():
+        page.set_rotation(0)  # /Rotate turns the display, not the text: read it in the page's own frame
     textpage = page.get_textpage()
     try:
         count = textpage.count_chars()
