@@ -12,7 +12,8 @@ return headings and clauses without depth, so the hierarchy is read from the num
 Article and section headings are heading units (glued to what follows); a clause is a paragraph that opens
 a deeper section, so a section of the packer starting at clause (b) carries the breadcrumbs
 ARTICLE II Servicing > Section 2.01 Standard of Care > (b). A definition ("Term" means ...) is a unit
-tagged with its term, so that it becomes a child chunk of its own. A block that continues on the next
+tagged with its term, so that it becomes a child chunk of its own; a numbered one ("1.26 “Term” means ...")
+is a definition inside its article, not a section of its own. A block that continues on the next
 page (it starts in lower case) is joined to the one it continues. Every unit keeps its page range.
 """
 from __future__ import annotations
@@ -74,6 +75,8 @@ class _Builder:
             self.units[-1] = replace(previous, text=joined, tokens=count_tokens(joined),
                                      heading_path=tuple(label for _, label in self.path), pages=(previous.pages[0], page))
             return
+        if (match := _SECTION.match(block)) and _DEFINITION.match(match.group(2).strip()):
+            return self._paragraph(block, page, defines=match.group(2).strip())  # "1.26 “Term” means": a definition
         if (match := _SECTION_WORD.match(block)) or (match := _SECTION.match(block)):
             number, rest = match.group(1), match.group(2).strip()
             title, body = _split_title(rest)
@@ -104,8 +107,8 @@ class _Builder:
             self.path.pop()
         self.path.append((level, label))
 
-    def _paragraph(self, text: str, page: int, section_start: bool = False) -> None:
-        definition = _DEFINITION.match(text)
+    def _paragraph(self, text: str, page: int, section_start: bool = False, defines: str = "") -> None:
+        definition = _DEFINITION.match(defines or text)
         term = definition.group(1).strip() if definition else ""
         budget = piece_budget(self.config)
         pieces = sentence_pieces(text, budget) if count_tokens(text) > budget else [text]

@@ -39,6 +39,9 @@ def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
     if report.failures:
         lines += ["", "| source | document | error |", "|---|---|---|"]
         lines += [f"| {f.source} | {f.document} | {f.error.replace('|', '/')} |" for f in report.failures]
+    if report.warnings:
+        lines += ["", "| source | document | warning |", "|---|---|---|"]
+        lines += [f"| {w.source} | {w.document} | {w.error.replace('|', '/')} |" for w in report.warnings]
     return "\n".join(lines)
 
 

@@ -54,6 +54,8 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
     publish_run(report, options.title)
     if report.failures:
         get_run_logger().warning("%d input(s) failed; see the run report", len(report.failures))
+    for warning in report.warnings:
+        get_run_logger().warning("%s: %s: %s", warning.source, warning.document, warning.error)
     if report.failed_sources:  # the flow run fails, after every other source ran and the report was published
         raise SourcesFailed(f"source(s) failed: {', '.join(report.failed_sources)}; see the run report", report.to_dict())
     if quality is not None and not quality.success:

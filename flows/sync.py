@@ -107,6 +107,9 @@ class SourceSync:
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)
+                for item in chunked.documents:  # caveats a source noted on a document it could index (scanned pages)
+                    for warning in item.document.extra.get("warnings", []):
+                        report.warn(self.name, item.document.locator, warning)
                 if chunked.documents:
                     rows, stats = run.steps.embed(chunked.documents, run.encoder, run.cache, run.config.embedding.batch_size, label)
                     failpoint("embedded")

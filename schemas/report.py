@@ -35,6 +35,7 @@ class RunReport:
     rows_written: int = 0
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
+    warnings: list[Failure] = field(default_factory=list)  # indexed, with a caveat (a PDF's scanned pages)
     sources: list[str] = field(default_factory=list)
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
     # {"success", "report_dir", "failed": [...], "seconds"} when a data-quality report was written
@@ -67,12 +68,17 @@ class RunReport:
         self.documents.failed += 1
         self.failures.append(Failure(source, redact(document), redact(error)))
 
+    def warn(self, source: str, document: str, warning: str) -> None:
+        """Note a caveat about an indexed input (it counts as indexed, not failed)."""
+        self.warnings.append(Failure(source, redact(document), redact(warning)))
+
     def merge(self, other: "RunReport") -> None:
         for name in ("seen", "indexed", "unchanged", "deleted", "failed"):
             setattr(self.documents, name, getattr(self.documents, name) + getattr(other.documents, name))
         for name in ("sections", "chunks", "tokens", "embeddings_computed", "rows_written"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures.extend(other.failures)
+        self.warnings.extend(other.warnings)
         for source, ids in other.written_documents.items():
             self.written_documents.setdefault(source, []).extend(ids)
 

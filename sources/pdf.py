@@ -1,10 +1,11 @@
-"""Legal PDFs from a folder or S3: one document per file, parsed by unstructured, offline.
+"""Legal PDFs from a folder or S3: one document per file, parsed offline.
 
-`partition_pdf(strategy="fast")` (pdfminer underneath) gives elements with a category and a page number; it
-runs in a worker process that is killed past the source's parse_timeout_seconds (sources/pdfparse.py), after
-the page count is checked against max_pages, and its text is bounded by max_text_chars.
-Categories are not trusted for dropping text (real filings come back with body text labelled Header or
-Footer); instead a running header or footer is recognised by repetition: a short line that recurs on
+The source's parser (PDFium's text layer by default, sources/pdftext.py; or unstructured's fast strategy)
+gives text blocks with their page number; it runs in a worker process that is killed past the source's
+parse_timeout_seconds (sources/pdfparse.py), after the page count is checked against max_pages, and its text
+is bounded by max_text_chars. unstructured's categories are not used for dropping text (real filings come
+back with body text labelled Header or Footer); instead a running header or footer is recognised by
+repetition: a short line that recurs on
 several pages (digits ignored), and bare page numbers ("7", "Page 7", "- 7 -", "7 of 9"). What remains is
 handed to the legal layout as pages separated by form feeds, one element per block (chunkers/legal.py).
 
@@ -12,7 +13,9 @@ Title, parties and effective date are read from the first page when they can be 
 is the document's temporal_start; doc_tag is the file name without its extension.
 
 Bad input is named and explained: not a PDF, encrypted, unreadable (corrupt or truncated), no text layer
-(scanned or image-only: OCR needs models this deployment does not have), or no text at all.
+(scanned or image-only: OCR needs models this deployment does not have), or no text at all. A document some
+of whose pages have no text layer is indexed with what it has, and says which pages it lacks: in its rows
+(`extra.pages_without_text`, `extra.warnings`) and as a warning in the run report.
 """
 from __future__ import annotations
 
@@ -50,41 +53,66 @@ def document_id(source_name: str, locator: str) -> str:
 
 @dataclass(frozen=True)
 class ParseLimits:
-    """What one file may cost: its pages (counted before parsing), its text, and the parse's time."""
+    """What one file may cost (its pages, counted before parsing, its text, the parse's time), and the
+    parser that reads it."""
 
     max_pages: int = PdfSourceConfig.model_fields["max_pages"].default
     max_text_chars: int = PdfSourceConfig.model_fields["max_text_chars"].default
     timeout_seconds: float = PdfSourceConfig.model_fields["parse_timeout_seconds"].default
+    parser: str = PdfSourceConfig.model_fields["parser"].default
 
     @classmethod
     def of(cls, config: PdfSourceConfig) -> "ParseLimits":
-        return cls(config.max_pages, config.max_text_chars, config.parse_timeout_seconds)
+        return cls(config.max_pages, config.max_text_chars, config.parse_timeout_seconds, config.parser)
+
+
+@dataclass
+class PdfText:
+    """A PDF's body text: blocks per page (running headers, footers, page numbers removed), and the pages
+    that had no text layer (scanned), 1-based."""
+
+    pages: list[list[str]]
+    pages_without_text: list[int]
 
 
 def extract_pages(path: Path, locator: str, limits: ParseLimits = ParseLimits()) -> list[list[str]]:
-    """The text blocks of each page, running headers, footers and page numbers removed; parsed in the
-    worker process (sources/pdfparse.py) within the limits."""
+    """The text blocks of each page (extract_text's pages)."""
+    return extract_text(path, locator, limits).pages
+
+
+def extract_text(path: Path, locator: str, limits: ParseLimits = ParseLimits()) -> PdfText:
+    """The text blocks of each page, running headers, footers and page numbers removed, and the pages without
+    a text layer; parsed in the worker process (sources/pdfparse.py) within the limits."""
     count = _check_pdf(path, locator)
     if count > limits.max_pages:
         raise DocumentError(locator, f"{count:,} pages, over the source's max_pages ({limits.max_pages:,}): not parsed")
-    blocks = WORKER.parse(path, locator, limits.max_text_chars, limits.timeout_seconds)
+    parsed = WORKER.parse(path, locator, limits.max_text_chars, limits.timeout_seconds, limits.parser)
+    return body_text(parsed.blocks, count, parsed.pages_without_text, locator)
+
+
+def body_text(blocks: list[tuple[int, str]], page_count: int, pages_without_text: list[int], locator: str) -> PdfText:
+    """A parser's (page, text) blocks -> the body text of each page: bare page numbers dropped, and short
+    lines that recur on 3+ pages (or every page of a 2-page document), digits ignored, dropped as running
+    headers and footers."""
     if not blocks:
         raise DocumentError(locator, "no text layer (a scanned or image-only PDF?): OCR is not available, nothing indexed")
     pages_of: dict[str, set[int]] = {}
     for page, text in blocks:
         pages_of.setdefault(_shape(text), set()).add(page)
-    page_count = max(page for page, _ in blocks)
-    repeat = max(2, min(3, page_count))  # on 3+ pages (or every page of a 2-page document)
-    pages: list[list[str]] = [[] for _ in range(page_count)]
+    last_text_page = max(page for page, _ in blocks)
+    repeat = max(2, min(3, last_text_page))
+    pages: list[list[str]] = [[] for _ in range(max(last_text_page, page_count))]
     for page, text in blocks:
         if _PAGE_NUMBER.match(text):
             continue
-        if len(text) <= _REPEATED_MAX_CHARS and page_count > 1 and len(pages_of[_shape(text)]) >= repeat:
+        if len(text) <= _REPEATED_MAX_CHARS and last_text_page > 1 and len(pages_of[_shape(text)]) >= repeat:
             continue
         pages[page - 1].append(text)
     if not any(pages):
         raise DocumentError(locator, "only headers, footers and page numbers: no body text")
-    return pages
+    while len(pages) > 1 and not pages[-1] and len(pages) not in pages_without_text:
+        pages.pop()  # blank trailing pages hold nothing to cite
+    return PdfText(pages, list(pages_without_text))
 
 
 def _shape(text: str) -> str:
@@ -185,14 +213,18 @@ class PdfSource:
     def load(self, ref: DocumentRef) -> SourceDocument:
         blob = self._blobs.get(ref.locator)
         with self.store.local_path(ref.locator) as path:
-            pages = extract_pages(path, ref.locator, ParseLimits.of(self.config))
+            parsed = extract_text(path, ref.locator, ParseLimits.of(self.config))
             modified = blob.modified if blob else int(path.stat().st_mtime)
+        pages = parsed.pages
         stem = PurePosixPath(ref.locator).stem
         found = metadata(pages, stem)
         acl = list(self.config.acl)
         if not acl:
             raise DocumentError(ref.locator, "no access control list: declare a default acl on the source")
-        extra = {"page_count": len(pages)}
+        extra: dict = {"page_count": len(pages)}
+        if parsed.pages_without_text:
+            extra["pages_without_text"] = parsed.pages_without_text
+            extra["warnings"] = [scanned_pages_warning(parsed.pages_without_text, len(pages))]
         if "parties" in found:
             extra["parties"] = found["parties"]
         if "effective_date" in found:
@@ -217,6 +249,12 @@ class PdfSource:
             doc_tag=stem,
             extra=extra,
         )
+
+
+def scanned_pages_warning(pages: list[int], page_count: int) -> str:
+    shown = ", ".join(str(p) for p in pages[:20]) + (f" and {len(pages) - 20} more" if len(pages) > 20 else "")
+    return (f"{len(pages)} of {page_count} pages have no text layer (scanned?), not indexed: page{'s' if len(pages) > 1 else ''} "
+            f"{shown}; OCR is not available")
 
 
 def _sha256(path: Path) -> str:

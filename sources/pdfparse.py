@@ -1,11 +1,13 @@
 """PDF text extraction in a worker process, so that a runaway parse can be stopped.
 
-A PDF of a few kilobytes can make pdfminer work for minutes and take gigabytes (hundreds of pages drawing one
-shared content stream). A thread cannot be stopped; a process can. One worker process per Cairn process
-parses one file at a time with unstructured's `partition_pdf(strategy="fast")`; the parent waits at most
-the source's `parse_timeout_seconds`, then kills the worker (a new one starts for the next file) and the
-document fails with the reason. The worker also stops returning text past `max_text_chars`. The worker
-imports unstructured once, before its first file, and that start-up is not counted against the timeout.
+A PDF of a few kilobytes can make a parser work for minutes and take gigabytes (hundreds of pages drawing one
+shared content stream). A thread cannot be stopped; a process can, and a parser that crashes takes only its
+process down. One worker process per Cairn process parses one file at a time, with the source's `parser`:
+"pdfium" (the default: PDFium's text layer, sources/pdftext.py, a few ms per page) or "unstructured"
+(`partition_pdf(strategy="fast")`, pdfminer's layout analysis, ~50 ms per page, imported by the worker on
+first use). The parent waits at most the source's `parse_timeout_seconds`, then kills the worker (a new one
+starts for the next file) and the document fails with the reason. The worker also stops returning text past
+`max_text_chars`. Its start-up is not counted against the timeout.
 """
 from __future__ import annotations
 
@@ -13,12 +15,22 @@ import atexit
 import multiprocessing
 import os
 import threading
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from cairn.sources.base import DocumentError
 
 STARTUP_TIMEOUT = 300  # seconds for a new worker to import its parser (a busy 2-core machine: tens of seconds)
+PARSERS = ("pdfium", "unstructured")
+
+
+@dataclass
+class ParsedPdf:
+    """What a parser read: text blocks by page (1-based), and the pages that hold no text layer at all."""
+
+    blocks: list[tuple[int, str]]
+    pages_without_text: list[int] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -37,9 +49,20 @@ def _partition():
     return partition_pdf
 
 
+def parse_pdf(path: str, max_chars: int, parser: str = "pdfium") -> tuple[str, object]:
+    """("ok", ParsedPdf), ("too-long", chars) past max_chars, or ("error", message). Runs in the worker."""
+    if parser == "pdfium":
+        from cairn.sources.pdftext import read_document
+
+        status, payload = read_document(path, max_chars)
+        return (status, ParsedPdf(*payload)) if status == "ok" else (status, payload)
+    status, payload = parse_blocks(path, max_chars)
+    return (status, ParsedPdf(payload)) if status == "ok" else (status, payload)
+
+
 def parse_blocks(path: str, max_chars: int) -> tuple[str, object]:
-    """("ok", [(page, text), ...]) with whitespace collapsed, ("too-long", chars) past max_chars, or
-    ("error", message). Runs in the worker."""
+    """unstructured's elements: ("ok", [(page, text), ...]) with whitespace collapsed, ("too-long", chars)
+    past max_chars, or ("error", message)."""
     try:
         elements = _partition()(filename=path, strategy="fast", languages=["eng"])
     except Exception as exc:  # pdfminer and unstructured raise many types on a damaged file
@@ -56,15 +79,19 @@ def parse_blocks(path: str, max_chars: int) -> tuple[str, object]:
 
 
 def _serve(connection) -> None:
-    """The worker's loop: import the parser, say so, then parse each path it is sent."""
-    _partition()
+    """The worker's loop: import PDFium, say so, then parse each path it is sent."""
+    import pypdfium2  # noqa: F401 - loaded before the first file's clock starts
+
     connection.send(("ready", None))
     while True:
         try:
-            path, max_chars = connection.recv()
+            path, max_chars, parser = connection.recv()
         except EOFError:  # the parent went away
             return
-        connection.send(parse_blocks(path, max_chars))
+        if parser == "unstructured":
+            _partition()  # its import (seconds) is not the file's parse time
+            connection.send(("started", None))
+        connection.send(parse_pdf(path, max_chars, parser))
 
 
 class ParseWorker:
@@ -75,28 +102,33 @@ class ParseWorker:
         self._process = None
         self._connection = None
 
-    def parse(self, path: Path, locator: str, max_chars: int, timeout: float) -> list[tuple[int, str]]:
-        """The (page, text) blocks of the file; DocumentError naming it when it is refused, fails or runs out
-        of time. In a daemonic process (which may not start children) the parse runs inline, unbounded."""
+    def parse(self, path: Path, locator: str, max_chars: int, timeout: float, parser: str = "pdfium") -> ParsedPdf:
+        """What the file holds; DocumentError naming it when it is refused, fails or runs out of time. In a
+        daemonic process (which may not start children) the parse runs inline, unbounded."""
         if multiprocessing.current_process().daemon:
-            return self._check(locator, max_chars, parse_blocks(str(path), max_chars))
+            return self._check(locator, max_chars, parse_pdf(str(path), max_chars, parser))
         with self._lock:
             connection = self._started()
-            connection.send((str(path), max_chars))
-            if not connection.poll(timeout):
-                self.stop()
-                raise DocumentError(locator, f"parsing took longer than the source's parse_timeout_seconds ({timeout:g} s): "
-                                             "stopped, nothing indexed")
-            try:
-                status, payload = connection.recv()
-            except EOFError:
-                code = self._process.exitcode if self._process is not None else None
-                self.stop()
-                raise DocumentError(locator, f"the PDF parser process died (exit code {code}): nothing indexed") from None
+            connection.send((str(path), max_chars, parser))
+            if parser == "unstructured":  # the worker imports it first, outside the file's time
+                self._receive(connection, locator, STARTUP_TIMEOUT)
+            status, payload = self._receive(connection, locator, timeout)
         return self._check(locator, max_chars, (status, payload))
 
+    def _receive(self, connection, locator: str, timeout: float) -> tuple[str, object]:
+        if not connection.poll(timeout):
+            self.stop()
+            raise DocumentError(locator, f"parsing took longer than the source's parse_timeout_seconds ({timeout:g} s): "
+                                         "stopped, nothing indexed")
+        try:
+            return connection.recv()
+        except EOFError:
+            code = self._process.exitcode if self._process is not None else None
+            self.stop()
+            raise DocumentError(locator, f"the PDF parser process died (exit code {code}): nothing indexed") from None
+
     @staticmethod
-    def _check(locator: str, max_chars: int, result: tuple[str, object]) -> list[tuple[int, str]]:
+    def _check(locator: str, max_chars: int, result: tuple[str, object]) -> ParsedPdf:
         status, payload = result
         if status == "too-long":
             raise DocumentError(locator, f"more than the source's max_text_chars ({max_chars:,}) of text: nothing indexed")

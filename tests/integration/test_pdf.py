@@ -1,5 +1,6 @@
-"""Legal PDFs through unstructured (offline, real parser) and the legal layout: hierarchy, definitions as
-their own chunks, page ranges, headers and footers gone, metadata, and every kind of bad PDF named."""
+"""Legal PDFs through the source's parser in its worker process (PDFium by default, unstructured on request;
+both offline, real parsers) and the legal layout: hierarchy, definitions as their own chunks, page ranges,
+headers and footers gone, metadata, scanned pages reported, and every kind of bad PDF named."""
 from __future__ import annotations
 
 import re
@@ -14,7 +15,7 @@ from cairn.schemas.config import ChunkingConfig, PdfSourceConfig
 from cairn.schemas.records import parse_day
 from cairn.sources import DocumentError
 from cairn.sources.pdf import ParseLimits, PdfSource, extract_pages
-from tests import pdf_factory
+from tests import pdf_factory, pdf_layouts
 
 CONFIG = ChunkingConfig()
 
@@ -111,6 +112,24 @@ def test_page_and_text_limits_refuse_a_file_by_name(tmp_path, limits, reason):
     assert len(extract_pages(path, "long.pdf")) == 60  # the defaults take it
 
 
+def test_scanned_pages_are_a_warning_on_the_document_which_keeps_its_other_pages(tmp_path):
+    pdf_layouts.write_partly_scanned(tmp_path / "scan.pdf")
+    source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"]))
+    doc = source.load(next(iter(source.discover())))
+    assert doc.extra["pages_without_text"] == [2]
+    assert doc.extra["warnings"] == ["1 of 4 pages have no text layer (scanned?), not indexed: page 2; OCR is not available"]
+    assert doc.content.split(PAGE_BREAK)[3].startswith("4. Warranty.")  # page numbers (citations) unchanged
+
+
+def test_the_unstructured_parser_is_still_there_on_request(tmp_path):
+    pdf_layouts.write_two_columns(tmp_path / "two.pdf")
+    source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"],
+                                       parser="unstructured"))
+    doc = source.load(next(iter(source.discover())))
+    for clause in pdf_layouts.LEFT_COLUMN + pdf_layouts.RIGHT_COLUMN:
+        assert clause.split(".")[1].strip() in doc.content
+
+
 def test_the_sample_agreements_in_data_parse_with_their_definitions():
     from tests.conftest import REPO
 
@@ -136,15 +155,18 @@ def test_contracts_from_s3_through_the_flow_bad_ones_reported_and_scoped_queries
         s3.put_object(Bucket="legal", Key=f"contracts/{path.name}", Body=path.read_bytes())
     pdf_factory.write_encrypted(tmp_path / "locked.pdf")
     pdf_factory.write_not_a_pdf(tmp_path / "notes.pdf")
-    for name in ("locked.pdf", "notes.pdf"):
+    pdf_layouts.write_partly_scanned(tmp_path / "scan.pdf")
+    for name in ("locked.pdf", "notes.pdf", "scan.pdf"):
         s3.put_object(Bucket="legal", Key=f"contracts/{name}", Body=(tmp_path / name).read_bytes())
     config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
         {"name": "contracts", "type": "pdf", "uri": "s3://legal/contracts", "tenant": "acme", "acl": ["legal"]},
     ], s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "page_size": 2}, quality={"on_ingest": True})
     report = ingest_flow(config_path=str(config))
-    assert report["documents"]["indexed"] == 2 and report["documents"]["failed"] == 2
+    assert report["documents"]["indexed"] == 3 and report["documents"]["failed"] == 2
     reasons = {f["document"]: f["error"] for f in report["failures"]}
     assert "encrypted" in reasons["locked.pdf"] and "not a PDF" in reasons["notes.pdf"]
+    assert [(w["document"], w["error"][:40]) for w in report["warnings"]] == [
+        ("scan.pdf", "1 of 4 pages have no text layer (scanned")]
     assert report["quality"]["success"], report["quality"]["failed"]
 
     retriever = Retriever.from_config(config)
@@ -162,4 +184,4 @@ def test_contracts_from_s3_through_the_flow_bad_ones_reported_and_scoped_queries
 
     s3.delete_object(Bucket="legal", Key="contracts/acme-globex-master-services-agreement.pdf")
     again = ingest_flow(config_path=str(config))
-    assert again["documents"]["deleted"] == 1 and again["documents"]["unchanged"] == 1
+    assert again["documents"]["deleted"] == 1 and again["documents"]["unchanged"] == 2
