@@ -15,7 +15,7 @@ from cairn.flows.runner import RunnerEncoder, runner_for_run
 from cairn.flows.tasks import PrefectSteps
 from cairn.index.cache import EmbeddingCache
 from cairn.index.generations import Generations, Target
-from cairn.index.milvus import open_client
+from cairn.index.milvus import close_client, open_client
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
@@ -47,9 +47,9 @@ class RunContext:
             cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
             stack.callback(cache.close)
             client = open_client(config.milvus, create=True)
+            stack.callback(close_client, client, config.milvus)
             generations = Generations(client, config.milvus)
-            store = MilvusStore(config.milvus, encoder.dim, client=client)
-            stack.callback(store.close)
+            # the serving generation, or the next one built beside it when the encoder or schema changed
             target = generations.target(encoder.identity, encoder.dim)
             store = MilvusStore(target.milvus, encoder.dim, client=client)
             state = SourceState(config.state_path, scope=target.state_scope)
