@@ -175,7 +175,7 @@ def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
 
 
 def print_run_report(report: dict, as_json: bool, strict: bool = False) -> Outcome:
-    """The run report as JSON, or as a summary (failures on stderr), and what it means: a source that failed
+    """The run report as JSON, or as a summary (failures and warnings on stderr), and what it means: a source that failed
     as a whole, some documents that failed, or every input accounted for. (`strict` is kept for callers of the
     deprecated --strict: failed documents give INPUTS_FAILED without it.)"""
     if as_json:
@@ -194,6 +194,8 @@ def print_run_report(report: dict, as_json: bool, strict: bool = False) -> Outco
                         style="green" if quality["success"] else "red")
         for failure in report["failures"]:
             output.problem(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}")
+        for warning in report.get("warnings") or []:  # indexed, with a caveat (a PDF's pages without text)
+            output.problem(f"WARNING {warning['source']}: {warning['document']}: {warning['error']}")
         print_index_switch(report.get("index") or {})
     if report.get("failed_sources"):
         return Outcome.SOURCES_FAILED

@@ -75,6 +75,15 @@ def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys)
     assert captured.err.strip() == "FAILED w: binary.md: binary file"
 
 
+def test_a_warning_is_printed_on_stderr_and_does_not_change_the_outcome(capsys):
+    warned = {**REPORT, "failures": [], "warnings": [{"source": "legal", "document": "scan.pdf",
+                                                      "error": "2 of 9 pages have no text layer (pages 3, 4)"}]}
+    assert print_run_report(warned, as_json=False) is Outcome.OK
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "WARNING legal: scan.pdf: 2 of 9 pages have no text layer (pages 3, 4)"
+    assert "scan.pdf" not in captured.out
+
+
 def test_the_outcome_says_whether_documents_or_a_whole_source_failed(capsys):
     assert print_run_report(REPORT, as_json=True) is Outcome.INPUTS_FAILED
     assert print_run_report(REPORT, as_json=True, strict=True) is Outcome.INPUTS_FAILED  # --strict: deprecated, same
