@@ -208,7 +208,7 @@ class PdfSource:
                     yield DiscoveryFailure(blob.key, doc_id, exc.reason)
                     continue
             self._blobs[blob.key] = blob
-            yield DocumentRef(self.name, blob.key, doc_id, version)
+            yield DocumentRef(self.name, blob.key, doc_id, pdf_version(version, self.config.parser))
 
     def load(self, ref: DocumentRef) -> SourceDocument:
         blob = self._blobs.get(ref.locator)
@@ -249,6 +249,19 @@ class PdfSource:
             doc_tag=stem,
             extra=extra,
         )
+
+
+# What a PDF's text depends on besides its bytes: the parser and Cairn's rules for reading its output. It is
+# part of every PDF's version_hash, so choosing another `parser`, or a release whose parse gives different
+# text, re-indexes each PDF once at the next ingest instead of keeping the old text until the file changes.
+# Bump a number with any change to sources/pdftext.py, sources/pdfparse.py or the block rules here that
+# changes the text a PDF gives.
+PARSE_IDENTITY = {"pdfium": "pdfium-text-layer/1", "unstructured": "unstructured-fast/1"}
+
+
+def pdf_version(raw: str, parser: str) -> str:
+    """A PDF's version_hash: its bytes' version (sha-256 in a folder, the ETag on S3) read by this parser."""
+    return hashlib.sha256(f"{raw}\x1f{PARSE_IDENTITY[parser]}".encode("utf-8")).hexdigest()
 
 
 def scanned_pages_warning(pages: list[int], page_count: int) -> str:

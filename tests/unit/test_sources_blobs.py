@@ -190,3 +190,23 @@ def test_a_folder_that_cannot_be_listed_fails_the_source_by_name_instead_of_bein
     message = str(failed.value)
     assert "source 'wiki': cannot list the folder 'top/ddd" in message and "File name too long" in message
     assert "characters)" in message  # the folder's path is shortened for the message, its length said
+
+
+def test_a_pdfs_version_changes_with_its_parser_and_with_its_bytes(tmp_path):
+    """Switching `parser` (or a release that changes a parser's text) must re-index each PDF once: its version
+    covers the parser, not only the bytes; the same bytes read by the same parser keep their version."""
+    from cairn.schemas.config import PdfSourceConfig
+    from cairn.sources.pdf import PdfSource
+
+    (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4\n% one\n")
+
+    def version(parser: str) -> str:
+        config = PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"], parser=parser)
+        [ref] = PdfSource(config).discover()
+        return ref.version_hash
+
+    pdfium, unstructured = version("pdfium"), version("unstructured")
+    assert pdfium != unstructured and len(pdfium) == 64
+    assert version("pdfium") == pdfium
+    (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4\n% two\n")
+    assert version("pdfium") != pdfium
