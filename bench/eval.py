@@ -1,6 +1,7 @@
 """Retrieval quality on the labelled dev sets, with every switchable step ablated.
 
     python -m bench.eval [--sets runbooks,scifact] [--scifact-queries 300] [--work /tmp/cairn-eval]
+    python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --readme   # the README's ablation table
 
 Each dev set's corpus is ingested through the real Prefect flow into a scratch Milvus Lite file (kept in
 --work between runs; unchanged input embeds nothing). Then every query runs through `Retriever.retrieve` once
@@ -8,6 +9,8 @@ per variant: the full pipeline, each step off, fusion by weighted sum instead of
 BM25-only. Metrics are by document (a document ranks where its first section does): nDCG@10, recall@1/5/10,
 MRR@10, hit@10 (CUAD: questions are scoped to their contract by doc_tag and a returned section counts when
 it holds an answer span, so recall@k there is "an answer in the top k sections"), plus latency and the pipeline's own counters. Results: bench/results/eval.json.
+With --readme (every set, every variant, all SciFact dev queries) the ablation table in README.md, between
+its two markers, is rewritten from this run's results: each default is justified by a number there.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.common import require_shared, save
+from bench.common import REPO, require_shared, save
 from cairn.embedding.model import BACKENDS
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 
@@ -34,6 +37,57 @@ VARIANTS: dict[str, dict] = {
     "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
     "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
+
+LABELS = {
+    "full": "**the default pipeline**",
+    "no_gate": "without the query gate",
+    "no_floors": "without the relevance floors",
+    "no_second_pass": "without the second pass",
+    "no_sparse_doc_recall": "without the short-document recall guarantee",
+    "no_dominance": "without dominance (main document first)",
+    "no_diversity": "without diversity (2 sections a document)",
+    "with_abstract_leg": "with the abstract-vector leg (off by default)",
+    "weighted_fusion": "weighted-sum fusion instead of RRF",
+    "dense_only": "dense leg only (no BM25, no floors)",
+    "bm25_only": "BM25 only (no dense, no floors)",
+}
+# (set, metric, column heading)
+COLUMNS = [("scifact", "ndcg@10", "SciFact nDCG@10"), ("scifact", "recall@10", "SciFact recall@10"),
+           ("runbooks", "recall@5", "runbooks recall@5"), ("runbooks", "ndcg@10", "runbooks nDCG@10"),
+           ("cuad", "recall@5", "CUAD answer in top 5"), ("cuad", "ndcg@10", "CUAD nDCG@10")]
+TABLE_START = "<!-- ablation table: written by `python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --readme` -->"
+TABLE_END = "<!-- end of the ablation table -->"
+
+
+def ablation_table(results: dict) -> str:
+    """Markdown: one row per variant, each metric with its difference from the default pipeline."""
+    sets = results["sets"]
+    head = "| variant | " + " | ".join(title for _, _, title in COLUMNS) + " |"
+    lines = [head, "|---" * (len(COLUMNS) + 1) + "|"]
+    for variant in VARIANTS:
+        cells = []
+        for name, metric, _ in COLUMNS:
+            entry = sets.get(name, {}).get("variants", {})
+            if variant not in entry:
+                cells.append("")
+                continue
+            value, base = entry[variant]["metrics"][metric], entry["full"]["metrics"][metric]
+            cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({value - base:+.3f})")
+        lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
+    queries = ", ".join(f"{name} {sets[name]['variants']['full']['queries']}" for name in ("scifact", "runbooks", "cuad") if name in sets)
+    lines.append("")
+    lines.append(f"Queries: {queries}; k = {results['k']}; backend {results['backend']}. In parentheses: the difference "
+                 "from the default pipeline.")
+    return "\n".join(lines)
+
+
+def write_readme_table(results: dict, readme: Path) -> None:
+    text = readme.read_text(encoding="utf-8")
+    if TABLE_START not in text or TABLE_END not in text:
+        raise SystemExit(f"{readme}: the ablation table's markers are missing")
+    before, rest = text.split(TABLE_START, 1)
+    after = rest.split(TABLE_END, 1)[1]
+    readme.write_text(f"{before}{TABLE_START}\n{ablation_table(results)}\n{TABLE_END}{after}", encoding="utf-8")
 
 
 class MemoEncoder:
@@ -118,7 +172,12 @@ def main() -> None:
     parser.add_argument("--out", default="eval")
     parser.add_argument("--backend", default="torch", choices=BACKENDS,
                         help="embedding backend (its indexes live in --work/<backend> unless it is torch)")
+    parser.add_argument("--readme", action="store_true",
+                        help="rewrite README.md's ablation table (needs every set, every variant, all SciFact queries)")
     args = parser.parse_args()
+    if args.readme and (set(args.sets.split(",")) != set(DEV_SETS) or args.variants.split(",") != list(VARIANTS)
+                        or args.scifact_queries != 0):
+        parser.error("--readme needs --sets scifact,runbooks,cuad, every variant and --scifact-queries 0")
     require_shared()
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config
@@ -139,6 +198,9 @@ def main() -> None:
                   f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {entry['variants'][variant]['latency_ms_p50']} ms", flush=True)
         results["sets"][name] = entry
     save(args.out, results)
+    print(ablation_table(results))
+    if args.readme:
+        write_readme_table(results, REPO / "README.md")
 
 
 if __name__ == "__main__":
