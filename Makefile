@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(BIN)/cairn query "TLS certificate expired on the edge proxy" --tenant acme --group sre --k 3
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # The unit layer alone (pure logic, no Prefect server, no model): seconds, for the edit-test loop.
 test-fast: $(STAMP)
