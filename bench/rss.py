@@ -129,6 +129,7 @@ def ingest(config: Path, prefect_home: Path) -> dict:
         "polled_prefect_server_mb": round(max(server) / MB, 1) if server else None,
         "polled_tree_sum_mb": round(poller.tree_peak / MB, 1),
         "children": sorted({name for name, _ in poller.child_peaks.values()}),
+        "child_peaks_mb": {f"{pid} {name}": round(rss / MB, 1) for pid, (name, rss) in poller.child_peaks.items()},
         "samples": poller.samples,
         "seconds": round(seconds, 1),
         "documents": report["documents"],
