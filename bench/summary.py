@@ -64,6 +64,14 @@ def lines() -> list[str]:
         out.append(_line(f"peak RSS ingesting 10x / 1x ({_on(rss)})", f"{ratio:.3f}", "goal <= 1.2", ratio <= 1.2))
     else:
         out.append(_line("peak RSS 10x / 1x", "not measured"))
+    large = _load("large_pdf")
+    if large:
+        for label in ("long", "heavy"):
+            entry = large[label]
+            out.append(_line(f"peak RSS over a {large['small']['pages']}-page PDF: {entry['pages']} pages, {entry['mb']} MB",
+                             f"+{large[f'{label}_over_small_peak_mb']:.0f} MB"))
+    else:
+        out.append(_line("peak RSS of long and large PDFs", "not measured"))
     embedding = _load("embedding")
     if embedding:
         out.append(_line("onnx-int8 / torch encode speed-up", f"{embedding['median_speedup']:.2f}x"))
