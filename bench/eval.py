@@ -33,7 +33,8 @@ VARIANTS: dict[str, dict] = {
     "no_dominance": {"steps": {"dominance": False}},
     "no_diversity": {"steps": {"diversity": False}},
     "with_abstract_leg": {"steps": {"abstract_leg": True}},
-    "weighted_fusion": {"fusion": "weighted"},
+    "candidate_floors": {"floor_scope": "candidate"},
+    "rrf_fusion": {"fusion": "rrf"},
     "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
     "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
@@ -47,7 +48,8 @@ LABELS = {
     "no_dominance": "without dominance (main document first)",
     "no_diversity": "without diversity (2 sections a document)",
     "with_abstract_leg": "with the abstract-vector leg (off by default)",
-    "weighted_fusion": "weighted-sum fusion instead of RRF",
+    "candidate_floors": "floors that cut each candidate (Cairn 0.3)",
+    "rrf_fusion": "RRF fusion instead of the weighted sum (Cairn 0.3)",
     "dense_only": "dense leg only (no BM25, no floors)",
     "bm25_only": "BM25 only (no dense, no floors)",
 }

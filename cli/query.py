@@ -3,7 +3,8 @@
 Only `cairn.query` is imported (inside the command), never Prefect or the flows. The `--json` shape is a
 contract scripts rely on (keys are only ever added); the human listing prints each hit's rank, the score the
 ranking sorts on (`fused`) and the calibrated relevance the floors and confidence read (`relevance`, the
-`score` of the JSON), labelled, because the two differ and only the first orders the list.
+`score` of the JSON), labelled. With the default weighted fusion the two are the same number; with RRF they
+differ and only the first orders the list.
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from cairn.query import Principal, Retriever, RetrievalResult
 
 # What the list's order is, and what each score of a result is (the human listing prints the same).
-ORDER = ("rank: by `fused` (the fusion of the dense and BM25 legs), the main document's sections first; `score` is "
+ORDER = ("rank: by `fused` (by default, fusion = \"weighted\", it is `score` itself, so the list is in the order of the "
+         "relevance it shows; with fusion = \"rrf\", the reciprocal-rank fusion of the legs), the main document's sections first; `score` is "
          "the calibrated relevance in [0, 1] that the floors and the confidence read, `vector_score` the cosine, "
          "`keyword_score` the BM25 score over the query's best")
 HIT_FIELDS = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
@@ -190,7 +192,11 @@ def print_result(result: RetrievalResult, explain: bool) -> None:
         output.line(f"confidence: {result.confidence} ({result.confidence_reason})", style="bold")
     if result.gaps:
         output.line(f"not found in any result: {', '.join(result.gaps)}", style="yellow")
-    if result.hits:
+    if result.hits and all(hit.fused == hit.score for hit in result.hits):  # weighted fusion (the default)
+        output.line("ranked by relevance (the calibrated 0-1 score, JSON `score`; the main document's sections first)",
+                    style="dim")
+        output.line()
+    elif result.hits:  # fusion = "rrf": the order is by a score of its own, shown beside the relevance
         output.line("ranked by fused (the fusion score; the main document's sections first); "
                     "relevance = calibrated 0-1 score, JSON `score`", style="dim")
         output.line()

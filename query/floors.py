@@ -31,9 +31,29 @@ def term_coverage(query: str, c: Candidate) -> float:
     return sum(t in haystack for t in terms) / len(terms)
 
 
-def apply_floors(query: str, ranked: list[Candidate], combined_floor: float, vector_floor: float,
-                 keyword_override: float, keyword_rescue: float) -> FloorOutcome:
-    kept = [c for c in ranked if passes(c, combined_floor, vector_floor, keyword_override)]
+@dataclass(frozen=True)
+class Floors:
+    """The floors step's settings ([query] combined_floor, vector_floor, keyword_override, keyword_rescue,
+    floor_scope)."""
+
+    combined: float
+    vector: float
+    keyword_override: float
+    keyword_rescue: float
+    scope: str
+
+    @classmethod
+    def of(cls, settings) -> "Floors":
+        return cls(settings.combined_floor, settings.vector_floor, settings.keyword_override, settings.keyword_rescue,
+                   settings.floor_scope)
+
+
+def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOutcome:
+    """Whether the question has an answer here: some candidate passes the floors (else the exact-term
+    rescue, else nothing). scope "answer": then every candidate stays, ranked, each judged by its own score
+    (low relevance is flagged, not cut); scope "candidate": each candidate must pass on its own."""
+    passing = [c for c in ranked if passes(c, floors.combined, floors.vector, floors.keyword_override)]
+    kept = ranked if passing and floors.scope == "answer" else passing
     outcome = FloorOutcome(kept, dropped=len(ranked) - len(kept))
     if kept:
         return outcome
@@ -43,7 +63,7 @@ def apply_floors(query: str, ranked: list[Candidate], combined_floor: float, vec
     if keyword:
         best = min(keyword, key=lambda c: c.keyword_rank)
         coverage = term_coverage(query, best)
-        if coverage >= keyword_rescue:
+        if coverage >= floors.keyword_rescue:
             best.flags.append("keyword_rescue")
             outcome.kept, outcome.rescued = [best], True
             outcome.notes.append(f"kept one keyword match covering {coverage:.0%} of the query terms")

@@ -30,7 +30,7 @@ from cairn.index.milvus import CollectionReader
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
 from cairn.query.filters import ACCESS_FIELDS, Access, search_expr
-from cairn.query.floors import apply_floors, wants_second_pass
+from cairn.query.floors import Floors, apply_floors, wants_second_pass
 from cairn.query.fusion import fuse
 from cairn.query.gate import GUIDANCE, gate
 from cairn.query.packing import PackItem, newest_per_section, pack
@@ -169,7 +169,7 @@ class Retriever:
 
         kept = ranked
         if on("floors"):
-            outcome = apply_floors(text, ranked, s.combined_floor, s.vector_floor, s.keyword_override, s.keyword_rescue)
+            outcome = apply_floors(text, ranked, Floors.of(s))
             kept = outcome.kept
             trace["floors"] = {"dropped": outcome.dropped, "rescued": outcome.rescued, "notes": outcome.notes}
             clock.lap("floors")
@@ -288,6 +288,8 @@ class Retriever:
             if c.parent_chunk_id in section_cos:
                 c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
                 c.combined = vw * min(max(c.vector, 0.0), 1.0) + kw * c.keyword_norm
+                if self.settings.fusion == "weighted":  # the list stays in the order of the score it shows
+                    c.fused = c.combined
                 c.flags.append("second_pass")
         top.sort(key=lambda c: (-c.combined, c.chunk_id))
         return top + rest

@@ -84,6 +84,16 @@ def test_the_listing_labels_the_ranking_score_and_the_relevance_score_of_each_hi
     assert "   Runbook › intro" in lines and lines[0] == "confidence: HIGH (top score 0.73)"
 
 
+def test_with_weighted_fusion_the_listing_says_it_is_ranked_by_the_relevance_it_shows(capsys):
+    result = RetrievalResult("fail over", [hit("procedure", 0.7314, 0.7314), hit("intro", 0.7183, 0.7183)],
+                             confidence="HIGH", confidence_reason="top score 0.73")
+    print_result(result, explain=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("ranked by relevance") for line in lines) and not any("ranked by fused" in line for line in lines)
+    assert [line for line in lines if line[:2] in ("1.", "2.")] == ["1. fused 0.7314  relevance 0.7314",
+                                                                      "2. fused 0.7183  relevance 0.7183"]
+
+
 def test_a_result_without_hits_prints_its_message_and_gaps(capsys):
     print_result(RetrievalResult("zzz qqq", [], status="no_results", message="no relevant documents", gaps=["zzz"]),
                  explain=True)

@@ -107,3 +107,12 @@ def test_the_query_module_imports_without_the_ingestion_stack(tmp_path):
     done = _python(f"import sys, cairn.query; print([m for m in {heavy!r} if m in sys.modules])", tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_package_version_is_the_one_pyproject_declares():
+    import tomllib
+
+    import cairn
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert cairn.__version__ == declared

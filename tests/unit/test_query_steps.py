@@ -1,12 +1,13 @@
 """Each pure step of the query pipeline, on hand-made candidates and rows."""
 import math
+from dataclasses import replace
 
 import pytest
 
 from cairn.query.citations import citation, trail
 from cairn.query.confidence import gaps, tier
 from cairn.query.eval import documents_in_order, mrr, ndcg_at, recall_at, summarise
-from cairn.query.floors import apply_floors, passes, wants_second_pass
+from cairn.query.floors import Floors, apply_floors, passes, wants_second_pass
 from cairn.query.fusion import fuse, rrf
 from cairn.query.gate import gate
 from cairn.query.packing import PackItem, front_and_back, newest_per_section, pack
@@ -111,6 +112,9 @@ def test_rrf_mode_ranks_by_rank_but_keeps_the_calibrated_score():
     assert ranked[0].chunk_id == "b" and ranked[0].combined < a.combined
 
 
+FLOORS = Floors(combined=0.45, vector=0.15, keyword_override=0.9, keyword_rescue=0.5, scope="answer")
+
+
 # ---- 4. floors ----------------------------------------------------------------------------------
 def test_floors_need_combined_and_vector_unless_keyword_top1_is_strong():
     assert passes(cand("a", vector=0.6, combined=0.5), 0.45, 0.15, 0.9)
@@ -122,16 +126,28 @@ def test_floors_need_combined_and_vector_unless_keyword_top1_is_strong():
     assert not passes(weak_vector, 0.45, 0.15, 0.9)
 
 
+def test_answer_scoped_floors_keep_the_ranking_once_one_candidate_passes_and_candidate_scope_cuts_each():
+    strong = cand("a", vector=0.7, combined=0.6)
+    weak = cand("b", vector=0.3, combined=0.3)  # under the combined floor: relevant sections often are
+    answer = apply_floors("ledger-db failover steps", [strong, weak], replace(FLOORS, scope="answer"))
+    assert answer.kept == [strong, weak] and answer.dropped == 0
+    each = apply_floors("ledger-db failover steps", [strong, weak], replace(FLOORS, scope="candidate"))
+    assert each.kept == [strong] and each.dropped == 1
+    # with nothing passing, the scope changes nothing: no answer
+    nothing = apply_floors("ledger-db failover steps", [weak], replace(FLOORS, scope="answer"))
+    assert nothing.kept == []
+
+
 def test_nothing_relevant_gives_an_empty_result():
     ranked = [cand("a", vector=0.1, keyword=1.0, rank=1, text="sourdough starter", combined=0.3)]
-    outcome = apply_floors("kubernetes pod eviction storm", ranked, 0.45, 0.15, 0.9, 0.5)
+    outcome = apply_floors("kubernetes pod eviction storm", ranked, FLOORS)
     assert outcome.kept == [] and not outcome.rescued
 
 
 def test_exact_term_rescue_keeps_one_keyword_match_containing_the_terms():
     ranked = [cand("a", vector=0.1, keyword=2.0, rank=2, text="LEDGER_SYNC_TIMEOUT defaults", combined=0.3),
               cand("b", vector=0.1, keyword=3.0, rank=1, text="set LEDGER_SYNC_TIMEOUT to 30s", combined=0.3)]
-    outcome = apply_floors("LEDGER_SYNC_TIMEOUT value", ranked, 0.45, 0.15, 0.9, 0.5)
+    outcome = apply_floors("LEDGER_SYNC_TIMEOUT value", ranked, FLOORS)
     assert [c.chunk_id for c in outcome.kept] == ["b"] and "keyword_rescue" in outcome.kept[0].flags
 
 
