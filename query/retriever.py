@@ -122,10 +122,10 @@ class Retriever:
                 return result
         try:
             self.reader, self.encoder = self.serving.current()
-            result = self._retrieve(text, principal, k, expr, Access(principal, as_of))
+            result = self._retrieve(text, principal, k, expr, Access(principal, as_of), doc_tag is not None)
         except MilvusException:  # the generation read was dropped by a switch, or the engine restarted: once more
             self.reader, self.encoder = self.serving.recover()
-            result = self._retrieve(text, principal, k, expr, Access(principal, as_of))
+            result = self._retrieve(text, principal, k, expr, Access(principal, as_of), doc_tag is not None)
         if self.settings.cache_ttl_seconds > 0:
             if len(self._cache) >= self.settings.cache_size:
                 self._cache.pop(next(iter(self._cache)))
@@ -134,11 +134,13 @@ class Retriever:
         return result
 
     # ---- the pipeline --------------------------------------------------------------------------------
-    def _retrieve(self, text: str, principal: Principal, k: int, expr: str, access: Access) -> RetrievalResult:
+    def _retrieve(self, text: str, principal: Principal, k: int, expr: str, access: Access,
+                  scoped: bool = False) -> RetrievalResult:
         s, on, clock = self.settings, self.settings.enabled, _Clock()
         trace: dict = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
-        verdict = gate(text, s.gate_min_terms)
+        # scoped to one document family (doc_tag), the caller has already named what the question is about
+        verdict = gate(text, s.gate_min_terms_scoped if scoped else s.gate_min_terms)
         trace["gate"] = verdict.reason
         if on("gate") and not verdict.passed:
             clock.lap("gate")

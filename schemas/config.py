@@ -94,6 +94,7 @@ class QueryConfig(_Strict):
     candidates: int = 50  # children fetched per search leg before fusion
     # 1. query-quality gate: enough content words, or one ID-like token (ticket id, file name, e-mail, host)
     gate_min_terms: int = 3  # content words a question needs unless it names something specific
+    gate_min_terms_scoped: int = 2  # the same for a question scoped to one document family (doc_tag): the scope names the subject
     # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
     transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
     # 3. fusion of the dense (full text, abstract) and BM25 legs

@@ -112,6 +112,16 @@ def test_doc_tag_scopes_the_answer_to_one_document_family(collection):
         assert fee in result.hits[0].text
 
 
+def test_a_two_word_question_is_searched_when_scoped_to_a_document_family(collection):
+    # the scope names the subject, so "late fee" asked of one agreement is as precise as three words
+    retriever, _ = collection
+    sre = Principal("acme", ["sre"])
+    assert retriever.retrieve("late fee", sre).status == "guidance"
+    scoped = retriever.retrieve("late fee", sre, doc_tag="msa-2024")
+    assert scoped.status == "ok" and "three percent" in scoped.hits[0].text
+    assert retriever.retrieve("fee", sre, doc_tag="msa-2024").status == "guidance"  # one word stays too vague
+
+
 def test_as_of_answers_with_the_version_valid_then(collection):
     retriever, _ = collection
     question, sre = "how many settlement-writer replicas mitigate kafka lag", Principal("acme", ["sre"])
