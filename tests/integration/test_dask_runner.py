@@ -54,15 +54,16 @@ def encode_task_states(flow_run_id: str) -> list[str]:
 
 
 def test_a_two_worker_local_cluster_writes_exactly_the_rows_of_the_thread_pool(tmp_path, prefect_server):
-    threads = scratch_config(tmp_path, "threads", 'kind = "thread"\n')
-    dask = scratch_config(tmp_path, "dask", 'kind = "dask"\nworkers = 2\nprocesses = true\n')
+    # globex's five pages: enough texts for one slice per worker (two model batches), a quarter of the model time
+    threads = scratch_config(tmp_path, "threads", 'kind = "thread"\n', [SAMPLE_WIKI[1]])
+    dask = scratch_config(tmp_path, "dask", 'kind = "dask"\nworkers = 2\nprocesses = true\n', [SAMPLE_WIKI[1]])
 
     by_threads = ingest_flow(config_path=str(threads))
     # the CLI's way: the flow runs on the configured runner (ingest_flow.with_options(task_runner=DaskTaskRunner))
     by_dask = configured(ingest_flow, load_config(dask))(config_path=str(dask))
 
     assert by_dask["documents"] == by_threads["documents"]
-    assert by_dask["documents"]["indexed"] == 22 and by_dask["documents"]["failed"] == 0
+    assert by_dask["documents"]["indexed"] == 5 and by_dask["documents"]["failed"] == 0
     assert by_dask["embeddings_computed"] == by_threads["embeddings_computed"] > 0
     rows = stored(dask)
     assert rows == stored(threads)  # the same chunk ids, documents, version hashes and row kinds
