@@ -110,7 +110,7 @@ class QueryConfig(_Strict):
     keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
     keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
     # answer by default, measured (README, ablation table): cutting each candidate at the floors dropped
-    # relevant sections ranked below a passing one (SciFact nDCG@10 -0.008, CUAD -0.031; runbook recall@5 the same either way)
+    # relevant sections ranked below a passing one (SciFact nDCG@10 -0.008, CUAD -0.049; runbook recall@5 the same either way)
     floor_scope: Literal["answer", "candidate"] = "answer"  # answer: the floors decide whether the question has an answer (one candidate passes), then the ranking decides; candidate: each candidate must pass
     second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
     second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
