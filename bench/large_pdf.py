@@ -105,20 +105,7 @@ def _render_with_images(spec: pf.AgreementSpec, side: int, scratch: Path) -> byt
         running_header()
 
     pdf.header = header  # type: ignore[method-assign]
-    pdf.add_page()
-    pdf.para(pf.dated_line(spec), align="C", after=8)
-    for art in spec.articles:
-        pdf.heading(f"ARTICLE {art.number}", align="C", after=0)
-        pdf.heading(art.title, align="C", after=5)
-        for sec in art.sections:
-            pdf.heading(f"Section {sec.number} {sec.title}.")
-            for p in sec.paragraphs:
-                pdf.para(p)
-            for term, text in (sec.definitions or {}).items():
-                pdf.para(pf.definition_paragraph(term, text))
-            for cl in sec.clauses:
-                pdf.para(f"{cl.label} {cl.text}", indent=pf.CLAUSE_INDENT)
-    data = bytes(pdf.output())
+    data = pf.render(spec, pdf)
     for image in images:
         image.unlink()
     return data

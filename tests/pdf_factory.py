@@ -163,10 +163,11 @@ class _ContractPDF(FPDF):
         self.para(text, style="B", align=align, after=after)
 
 
-def render(spec: AgreementSpec) -> bytes:
-    """The PDF for spec, as bytes (deterministic)."""
+def render(spec: AgreementSpec, pdf: "_ContractPDF | None" = None) -> bytes:
+    """The PDF for spec, as bytes (deterministic). `pdf`: a writer of one's own (e.g. one whose header also
+    draws on each page); by default the plain contract writer."""
     _check_latin1(spec)
-    pdf = _ContractPDF(spec.running_header)
+    pdf = pdf or _ContractPDF(spec.running_header)
     pdf.set_title(spec.title)
     pdf.set_subject(dated_line(spec))
 
