@@ -50,22 +50,33 @@ def split_children(units: Sequence[Unit], config: ChunkingConfig) -> list[Chunk]
     """Child chunks of a section, in order; a section within child_max_tokens is a single child.
 
     A definition unit (one with a term) is always a child of its own, tagged with its term, so that a
-    "what is the Determination Date" question hits that definition and nothing else; the text between
-    definitions is cut as usual."""
-    if any(unit.term for unit in units):
+    "what is the Determination Date" question hits that definition and nothing else; so is a unit marked
+    `alone` (an agreement's opening statement). The headings just before such a unit go with it, not with
+    the text before them (a heading introduces what follows it); the text between is cut as usual."""
+    if any(unit.term or unit.alone for unit in units):
         chunks: list[Chunk] = []
         run: list[Unit] = []
         for unit in [*units, None]:
-            if unit is None or unit.term:
-                if run:
-                    chunks += _split_run(run, config)
-                    run = []
+            if unit is None or unit.term or unit.alone:
+                lead = _trailing_headings(run) if unit is not None else 0
+                if run[: len(run) - lead]:
+                    chunks += _split_run(run[: len(run) - lead], config)
                 if unit is not None:
-                    chunks += [replace(c, term=unit.term) for c in _split_run([unit], config)]
+                    chunks += [replace(c, term=unit.term, alone=unit.alone)
+                               for c in _split_run([*run[len(run) - lead:], unit], config)]
+                run = []
             else:
                 run.append(unit)
         return [replace(chunk, order=order) for order, chunk in enumerate(chunks)]
     return _split_run(units, config)
+
+
+def _trailing_headings(run: Sequence[Unit]) -> int:
+    """How many units at the end of `run` are headings (they introduce the unit that comes next)."""
+    count = 0
+    while count < len(run) and run[len(run) - 1 - count].is_heading:
+        count += 1
+    return count
 
 
 def _split_run(units: Sequence[Unit], config: ChunkingConfig) -> list[Chunk]:

@@ -26,6 +26,9 @@ class Unit:
     section_start: bool = False  # True for the heading unit that opens a section
     pages: tuple[int, int] | None = None  # first and last page it came from (paginated layouts: PDFs)
     term: str = ""  # a definition: the defined term; it becomes a child chunk of its own, tagged with it
+    # a block that must be matched on its own (an agreement's opening statement: its name, parties and date),
+    # so it becomes a child chunk of its own instead of a slice of the legends and recitals around it
+    alone: bool = False
 
     @property
     def is_heading(self) -> bool:

@@ -40,8 +40,21 @@ def context_header(title: str, breadcrumbs: list[str]) -> str:
     return " > ".join(trail)
 
 
-def child_input(doc: SourceDocument, section: Section, text: str) -> str:
-    return f"{context_header(doc.title, section.breadcrumbs)}\n{text}"
+def child_input(doc: SourceDocument, section: Section, text: str, alone: bool = False) -> str:
+    """A child's model input and BM25 text: its context header, then its text. A child made of its own
+    (an agreement's opening statement) also carries the document's card: what the source read from that very
+    statement (name, date, parties), in words a question about them uses ("the date of the agreement"),
+    which the statement itself rarely does ("made as of this 1st day of March")."""
+    header = context_header(doc.title, section.breadcrumbs)
+    card = document_card(doc) if alone else ""
+    return f"{header}\n{card}\n{text}" if card else f"{header}\n{text}"
+
+
+def document_card(doc: SourceDocument) -> str:
+    """"Name: CONSULTING AGREEMENT. Date: 2020-03-01. Parties: A; B." from the document's metadata, or ""."""
+    extra = doc.extra or {}
+    fields = [("Name", doc.title), ("Date", extra.get("effective_date", "")), ("Parties", "; ".join(extra.get("parties", [])))]
+    return " ".join(f"{label}: {value}." for label, value in fields if value)
 
 
 def abstract_input(doc: SourceDocument, section: Section) -> str:
@@ -93,7 +106,7 @@ def build_rows(batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingC
     for item in batch:
         for section in item.sections:
             texts.append(abstract_input(item.document, section))
-            texts.extend(child_input(item.document, section, c.text) for c in section.chunks)
+            texts.extend(child_input(item.document, section, c.text, c.alone) for c in section.chunks)
     vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats))
     rows: list[dict] = []
     for item in batch:
@@ -187,10 +200,11 @@ def section_rows(
                 chunk_order=chunk.order,
                 token_count=chunk.token_count,
                 text=chunk.text,
-                search_text=f"{header}\n{chunk.text}",
+                search_text=child_input(doc, section, chunk.text, chunk.alone),
                 abstract_embedding=abstract_vec,
                 full_text_embedding=vector,
-                extra=dict(base["extra"], **section.extra, **({"defined_term": chunk.term} if chunk.term else {})),
+                extra=dict(base["extra"], **section.extra, **({"defined_term": chunk.term} if chunk.term else {}),
+                           **({"own_child": True} if chunk.alone else {})),
             )
         )
     return [fit_row(row) for row in rows]

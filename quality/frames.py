@@ -37,6 +37,7 @@ def flatten(row: dict) -> dict:
         breadcrumbs=" › ".join(row.get("breadcrumbs") or []),
         whole_document=extra.get("section_count") == 1 and row.get("chunk_type") == "full_text",
         defined_term=extra.get("defined_term", ""),
+        own_child=bool(extra.get("own_child", False)),
         **{f"{name}_dim": len(row.get(name) or []) for name in DENSE_FIELDS},
     )
     return flat
@@ -52,13 +53,14 @@ def read_rows(store: MilvusStore, expr: str) -> pd.DataFrame:
     # stretch may hold the remainder and sit under the band by design (chunkers/children.py). That one
     # (the stretch's smallest child) is exempt from the child band; it must still hold text. A stretch is
     # a section, or in a legal section the prose between two definitions; a definition is a child of its
-    # own however short it is (chunkers/legal.py), so it is exempt too.
-    definition = frame["defined_term"].astype(bool)
+    # own however short it is (chunkers/legal.py), so it is exempt too, as is an agreement's opening
+    # statement (extra.own_child), which is made a child of its own for the same reason.
+    definition = frame["defined_term"].astype(bool) | frame["own_child"].astype(bool)
     prose = frame[(frame["chunk_type"] == "child") & ~definition].copy()
     remainders: set = set()
     if len(prose):
         ordered = frame[frame["chunk_type"] == "child"].sort_values(["parent_chunk_id", "chunk_order"])
-        stretch = ordered["defined_term"].astype(bool).groupby(ordered["parent_chunk_id"]).cumsum()
+        stretch = (ordered["defined_term"].astype(bool) | ordered["own_child"].astype(bool)).groupby(ordered["parent_chunk_id"]).cumsum()
         prose["stretch"] = stretch.reindex(prose.index)
         smallest = prose.groupby(["parent_chunk_id", "stretch"])["token_count"].idxmin()
         remainders = set(prose.loc[smallest, "chunk_id"])

@@ -160,6 +160,7 @@ class Chunk:
     text: str
     token_count: int
     term: str = ""  # the term a definition chunk defines (legal layout)
+    alone: bool = False  # a block made a child of its own (an agreement's opening statement), however short
 
 
 @dataclass

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from cairn.schemas.records import PAGE_BREAK
+from cairn.schemas.agreements import agreement_title
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
 from cairn.schemas.config import PdfSourceConfig, S3Config
 from cairn.sources.base import DiscoveryFailure, DocumentError
@@ -36,9 +37,11 @@ from cairn.sources.pdfparse import WORKER
 SUFFIXES = (".pdf",)
 _PAGE_NUMBER = re.compile(r"^(?:-\s*)?(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?(?:\s*-)?$", re.IGNORECASE)
 _REPEATED_MAX_CHARS = 120
+_TITLE_BLOCKS = 12  # the title is among the first blocks of page 1, after filing legends and exhibit labels
+_TITLE_WORDS = 16
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _DATE = rf"(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?(?:{_MONTHS}),?\s+\d{{4}})"
-_EFFECTIVE = re.compile(rf"(?:dated|effective|entered into|made)(?:\s+and\s+\w+)?\s+(?:as\s+of|on)\s+(?:the\s+)?({_DATE})", re.IGNORECASE)
+_EFFECTIVE = re.compile(rf"(?:dated|effective|entered into|made)(?:\s+and\s+\w+)?\s+(?:as\s+of|on)\s+(?:the\s+|this\s+)?({_DATE})", re.IGNORECASE)
 _EFFECTIVE_LABEL = re.compile(rf"Effective\s+Date[\"”]?\s*(?:means|:|is)?\s*({_DATE})", re.IGNORECASE)
 _PARTIES = re.compile(
     r"\b(?:by\s+and\s+)?between\s+(.{3,150}?)(?:\s*\([^)]{0,80}\))?,?\s+and\s+(.{3,150}?)"
@@ -142,7 +145,12 @@ def _check_pdf(path: Path, locator: str) -> int:
 def metadata(pages: list[list[str]], fallback_title: str) -> dict:
     """Title, parties and effective date from the opening text, where they can be found."""
     opening = " ".join(block for page in pages[:2] for block in page)[:6000]
-    title = next((b for b in (pages[0] if pages else [])[:6] if _looks_like_title(b)), fallback_title)
+    first = (pages[0] if pages else [])[:_TITLE_BLOCKS]
+    # a block that is the agreement's name ("Exhibit 10.1 CONSULTING AGREEMENT" names "CONSULTING AGREEMENT"),
+    # else the name its opening statement gives ("This SOFTWARE LICENSE AGREEMENT is entered into ...")
+    title = (next((agreement_title(b) or b for b in first if _looks_like_title(b)), "")
+             or next((agreement_title(b) for b in first if len(b.split()) <= _TITLE_WORDS and agreement_title(b)), "")
+             or next((agreement_title(b) for b in first if agreement_title(b)), "") or fallback_title)
     found: dict = {"title": title.strip()}
     parties = _PARTIES.search(opening)
     if parties:
@@ -256,7 +264,9 @@ class PdfSource:
 # text, re-indexes each PDF once at the next ingest instead of keeping the old text until the file changes.
 # Bump a number with any change to sources/pdftext.py, sources/pdfparse.py or the block rules here that
 # changes the text a PDF gives.
-PARSE_IDENTITY = {"pdfium": "pdfium-text-layer/1", "unstructured": "unstructured-fast/1"}
+# /2: the title is the agreement's title line (not an exhibit label or the file name), and the legal layout reads
+# the front matter (title section, opening statement); PDFs indexed before are re-read once to get both.
+PARSE_IDENTITY = {"pdfium": "pdfium-text-layer/2", "unstructured": "unstructured-fast/2"}
 
 
 def pdf_version(raw: str, parser: str) -> str:
