@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from cairn.embedding.model import DEFAULT_MODEL  # the configuration's default model
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 RESULTS = Path(os.environ.get("CAIRN_BENCH_RESULTS") or REPO / "bench" / "results")  # tests point it elsewhere
@@ -96,14 +98,15 @@ def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
 
 
 def scratch_config(
-    workdir: Path, sources: list[dict], collection: str = "bench", backend: str = "torch", store: BenchStore = LITE
+    workdir: Path, sources: list[dict], collection: str = "bench", backend: str = "auto", store: BenchStore = LITE,
+    model: str = DEFAULT_MODEL,
 ) -> Path:
     uri, name = store.place(workdir, collection)
     lines = [
         f"state_path = {json.dumps(str(workdir / 'index' / 'state.sqlite'))}",
         "[milvus]", f"uri = {json.dumps(uri)}", f"collection = {json.dumps(name)}",
         "[embedding]", f"cache_path = {json.dumps(str(workdir / 'index' / 'embeddings.sqlite'))}",
-        f"backend = {json.dumps(backend)}",
+        f"model = {json.dumps(model)}", f"backend = {json.dumps(backend)}",
     ]
     for source in sources:
         lines.append("[[sources]]")

@@ -1,4 +1,5 @@
-"""Embedding backends: the int8 ONNX export against the torch model, on the same texts, in one run.
+"""Embedding backends: the int8 ONNX export against the torch model, on the same texts, in one run, and
+bge-small-en-v1.5 (int8 ONNX, the default model since 0.5) beside them.
 
     python -m bench.embedding [--runs 3] [--texts 1000] [--sweep 4,8,16,32,64] [--scifact-queries 0] [--no-scifact]
 
@@ -6,7 +7,7 @@ Texts: the first `--texts` model inputs (child chunks and abstracts, as ingest b
 openshift runbooks. Each run encodes them with torch, then with onnx-int8, alternately, so both see the same
 machine load; speed-up = median over runs of torch seconds / onnx seconds. Quality: cosine of each int8
 vector to its torch (fp32) vector (mean, p1, min), and how often a text's nearest torch neighbour among the
-sample is itself. Batch sizes: each backend encodes the first 300 of the texts at each size of --sweep,
+sample is itself. bge-small-en-v1.5 is timed in the same rotation (its texts/s and its time / MiniLM torch's). Batch sizes: each backend encodes the first 300 of the texts at each size of --sweep,
 alternating, per run (the default [embedding] batch_size comes from this). Results: bench/results/embedding.json.
 
 Then (unless --no-scifact, ~35 min on 2 cores) SciFact nDCG@10 of the full retrieval pipeline with an index
@@ -40,7 +41,8 @@ def scifact_ndcg(work: Path, backend: str, queries: int) -> dict:
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config
 
-    dev = scifact(work if backend == "torch" else work / backend, backend)
+    model = "all-MiniLM-L6-v2"
+    dev = scifact(work / model if backend == "torch" else work / model / backend, backend, model)
     started = time.perf_counter()
     report = ingest(dev)
     encoder = MemoEncoder(encoder_for(load_config(dev.config).embedding))
@@ -64,13 +66,15 @@ def main() -> None:
     from cairn.embedding.model import BATCH_SIZE
 
     texts = sample_texts(shared, args.texts)
-    exact_model, int8_model = load_encoder(), load_encoder("all-MiniLM-L6-v2", "onnx-int8")
+    exact_model, int8_model = load_encoder("all-MiniLM-L6-v2", "torch"), load_encoder("all-MiniLM-L6-v2", "onnx-int8")
+    bge = load_encoder("bge-small-en-v1.5")
+    bge.encode(["warm up"])
     started = time.perf_counter()
     int8_model.encode(["warm up: exports the model on first use"])
     first_load = time.perf_counter() - started
     exact_model.encode(["warm up"])
     runs = []
-    backends = (("torch", exact_model), ("onnx-int8", int8_model))
+    backends = (("torch", exact_model), ("onnx-int8", int8_model), ("bge-small-en-v1.5", bge))
     sizes = [int(size) for size in args.sweep.split(",") if size]
     sweep: dict[str, dict[int, list[float]]] = {name: {} for name, _ in backends}
     for _ in range(args.runs):
@@ -80,7 +84,9 @@ def main() -> None:
             vectors = model.encode(texts, batch_size=BATCH_SIZE)
             timings[name] = (time.perf_counter() - started, vectors)
         runs.append({"torch_seconds": round(timings["torch"][0], 2), "onnx_int8_seconds": round(timings["onnx-int8"][0], 2),
-                     "speedup": round(timings["torch"][0] / timings["onnx-int8"][0], 3)})
+                     "speedup": round(timings["torch"][0] / timings["onnx-int8"][0], 3),
+                     "bge_seconds": round(timings["bge-small-en-v1.5"][0], 2),
+                     "bge_time_over_torch": round(timings["bge-small-en-v1.5"][0] / timings["torch"][0], 3)})
         for size in sizes:
             for name, model in backends:
                 started = time.perf_counter()
@@ -99,6 +105,8 @@ def main() -> None:
         "median_speedup": median([r["speedup"] for r in runs]),
         "torch_texts_per_s": round(len(texts) / median([r["torch_seconds"] for r in runs]), 1),
         "onnx_int8_texts_per_s": round(len(texts) / median([r["onnx_int8_seconds"] for r in runs]), 1),
+        "bge_texts_per_s": round(len(texts) / median([r["bge_seconds"] for r in runs]), 1),
+        "bge_median_time_over_torch": median([r["bge_time_over_torch"] for r in runs]),
         "cosine_to_fp32": {"mean": round(float(cosines.mean()), 4), "p1": round(float(np.percentile(cosines, 1)), 4),
                            "min": round(float(cosines.min()), 4)},
         "nearest_torch_neighbour_is_itself": round(own_neighbour, 4),
@@ -107,7 +115,8 @@ def main() -> None:
             for name, by_size in sweep.items()
         },
     }
-    print(f"speed-up {results['median_speedup']}x at batch size {BATCH_SIZE}, cosine mean "
+    print(f"bge-small-en-v1.5 {results['bge_texts_per_s']} texts/s, {results['bge_median_time_over_torch']}x MiniLM torch's time; "
+          f"MiniLM onnx-int8 speed-up {results['median_speedup']}x at batch size {BATCH_SIZE}, cosine mean "
           f"{results['cosine_to_fp32']['mean']}; texts/s by batch size: {results['batch_size_sweep']}", flush=True)
     save("embedding", results)
     if not args.no_scifact:

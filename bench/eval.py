@@ -19,8 +19,8 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.common import REPO, require_shared, save
-from cairn.embedding.model import BACKENDS
+from bench.common import DEFAULT_MODEL, REPO, require_shared, save
+from cairn.embedding.model import BACKENDS, MODELS
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 
 # name -> QueryConfig overrides
@@ -28,7 +28,7 @@ VARIANTS: dict[str, dict] = {
     "full": {},
     "no_gate": {"steps": {"gate": False}},
     "no_floors": {"steps": {"floors": False}},
-    "no_second_pass": {"steps": {"second_pass": False}},
+    "with_second_pass": {"steps": {"second_pass": True}},
     "no_sparse_doc_recall": {"steps": {"sparse_doc_recall": False}},
     "no_dominance": {"steps": {"dominance": False}},
     "no_diversity": {"steps": {"diversity": False}},
@@ -43,7 +43,7 @@ LABELS = {
     "full": "**the default pipeline**",
     "no_gate": "without the query gate",
     "no_floors": "without the relevance floors",
-    "no_second_pass": "without the second pass",
+    "with_second_pass": "with the second pass (off by default since 0.5)",
     "no_sparse_doc_recall": "without the short-document recall guarantee",
     "no_dominance": "without dominance (main document first)",
     "no_diversity": "without diversity (2 sections a document)",
@@ -78,7 +78,7 @@ def ablation_table(results: dict) -> str:
         lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
     queries = ", ".join(f"{name} {sets[name]['variants']['full']['queries']}" for name in ("scifact", "runbooks", "cuad") if name in sets)
     lines.append("")
-    lines.append(f"Queries: {queries}; k = {results['k']}; backend {results['backend']}. In parentheses: the difference "
+    lines.append(f"Queries: {queries}; k = {results['k']}; model {results.get('model', 'all-MiniLM-L6-v2')}, backend {results['backend']}. In parentheses: the difference "
                  "from the default pipeline.")
     return "\n".join(lines)
 
@@ -99,12 +99,12 @@ class MemoEncoder:
         self.encoder, self.memo = encoder, {}
         self.identity = getattr(encoder, "identity", "")
 
-    def encode(self, texts, **kwargs):
+    def encode_queries(self, texts):
         import numpy as np
 
         missing = [t for t in texts if t not in self.memo]
         if missing:
-            self.memo.update(zip(missing, self.encoder.encode(missing, **kwargs)))
+            self.memo.update(zip(missing, self.encoder.encode_queries(missing)))
         return np.stack([self.memo[t] for t in texts])
 
 
@@ -172,8 +172,10 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--work", default="/tmp/cairn-eval")
     parser.add_argument("--out", default="eval")
-    parser.add_argument("--backend", default="torch", choices=BACKENDS,
-                        help="embedding backend (its indexes live in --work/<backend> unless it is torch)")
+    parser.add_argument("--model", default=DEFAULT_MODEL, choices=list(MODELS),
+                        help="embedding model (its indexes live in --work/<model>)")
+    parser.add_argument("--backend", default="auto", choices=BACKENDS,
+                        help="embedding backend (its indexes live in --work/<backend> unless it is the model's first)")
     parser.add_argument("--readme", action="store_true",
                         help="rewrite README.md's ablation table (needs every set, every variant, all SciFact queries)")
     args = parser.parse_args()
@@ -184,11 +186,13 @@ def main() -> None:
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config
 
-    work = Path(args.work) if args.backend == "torch" else Path(args.work) / args.backend
-    results: dict = {"k": args.k, "backend": args.backend, "sets": {}}
+    work = Path(args.work) / args.model
+    if args.backend not in ("auto", MODELS[args.model].backends[0]):
+        work = work / args.backend
+    results: dict = {"k": args.k, "model": args.model, "backend": args.backend, "sets": {}}
     encoder = None
     for name in args.sets.split(","):
-        dev = DEV_SETS[name](work, args.backend)
+        dev = DEV_SETS[name](work, args.backend, args.model)
         encoder = encoder or MemoEncoder(encoder_for(load_config(dev.config).embedding))
         report = ingest(dev)
         limit = (args.scifact_queries or None) if name == "scifact" else None

@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common import SHARED, scratch_config
+from bench.common import DEFAULT_MODEL, SHARED, scratch_config
 from cairn.schemas import stable_id
 
 
-def eval_config(folder: Path, sources: list[dict], backend: str = "torch") -> Path:
+def eval_config(folder: Path, sources: list[dict], backend: str = "auto", model: str = DEFAULT_MODEL) -> Path:
     """The bench scratch config, without per-ingest data-quality reports (not what is measured here)."""
-    path = scratch_config(folder, sources, collection="eval", backend=backend)
+    path = scratch_config(folder, sources, collection="eval", backend=backend, model=model)
     path.write_text(path.read_text() + f"[quality]\non_ingest = false\nreport_dir = {json.dumps(str(folder / 'reports'))}\n")
     return path
 
@@ -46,7 +46,7 @@ def _source(name: str, path: Path) -> dict:
     return {"name": name, "type": "wiki", "path": str(path), "tenant": TENANT, "acl": [GROUP]}
 
 
-def runbooks(work: Path, backend: str = "torch") -> DevSet:
+def runbooks(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:
     """Prometheus-operator runbooks; query = the alert's summary (else description); relevant = its runbook page."""
     from cairn.sources.wiki import document_id
 
@@ -54,7 +54,7 @@ def runbooks(work: Path, backend: str = "torch") -> DevSet:
     root = SHARED / "corpora" / "wiki" / name
     folder = work / "runbooks"
     folder.mkdir(parents=True, exist_ok=True)
-    config = eval_config(folder, [_source(name, root)], backend)
+    config = eval_config(folder, [_source(name, root)], backend, model)
     labels = SHARED / "eval" / "dev" / "runbooks" / f"{name}.alerts.jsonl"
     queries = []
     for line in labels.open(encoding="utf-8"):
@@ -64,7 +64,7 @@ def runbooks(work: Path, backend: str = "torch") -> DevSet:
     return DevSet("runbooks", config, queries)
 
 
-def scifact(work: Path, backend: str = "torch") -> DevSet:
+def scifact(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:
     """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us."""
     from cairn.sources.wiki import document_id
 
@@ -73,7 +73,7 @@ def scifact(work: Path, backend: str = "torch") -> DevSet:
     folder = work / "scifact"
     pages = folder / "pages"
     write_pages(SHARED / "corpora" / "beir" / "scifact" / "corpus.jsonl", pages)
-    config = eval_config(folder, [_source("scifact", pages)], backend)
+    config = eval_config(folder, [_source("scifact", pages)], backend, model)
     dev = SHARED / "eval" / "dev" / "scifact"
     qrels: dict[str, dict[str, int]] = {}
     with (dev / "qrels.tsv").open(encoding="utf-8") as handle:
@@ -90,7 +90,7 @@ def scifact(work: Path, backend: str = "torch") -> DevSet:
     return DevSet("scifact", config, queries, bulk=True)
 
 
-def cuad(work: Path, backend: str = "torch") -> DevSet:
+def cuad(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:
     """CUAD: the dev split's contracts (CUAD's own text extraction) as pages, doc_tag = contract id. A question
     is scoped to its contract (doc_tag) and judged by whether a returned section holds an answer span, so it
     measures ranking inside one long document, where dominance, diversity and packing matter."""
@@ -106,7 +106,7 @@ def cuad(work: Path, backend: str = "torch") -> DevSet:
             title = contract.rsplit("_", 1)[-1]
             page.write_text(f"---\ntitle: {json.dumps(title)}\ndoc_tag: {json.dumps(stable_id('cuad', contract))}\n---\n"
                             f"# {title}\n\n{text.strip()}\n", encoding="utf-8")
-    config = eval_config(folder, [_source("cuad", pages)], backend)
+    config = eval_config(folder, [_source("cuad", pages)], backend, model)
     queries = []
     for r in rows:
         if r["is_impossible"] or not r["answers"]:

@@ -48,6 +48,8 @@ class HashEncoder:
             out.append(v / np.linalg.norm(v))
         return np.stack(out)
 
+    encode_queries = encode
+
 
 class TimedClient:
     """Forwards to a MilvusClient and adds up the wall time of its reads."""

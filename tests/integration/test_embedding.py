@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from cairn.embedding import Encoder, load_encoder
+from cairn.embedding.model import encoder_for_identity
 from cairn.errors import StoreError
 from cairn.index.store import MilvusStore
 from cairn.query import RetrievalError, Retriever
@@ -27,7 +28,7 @@ def onnx_encoder(onnx_cache) -> Encoder:
 
 
 def test_onnx_int8_vectors_are_close_to_torch_and_keep_the_ranking(onnx_encoder):
-    exact = load_encoder().encode(TEXTS)
+    exact = load_encoder("all-MiniLM-L6-v2").encode(TEXTS)
     quantised = onnx_encoder.encode(TEXTS, batch_size=4)  # batches sorted by length, put back in order
     assert quantised.shape == exact.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-4)
@@ -49,7 +50,7 @@ def test_the_export_is_made_once_and_reused(onnx_encoder, tmp_path):
 
 
 def test_backends_have_their_own_identity():
-    torch_identity = load_encoder().identity
+    torch_identity = load_encoder("all-MiniLM-L6-v2").identity
     assert torch_identity == "all-MiniLM-L6-v2/seq256/d384"  # unchanged: existing embedding caches stay valid
     assert load_encoder("all-MiniLM-L6-v2", "onnx-int8").identity == torch_identity + "/onnx-int8"
     with pytest.raises(ValueError, match="backend 'fp16'"):
@@ -60,7 +61,7 @@ def test_backends_have_their_own_identity():
 
 def test_a_collection_refuses_writers_of_another_encoder_and_readers_embed_with_its_own(tmp_path, onnx_encoder):
     milvus = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"), collection="labelled")
-    torch_encoder = load_encoder()
+    torch_encoder = load_encoder("all-MiniLM-L6-v2")
     store = MilvusStore(milvus, 384)
     store.ensure_collection(embedder=torch_encoder.identity)
     store.ensure_collection(embedder=torch_encoder.identity)  # the same encoder again is fine
@@ -77,7 +78,7 @@ def test_a_reader_that_cannot_run_the_collections_encoder_says_so(tmp_path):
     store = MilvusStore(milvus, 384)
     store.ensure_collection(embedder="some-other-model/seq512/d384")
     with pytest.raises(RetrievalError, match="'some-other-model/seq512/d384'.*cannot load the other"):
-        Retriever(milvus, QueryConfig(), load_encoder(), client=store.client)
+        Retriever(milvus, QueryConfig(), load_encoder("all-MiniLM-L6-v2"), client=store.client)
     store.close()
 
 
@@ -91,3 +92,21 @@ def test_a_collection_from_before_labels_is_labelled_by_its_next_writer(tmp_path
     with pytest.raises(StoreError):
         store.ensure_collection(embedder="all-MiniLM-L6-v2/seq256/d384/onnx-int8")
     store.close()
+
+
+def test_bge_small_runs_from_its_package_file_and_reads_questions_with_its_instruction():
+    bge = load_encoder("bge-small-en-v1.5")
+    assert bge.identity == "bge-small-en-v1.5/seq256/d384/onnx-int8"
+    passages = bge.encode(TEXTS)
+    assert passages.shape == (len(TEXTS), 384) and np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-4)
+    questions = ["how do I fail over ledger-db", "edge proxy certificate expired",
+                 "node disk pressure image filesystem", "how much notice to end the contract"]
+    asked = bge.encode_queries(questions)
+    assert list((asked @ passages[:4].T).argmax(axis=1)) == [0, 1, 2, 3]
+    # the instruction is part of what a question embeds; a passage gets none
+    assert not np.allclose(asked[0], bge.encode(questions[:1])[0], atol=1e-3)
+    assert np.allclose(bge.encode(TEXTS[:1])[0], passages[0], atol=1e-5)
+    # a reader of a bge collection embeds with bge, whatever its own configuration names
+    assert encoder_for_identity(bge.identity) is bge
+    with pytest.raises(ValueError, match="bge-small-en-v1.5/seq256/d384' is not one this install can run"):
+        encoder_for_identity("bge-small-en-v1.5/seq256/d384")  # no torch build of it exists

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import pytest
 
+from cairn.embedding import encoder_for
 from cairn.flows.ingest import ingest_flow
 from cairn.index.store import MilvusStore
 from cairn.query import Principal, Retriever
 from cairn.schemas import ChunkType
-from cairn.schemas.config import load_config
+from cairn.schemas.config import QueryConfig, load_config
 from tests.conftest import write_config
 from tests.integration import corpus
 
@@ -121,7 +122,11 @@ def test_acl_and_tenant_are_enforced_inside_milvus(wiki):
     _, pages, config = wiki
     ingest_flow(config_path=str(config))
     secret = "revoke the leaked vault token zebra-orchid-42"
-    as_sre = retrieve(config, secret, "acme", ["sre"])
+    assert retrieve(config, secret, "acme", ["sre"]).status == "no_results"  # nothing sre may read is about it
+    loaded = load_config(config)  # and with no floor, whatever sre may read comes back: never the security page
+    unfloored = Retriever(loaded.milvus, QueryConfig(steps={"floors": False}), encoder_for(loaded.embedding))
+    as_sre = unfloored.retrieve(secret, Principal("acme", ["sre"]), k=8)
+    unfloored.close()
     assert as_sre.hits and all(h.title != "Rotate leaked credentials" for h in as_sre.hits)
     as_security = retrieve(config, secret, "acme", ["security"])
     assert as_security.hits[0].title == "Rotate leaked credentials"

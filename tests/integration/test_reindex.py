@@ -1,7 +1,7 @@
-"""Reindex without downtime (index/generations.py, query/serving.py): a switch of `[embedding] backend` builds the
-new collection beside the serving one, switches the alias once every source is built, and drops the old; queries
+"""Reindex without downtime (index/generations.py, query/serving.py): a switch of the encoder (here 0.4's
+all-MiniLM-L6-v2 to 0.5's bge-small-en-v1.5, the upgrade a user makes) builds the new collection beside the serving one, switches the alias once every source is built, and drops the old; queries
 are answered throughout, each embedded with the encoder of the collection it reads. Real Prefect runs, the real
-model (both backends), Milvus Lite; the smallest corpus that shows it (one short page per source)."""
+models, Milvus Lite; the smallest corpus that shows it (one short page per source)."""
 from __future__ import annotations
 
 import json
@@ -27,6 +27,7 @@ from tests.integration.corpus import section
 
 TORCH = "all-MiniLM-L6-v2/seq256/d384"
 ONNX = TORCH + "/onnx-int8"
+BGE = "bge-small-en-v1.5/seq256/d384/onnx-int8"
 SRE = Principal("acme", ["sre"])
 
 
@@ -36,10 +37,18 @@ def wiki(root, name: str, fact: str) -> dict:
     return {"name": name, "type": "wiki", "path": str(root / name), "tenant": "acme", "acl": ["sre"]}
 
 
-def use_onnx(config, onnx_cache: str) -> None:
-    """The one change a user makes: `[embedding] backend = "onnx-int8"`."""
-    text = config.read_text()
-    config.write_text(text.replace("[embedding]\n", f'[embedding]\nbackend = "onnx-int8"\nonnx_cache = "{onnx_cache}"\n'))
+def use_model(config, model: str | None) -> None:
+    """The one change a user makes: `[embedding] model = ...` (None: the line removed, the default model)."""
+    lines = [line for line in config.read_text().splitlines(keepends=True) if not line.startswith("model = ")]
+    text = "".join(lines)
+    config.write_text(text.replace("[embedding]\n", f'[embedding]\nmodel = "{model}"\n', 1) if model else text)
+
+
+def minilm_config(path, index, sources):
+    """An index as 0.4 made it: all-MiniLM-L6-v2, its default then."""
+    config = write_config(path, index, sources)
+    use_model(config, "all-MiniLM-L6-v2")
+    return config
 
 
 def index_state(config) -> tuple[dict, list[str]]:
@@ -56,8 +65,8 @@ def answer(retriever: Retriever, question: str) -> list[str]:
     return [hit.title for hit in retriever.retrieve(question, SRE, k=2).hits if not hit.low_relevance]
 
 
-def test_a_backend_switch_migrates_a_legacy_collection_while_an_open_retriever_keeps_answering(tmp_path, prefect_server, onnx_cache):
-    config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
+def test_a_model_switch_migrates_a_legacy_collection_while_an_open_retriever_keeps_answering(tmp_path, prefect_server):
+    config = minilm_config(tmp_path / "cairn.toml", tmp_path / "index", [
         wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger database replica.")])
     store = MilvusStore(load_config(config).milvus, 384)
     store.ensure_collection()  # as Cairn made it before generations: a plain collection under the configured name
@@ -68,25 +77,25 @@ def test_a_backend_switch_migrates_a_legacy_collection_while_an_open_retriever_k
     retriever = Retriever.from_config(config)  # a service's long-lived Retriever
     question = "how do I promote the ledger database replica"
     assert answer(retriever, question) == ["ledger runbook"]
-    use_onnx(config, onnx_cache)
+    use_model(config, None)  # 0.5's default from here on
     report = ingest_flow(config_path=str(config))
     assert report["index"]["switch"] == "done" and report["index"]["dropped"] == "cairn"
     assert report["embeddings_computed"] > 0  # rebuilt with the new encoder
-    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": ONNX, "building": None}, ["cairn__g2"])
+    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": BGE, "building": None}, ["cairn__g2"])
     assert answer(retriever, question) == ["ledger runbook"]  # the same Retriever, now on the new generation...
-    assert retriever.encoder.identity == ONNX  # ...embedding with its encoder
+    assert retriever.encoder.identity == BGE  # ...embedding with its encoder
     assert ingest_flow(config_path=str(config))["documents"]["unchanged"] == 1  # and the next run has nothing to do
 
 
 def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_the_next_run_resumes_it(
-        tmp_path, prefect_server, onnx_cache, capsys):
+        tmp_path, prefect_server, capsys):
     sources = [wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger replica."),
                wiki(tmp_path, "kafka", "Scale settlement-writer to twelve replicas when consumer lag grows on payments.")]
-    config = write_config(tmp_path / "cairn.toml", tmp_path / "index", sources)
+    config = minilm_config(tmp_path / "cairn.toml", tmp_path / "index", sources)
     first = ingest_flow(config_path=str(config))
     assert first["index"] == {"collection": "cairn__g1", "serving": "cairn__g1"}  # a new index: a generation and the alias
 
-    use_onnx(config, onnx_cache)
+    use_model(config, "bge-small-en-v1.5")
     (tmp_path / "kafka").rename(tmp_path / "kafka-away")  # one source fails as a whole half-way through the rebuild
     with pytest.raises(SourcesFailed) as failed:
         ingest_flow(config_path=str(config))
@@ -95,10 +104,10 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     assert main(["status", "--json", "--config", str(config)]) == 0  # what an operator sees meanwhile
     status = json.loads(capsys.readouterr().out)
     assert status["index"] == {"serving": "cairn__g1", "aliased": True, "encoder": TORCH, "building": {
-        "collection": "cairn__g2", "encoder": ONNX, "built_sources": ["ledger"]}}
+        "collection": "cairn__g2", "encoder": BGE, "built_sources": ["ledger"]}}
     assert {row["source"] for row in status["rows"]} == {"ledger", "kafka"}  # counted on the serving generation
 
-    retriever = Retriever.from_config(config)  # the config says onnx-int8; the serving collection holds torch vectors
+    retriever = Retriever.from_config(config)  # the config says bge; the serving collection holds MiniLM vectors
     assert retriever.encoder.identity == TORCH
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
     retriever.close()
@@ -113,9 +122,9 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     resumed = ingest_flow(config_path=str(config))
     assert resumed["documents"]["unchanged"] == 2 and resumed["embeddings_computed"] == 0  # built before, not again
     assert resumed["index"]["switch"] == "done" and resumed["index"]["dropped"] == "cairn__g1"
-    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": ONNX, "building": None}, ["cairn__g2"])
+    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": BGE, "building": None}, ["cairn__g2"])
     retriever = Retriever.from_config(config)
-    assert retriever.encoder is load_encoder("all-MiniLM-L6-v2", "onnx-int8", onnx_cache)
+    assert retriever.encoder is load_encoder("bge-small-en-v1.5")
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
     retriever.close()
 

@@ -38,12 +38,15 @@ def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp
     ])
     env = {**os.environ, "CAIRN_FAILPOINT": "", "PREFECT_API_URL": str(PREFECT_API_URL.value())}
     command = [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config)]
-    first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lock = tmp_path / "index" / "cairn.lock"
-    deadline = time.monotonic() + 120
-    while not (lock.exists() and lock.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.2)  # the first run holds the writer lock once its flow has started
+    hold = tmp_path / "hold"  # the first run pauses once its rows are written, holding the writer lock
+    first = subprocess.Popen(command, cwd=REPO, env={**env, "CAIRN_FAILPOINT": "written", "CAIRN_FAILPOINT_HOLD": str(hold)},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while not hold.exists() and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert hold.exists(), "the first run did not reach its pause"
     second = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    hold.unlink()
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err[-2000:]
     assert second.returncode == 2, second.stderr[-2000:]

@@ -13,6 +13,7 @@ def test_an_unknown_step_is_refused_with_the_known_ones():
         parse_config({"query": {"steps": {"flors": False}}})
 
 
-def test_spec_defaults():
+def test_the_default_fusion_weights_sum_to_one_and_a_scoped_question_never_meets_a_higher_bar():
     q = QueryConfig()
-    assert (q.rrf_k, q.vector_weight, q.keyword_weight, q.combined_floor, q.vector_floor, q.token_budget) == (60, 0.65, 0.35, 0.45, 0.15, 1400)
+    assert q.vector_weight + q.keyword_weight == pytest.approx(1.0)  # the combined score stays in [0, 1]
+    assert q.combined_floor_scoped <= q.combined_floor

@@ -15,6 +15,7 @@ from cairn.query.retriever import one_version_per_document
 from cairn.query.selection import SparseDocLimits, Seed, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.transform import seeds
 from cairn.query.types import Block, Candidate, Hit
+from cairn.schemas.config import QueryConfig
 
 
 def cand(cid, doc="d1", parent=None, vector=0.0, keyword=0.0, rank=None, order=0, text="", fused=0.0, combined=0.0):
@@ -136,6 +137,13 @@ def test_answer_scoped_floors_keep_the_ranking_once_one_candidate_passes_and_can
     # with nothing passing, the scope changes nothing: no answer
     nothing = apply_floors("ledger-db failover steps", [weak], replace(FLOORS, scope="answer"))
     assert nothing.kept == []
+
+
+def test_a_question_scoped_to_a_document_family_meets_the_scoped_floor():
+    settings = QueryConfig(combined_floor=0.38, combined_floor_scoped=0.32)
+    middling = cand("a", vector=0.3, combined=0.35)  # a category question asked of the contract it names
+    assert apply_floors("the date of the contract", [middling], Floors.of(settings, scoped=True)).kept == [middling]
+    assert apply_floors("the date of the contract", [middling], Floors.of(settings)).kept == []
 
 
 def test_nothing_relevant_gives_an_empty_result():
