@@ -8,7 +8,7 @@ onnxruntime.
               export writes to a temporary folder and renames it into place, so a crash leaves nothing
               half-written, and concurrent first runs (Dask workers) each export and one rename wins.
     encode:   embedding/query_model.SentenceOnnx: the model's own tokenizer.json (truncation at max_seq_length,
-              like sentence-transformers), batches sorted by length (less padding), mean pooling over the
+              like sentence-transformers), one text per run (int8: see SentenceOnnx), mean pooling over the
               attention mask, L2 norm: the pipeline sentence-transformers runs for this model (modules.json:
               Transformer, Pooling mean, Normalize), so only the int8 arithmetic differs. bench.embedding
               measures how much.

@@ -29,7 +29,7 @@ def shared_server(prefect_server):
 def cairn(*args, cwd=REPO, env=None):
     return subprocess.run(
         [sys.executable, "-m", "cairn.cli", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=600,
+        cwd=cwd, capture_output=True, text=True, timeout=1500,  # a hang guard, not a speed limit: a busy machine is slow
         env={**os.environ, **SERVER, **(env or {})},
     )
 

@@ -1,5 +1,6 @@
 """Reindex without downtime (index/generations.py, query/serving.py): a switch of the encoder (here 0.4's
-all-MiniLM-L6-v2 to 0.5's bge-small-en-v1.5, the upgrade a user makes) builds the new collection beside the serving one, switches the alias once every source is built, and drops the old; queries
+all-MiniLM-L6-v2 to 0.5's bge-small-en-v1.5, the upgrade a user makes) builds the new collection beside the
+serving one, switches the alias once every source is built, and drops the old; queries
 are answered throughout, each embedded with the encoder of the collection it reads. Real Prefect runs, the real
 models, Milvus Lite; the smallest corpus that shows it (one short page per source)."""
 from __future__ import annotations
