@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast install bench clean
+.PHONY: demo test test-all test-fast install bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,12 @@ demo: $(STAMP)
 	$(BIN)/cairn query "how do I fail over the ledger-db primary" --tenant acme --group sre --k 3
 	$(BIN)/cairn query "TLS certificate expired on the edge proxy" --tenant acme --group sre --k 3
 
+# The unit layer and one integration test per real component and contract (marked `core`): what CI runs.
 test: $(STAMP)
+	$(BIN)/python -m pytest -q --durations=15 -m "not slow or core"
+
+# Every test, the integration layer whole (about 10 min on an idle 2-core machine).
+test-all: $(STAMP)
 	$(BIN)/python -m pytest -q --durations=15
 
 # The unit layer alone (pure logic, no Prefect server, no model): seconds, for the edit-test loop.

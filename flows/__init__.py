@@ -5,7 +5,7 @@ if not __name__.startswith("cairn."):  # the folder is mapped into the cairn nam
 import os
 
 for _key, _value in {
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "600",  # a hang guard: a slow machine took 4 min
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DO_NOT_TRACK": "1",
     "PREFECT_LOGGING_LEVEL": "WARNING",

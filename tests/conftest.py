@@ -39,7 +39,7 @@ def prefect_server(tmp_path_factory):
     from prefect.testing.utilities import prefect_test_harness
 
     os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(tmp_path_factory.mktemp("prefect-results"))
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_test_harness(server_startup_timeout=600):  # a hang guard: a slow machine took 4 min
         yield
 
 

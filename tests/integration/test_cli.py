@@ -34,6 +34,7 @@ def cairn(*args, cwd=REPO, env=None):
     )
 
 
+@pytest.mark.core
 def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
     """The README's demo on data/, into a scratch index (the sample config with its paths made absolute)."""
     sample = (REPO / "data" / "cairn.toml").read_text()

@@ -94,6 +94,7 @@ def test_a_collection_from_before_labels_is_labelled_by_its_next_writer(tmp_path
     store.close()
 
 
+@pytest.mark.core
 def test_bge_small_runs_from_its_package_file_and_reads_questions_with_its_instruction():
     bge = load_encoder("bge-small-en-v1.5")
     assert bge.identity == "bge-small-en-v1.5/seq256/d384/onnx-int8"

@@ -159,6 +159,7 @@ def git_config(tmp_path, repo_path, name="index", **extra):
     }])
 
 
+@pytest.mark.core
 def test_incremental_runs_touch_only_changed_paths_and_renames_leave_no_stale_rows(repo, tmp_path, prefect_server):
     config = git_config(tmp_path, repo.root)
     first = ingest_flow(config_path=str(config))

@@ -47,6 +47,7 @@ def files_holding(folder: Path, secret: str) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes())
 
 
+@pytest.mark.core
 @pytest.mark.parametrize("password", [SECRET, SECRET + "/with:@%+ reserved"])
 def test_a_clone_with_credentials_writes_them_nowhere_and_shows_them_on_no_command_line(served, tmp_path, password,
                                                                                        monkeypatch):

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from cairn.cli.app import EXIT_FAILURES
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import load_config
@@ -214,6 +216,7 @@ def indexed(config: Path) -> set[tuple[str, str]]:
         store.close()
 
 
+@pytest.mark.core
 def test_a_hostile_corpus_is_ingested_with_every_input_accounted_for_and_memory_bounded(tmp_path, prefect_server):
     baseline_config = build(tmp_path, "baseline", hostile=False)
     hostile_config = build(tmp_path, "hostile", hostile=True)

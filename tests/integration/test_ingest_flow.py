@@ -43,6 +43,7 @@ def retrieve(config_path, text, tenant, groups, k=8):
         retriever.close()
 
 
+@pytest.mark.core
 def test_ingest_writes_parents_and_children_with_full_metadata(wiki):
     root, pages, config = wiki
     report = ingest_flow(config_path=str(config))
@@ -59,6 +60,7 @@ def test_ingest_writes_parents_and_children_with_full_metadata(wiki):
     assert by_locator["scanner.md"]["tenant_id"] == "globex"
 
 
+@pytest.mark.core
 def test_second_run_changes_nothing_and_embeds_nothing(wiki):
     _, _, config = wiki
     ingest_flow(config_path=str(config))
@@ -118,6 +120,7 @@ def test_query_finds_the_section_and_cites_it(wiki):
     assert top.citation.count("Ledger DB failover") == 1  # the title is said once
 
 
+@pytest.mark.core
 def test_acl_and_tenant_are_enforced_inside_milvus(wiki):
     _, pages, config = wiki
     ingest_flow(config_path=str(config))

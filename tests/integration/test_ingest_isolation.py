@@ -2,6 +2,8 @@
 indexed; nothing is clipped to fit."""
 from __future__ import annotations
 
+import pytest
+
 from cairn.flows.ingest import ingest_flow
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import load_config
@@ -37,8 +39,6 @@ def test_documents_whose_metadata_would_not_fit_fail_alone_and_the_batch_is_inde
 
 
 def test_a_run_that_would_remove_most_of_a_source_removes_nothing_unless_told(tmp_path, prefect_server):
-    import pytest
-
     from cairn.errors import SourcesFailed
 
     root = tmp_path / "wiki"
@@ -94,8 +94,6 @@ def test_a_permission_change_takes_effect_at_the_next_run_and_embeds_nothing(tmp
 
 
 def test_a_small_source_that_lists_nothing_at_all_is_not_emptied(tmp_path, prefect_server):
-    import pytest
-
     from cairn.errors import SourcesFailed
 
     root = tmp_path / "wiki"
@@ -127,6 +125,7 @@ def refuse_rows(monkeypatch, refused) -> None:
     monkeypatch.setattr(MilvusStore, "upsert", guarded)
 
 
+@pytest.mark.core
 def test_a_document_the_index_refuses_fails_alone_and_is_written_by_the_next_run(tmp_path, prefect_server, monkeypatch):
     root = tmp_path / "wiki"
     for name in ("first", "poison", "last"):
@@ -151,8 +150,6 @@ def test_a_document_the_index_refuses_fails_alone_and_is_written_by_the_next_run
 
 
 def test_a_store_that_refuses_a_whole_source_fails_that_source_and_not_the_other(tmp_path, prefect_server, monkeypatch):
-    import pytest
-
     from cairn.errors import SourcesFailed
 
     sources = []
@@ -175,7 +172,6 @@ def test_a_store_that_refuses_a_whole_source_fails_that_source_and_not_the_other
 def test_a_store_that_is_down_is_not_asked_once_per_document(tmp_path, prefect_server, monkeypatch):
     """The batch write fails, then the first documents alone fail the same way: the store is blamed after
     STORE_DOWN_AFTER of them, not asked for each of the batch's documents (each would wait for its timeout)."""
-    import pytest
     from pymilvus.exceptions import MilvusException
 
     from cairn.errors import SourcesFailed

@@ -36,6 +36,7 @@ def wiki(tmp_path, prefect_server):
     ])
 
 
+@pytest.mark.core
 def test_a_server_uri_gets_exactly_the_rows_of_the_lite_file(wiki, milvus, tmp_path, monkeypatch):
     lite = ingest_flow(config_path=str(wiki))
     lite_rows = rows(wiki)

@@ -46,6 +46,7 @@ def token(monkeypatch):
     monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", TOKEN)
 
 
+@pytest.mark.core
 def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefect_server, token):
     incidents, parts = sample()
     with FakePagerDuty(incidents, parts) as api:

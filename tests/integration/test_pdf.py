@@ -144,6 +144,7 @@ def test_the_sample_agreements_in_data_parse_with_their_definitions():
     assert psa.extra["parties"][0] == "Acme Mortgage Depositor LLC"
 
 
+@pytest.mark.core
 def test_contracts_from_s3_through_the_flow_bad_ones_reported_and_scoped_queries_cite_pages(
     tmp_path, prefect_server, s3, moto_endpoint
 ):

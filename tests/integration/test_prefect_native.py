@@ -41,6 +41,7 @@ def latest_artifact(key: str):
     return found[0] if found else None
 
 
+@pytest.mark.core
 def test_task_runs_artifacts_and_the_quality_link_say_what_each_source_did(tmp_path, prefect_server):
     root = tmp_path / "wiki"
     for i in range(3):

@@ -111,6 +111,7 @@ def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(c
     assert ("chunk_id", "expect_column_values_to_be_unique") not in failed
 
 
+@pytest.mark.core
 def test_the_flow_writes_a_report_and_fails_the_run_only_under_a_fail_policy(tmp_path, prefect_server):
     # a code fence is never cut below hard_block_tokens: this page's one section is over the band
     fence = "\n".join(f"kubectl -n billing annotate pod worker-{n} drained=true --overwrite" for n in range(120))

@@ -93,6 +93,7 @@ def test_hostile_strings_never_widen_access(collection, hostile):
     assert all(h.title != "Warehouse scanner API" for h in as_acme.hits)
 
 
+@pytest.mark.core
 def test_acl_decides_who_sees_a_page_and_unknown_filters_are_refused(collection):
     retriever, _ = collection
     question = "revoke the leaked vault token zebra-orchid-42"
@@ -140,6 +141,7 @@ def test_vague_question_gets_guidance_and_unrelated_one_no_results(collection):
     assert unrelated.status == "no_results" and unrelated.hits == [] and unrelated.confidence == "SPECULATIVE"
 
 
+@pytest.mark.core
 def test_a_hit_is_packed_with_its_neighbours_in_document_order_and_cited(collection):
     retriever, _ = collection
     result = retriever.retrieve("restart payments-api with kubectl rollout restart deployment", Principal("acme", ["sre"]), k=3)

@@ -16,6 +16,7 @@ def upload_tree(client, root, bucket, prefix):
         client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(root).as_posix()}", Body=path.read_bytes())
 
 
+@pytest.mark.core
 def test_s3_wiki_ingests_reindexes_a_changed_object_and_drops_a_deleted_one(tmp_path, prefect_server, s3, moto_endpoint):
     corpus.build(tmp_path / "wiki")
     s3.create_bucket(Bucket="wiki")

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config
@@ -90,6 +92,7 @@ def collection_rows(config: Path) -> bytes:
     return json.dumps(rows, default=str).encode()
 
 
+@pytest.mark.core
 def test_no_secret_reaches_output_files_rows_or_prefect(tmp_path, prefect_server, s3, moto_endpoint):
     from prefect.settings import PREFECT_API_URL
 
