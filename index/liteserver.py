@@ -35,7 +35,7 @@ from pathlib import Path
 from cairn.errors import StoreError
 
 log = logging.getLogger(__name__)
-START_TIMEOUT_SECONDS = 60.0
+START_TIMEOUT_SECONDS = 600.0  # a hang guard: the server's own death is seen at once (a slow machine took minutes)
 _leases: dict[str, list] = {}  # folder -> [open lease file, number of clients of this process]
 _leases_lock = threading.Lock()
 

@@ -45,12 +45,16 @@ def quiet_lite_refusals():
     return quiet("grpc._server", "pymilvus")
 
 
+SERVER_CONNECT_SECONDS = 30  # a Milvus server by URI: unreachable is said within this
+LITE_CONNECT_SECONDS = 300  # this user's Lite server, known alive by its pid: a hang guard (a slow machine took minutes)
+
+
 def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
     """A client for the configured URI; a clear StoreError when it cannot be reached, is damaged, or (Lite,
     create=False) does not exist yet. A Lite folder is reached through the one server process that serves it
     to every Cairn process (index/liteserver.py); `close_client` ends this process's use of it."""
     if not config.is_lite:
-        return _client(config, config.uri)
+        return _client(config, config.uri, SERVER_CONNECT_SECONDS)
     folder = Path(config.uri)
     if not create and not folder.exists():
         raise StoreError(f"no index at {config.uri}: run `cairn ingest` first (or set [milvus] uri)")
@@ -58,7 +62,7 @@ def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
         raise StoreError(lite_open_problem(folder))
     uri = liteserver.connect(folder, config.lite_idle_seconds)
     try:
-        client = _client(config, uri)
+        client = _client(config, uri, LITE_CONNECT_SECONDS)
     except BaseException:
         liteserver.release(folder)
         raise
@@ -66,9 +70,9 @@ def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
     return client
 
 
-def _client(config: MilvusConfig, uri: str) -> MilvusClient:
+def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
     try:
-        return MilvusClient(uri=uri, token=config.token, timeout=30)
+        return MilvusClient(uri=uri, token=config.token, timeout=timeout)
     except Exception as exc:  # pymilvus raises several types for refusal and timeout
         raise StoreError(f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}") from None
 
