@@ -13,6 +13,7 @@ A run that cannot have the index within its `wait_seconds` fails with IndexBusy 
 from __future__ import annotations
 
 import hashlib
+import time
 from contextlib import contextmanager
 
 from cairn.errors import IndexBusy
@@ -32,6 +33,11 @@ def prefect_server_configured() -> bool:
     return bool(PREFECT_API_URL.value())
 
 
+# How long taking a slot that was just seen free may take: a hang guard for the server's round trips (seconds
+# each on a loaded machine), never the wait for another run, which `wait_seconds` bounds.
+ACQUIRE_SECONDS = 300.0
+
+
 @contextmanager
 def index_writer(config: MilvusConfig, wait_seconds: float = 0.0):
     """Hold the index's writer slot for the block (IndexBusy when another run keeps it past the wait)."""
@@ -42,17 +48,38 @@ def index_writer(config: MilvusConfig, wait_seconds: float = 0.0):
     from prefect.concurrency.sync import concurrency
 
     name = limit_name(config)
-    _ensure_limit(name)
-    try:
-        slot = concurrency(name, occupy=1, timeout_seconds=max(wait_seconds, 1.0), strict=True)
+    busy = IndexBusy(f"collection {config.collection!r} is being written by another Cairn run (Prefect concurrency "
+                     f"limit {name}); wait for it to finish, or pass --wait SECONDS to queue behind it")
+    if not _wait_for_a_free_slot(name, wait_seconds):
+        raise busy
+    try:  # free a moment ago: a timeout now means another run took it in between
+        slot = concurrency(name, occupy=1, timeout_seconds=ACQUIRE_SECONDS, strict=True)
         slot.__enter__()
     except TimeoutError:
-        raise IndexBusy(f"collection {config.collection!r} is being written by another Cairn run (Prefect concurrency "
-                        f"limit {name}); wait for it to finish, or pass --wait SECONDS to queue behind it") from None
+        raise busy from None
     try:
         yield
     finally:
         slot.__exit__(None, None, None)
+
+
+def _wait_for_a_free_slot(name: str, wait_seconds: float) -> bool:
+    """Whether the limit (created on first use) has a free slot, looking until `wait_seconds` have passed.
+
+    Prefect's own acquisition timeout also bounds its HTTP round trips, which a loaded machine stretches past
+    a short wait: a run alone then failed as busy. So the wait is for a free slot, seen by reading the limit."""
+    from prefect.client.orchestration import get_client
+
+    _ensure_limit(name)
+    deadline = time.monotonic() + wait_seconds
+    with get_client(sync_client=True) as client:
+        while True:
+            limit = client.read_global_concurrency_limit_by_name(name)
+            if limit.active_slots < limit.limit:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(min(1.0, max(deadline - time.monotonic(), 0.0)))
 
 
 def _ensure_limit(name: str) -> None:

@@ -1,5 +1,6 @@
 """A tiny HTTP proxy on 127.0.0.1 in front of an S3 endpoint (the moto server) that answers 503 SlowDown to
-the first attempts of each request, then forwards it: botocore's retries, seen from the wire.
+the first attempts of each request, then forwards it: botocore's retries, seen from the wire. With
+`failures=0` and a `delay_seconds`, it is a slow network in front of any HTTP server (a loaded Prefect server).
 
 Each distinct request (method, path and query) is failed `failures` times (None: always); every request
 is recorded with the attempt number botocore puts in its `amz-sdk-request` header and the status answered.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -18,10 +20,11 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connectio
 
 
 class SlowDownProxy:
-    def __init__(self, upstream: str, failures: int | None = 2) -> None:
+    def __init__(self, upstream: str, failures: int | None = 2, delay_seconds: float = 0.0) -> None:
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname, parts.port)
         self.failures = failures
+        self.delay_seconds = delay_seconds
         self.requests: list[dict] = []  # {"method", "path", "attempt", "max", "status"}
         self._seen: Counter = Counter()
         self._lock = threading.Lock()
@@ -34,7 +37,7 @@ class SlowDownProxy:
             def _any(self):
                 owner._handle(self)
 
-            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _any
+            do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _any
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -70,6 +73,7 @@ class SlowDownProxy:
             if handler.command != "HEAD":
                 handler.wfile.write(SLOW_DOWN)
             return
+        time.sleep(self.delay_seconds)
         connection = http.client.HTTPConnection(*self.upstream, timeout=30)
         try:
             headers = {k: v for k, v in handler.headers.items() if k.lower() not in _HOP_BY_HOP}
