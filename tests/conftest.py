@@ -1,9 +1,16 @@
-"""Shared fixtures: a Prefect test server per session, scratch configs, a small wiki written per test."""
+"""Shared fixtures: a Prefect test server per session (started in the background), scratch configs, a small wiki written per test."""
 from __future__ import annotations
 
+import inspect
 import os
+import shutil
 import socket
+import subprocess
+import sys
+import tempfile
 import textwrap
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -32,15 +39,98 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "integration" in str(item.fspath):
             item.add_marker(pytest.mark.slow)
+    # The unit layer first (it fails fastest), while the session's Prefect server starts beside it.
+    items.sort(key=lambda item: "integration" in str(item.fspath))
+
+
+def pytest_collection_finish(session):
+    if any("prefect_server" in item.fixturenames for item in session.items):
+        session.config.stash[_SERVER] = PrefectTestServer()
+
+
+def pytest_sessionfinish(session):
+    server = session.config.stash.get(_SERVER, None)
+    if server is not None:  # also when the session stopped before any test used it (-x in the unit layer)
+        server.stop()
+
+
+class PrefectTestServer:
+    """The session's Prefect server (what `prefect.testing`'s harness runs: a temporary SQLite database, the
+    ephemeral server's services), started as soon as collection shows that a test needs it, so that its start
+    (minutes on a loaded machine, half of it database migrations) runs beside the unit layer instead of
+    before the first integration test; and without importing Prefect's server package into pytest's process."""
+
+    def __init__(self) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="cairn-prefect-"))
+        self.database = f"sqlite+aiosqlite:///{self.home / 'prefect-test.db'}"
+        self.port = free_port()
+        self.api_url = f"http://127.0.0.1:{self.port}/api"
+        env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1",
+               "PREFECT_SERVER_DATABASE_CONNECTION_URL": self.database}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "error", "--lifespan", "on"], env=env)
+
+    def wait_until_healthy(self, timeout: float = 600) -> None:  # a hang guard: a loaded machine took 5 min
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the test Prefect server exited with code {self.process.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.api_url}/health", timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"the test Prefect server was not healthy within {timeout:.0f} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+_SERVER = pytest.StashKey[PrefectTestServer]()
 
 
 @pytest.fixture(scope="session")
-def prefect_server(tmp_path_factory):
-    from prefect.testing.utilities import prefect_test_harness
+def prefect_server(request, tmp_path_factory):
+    import prefect.context
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+    from prefect.settings import (PREFECT_API_URL, PREFECT_RESULTS_LOCAL_STORAGE_PATH,
+                                  PREFECT_SERVER_DATABASE_CONNECTION_URL, temporary_settings)
+    from prefect.utilities.asyncutils import run_coro_as_sync
 
-    os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(tmp_path_factory.mktemp("prefect-results"))
-    with prefect_test_harness(server_startup_timeout=600):  # a hang guard: a slow machine took 4 min
-        yield
+    server = request.config.stash.get(_SERVER, None) or PrefectTestServer()
+    results = os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(tmp_path_factory.mktemp("prefect-results"))
+    try:
+        server.wait_until_healthy()
+        with temporary_settings({PREFECT_API_URL: server.api_url, PREFECT_SERVER_DATABASE_CONNECTION_URL: server.database,
+                                 PREFECT_RESULTS_LOCAL_STORAGE_PATH: results}):
+            # also for code whose context was copied before this fixture (Prefect's own harness does the same)
+            with prefect.context._temporary_global_settings_context(prefect.context.get_settings_context()):
+                yield server
+
+                async def drain() -> None:  # what the runs still send, before the server stops
+                    try:
+                        logs = APILogWorker.instance().drain()
+                        if inspect.isawaitable(logs):
+                            await logs
+                    except RuntimeError:  # never started
+                        pass
+                    events = EventsWorker.drain_all()
+                    if inspect.isawaitable(events):
+                        await events
+
+                run_coro_as_sync(drain())
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
