@@ -31,7 +31,7 @@ class MilvusServer:
                  "--host", "127.0.0.1", "--port", str(self.port)],
                 stdout=log, stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # a hang guard: a loaded machine starts processes slowly
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"milvus_lite server exited: {self.log.read_text()[-2000:]}")
@@ -41,7 +41,7 @@ class MilvusServer:
             except OSError:
                 time.sleep(0.2)
         self.__exit__()
-        raise RuntimeError(f"milvus_lite server not listening on {self.uri} after 60 s")
+        raise RuntimeError(f"milvus_lite server not listening on {self.uri} after 600 s")
 
     def __exit__(self, *exc) -> None:
         if self.process and self.process.poll() is None:

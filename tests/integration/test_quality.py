@@ -146,7 +146,7 @@ def test_cairn_report_json_contract_and_s3_upload(collection, tmp_path):
         path = tmp_path / "with-s3.toml"
         path.write_text(text)
         result = subprocess.run([sys.executable, "-m", "cairn.cli", "report", "--json", "--config", str(path)],
-                                cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+                                cwd=REPO, env=env, capture_output=True, text=True, timeout=1500)  # a hang guard
         assert result.returncode == 0, result.stderr[-2000:]
         data = json.loads(result.stdout)
         assert data["success"] is True and os.path.isdir(data["report_dir"])

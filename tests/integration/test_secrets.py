@@ -57,7 +57,7 @@ def prefect_records(run_id: str) -> dict[str, bytes]:
 
     only_this_run = FlowRunFilter(id=FlowRunFilterId(any_=[run_id]))
     with get_client(sync_client=True) as client:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 300  # a hang guard: it returns as soon as the states are final
         while True:  # task-run states reach the server through its event recorder, a moment after the run
             task_runs = client.read_task_runs(flow_run_filter=only_this_run)
             if (task_runs and all(t.state and t.state.is_final() for t in task_runs)) or time.monotonic() > deadline:
