@@ -70,29 +70,27 @@ def _wait_for_a_free_slot(name: str, wait_seconds: float) -> bool:
     a short wait: a run alone then failed as busy. So the wait is for a free slot, seen by reading the limit."""
     from prefect.client.orchestration import get_client
 
-    _ensure_limit(name)
     deadline = time.monotonic() + wait_seconds
     with get_client(sync_client=True) as client:
-        while True:
-            limit = client.read_global_concurrency_limit_by_name(name)
-            if limit.active_slots < limit.limit:
-                return True
+        limit = _read_or_create_limit(client, name)
+        while limit.active_slots >= limit.limit:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(min(1.0, max(deadline - time.monotonic(), 0.0)))
+            limit = client.read_global_concurrency_limit_by_name(name)
+    return True
 
 
-def _ensure_limit(name: str) -> None:
-    """Create the limit (1 slot) unless the server has it; an operator may have created or resized it."""
-    from prefect.client.orchestration import get_client
+def _read_or_create_limit(client, name: str):
+    """The limit, created (1 slot) unless the server has it; an operator may have created or resized it."""
     from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
     from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
-    with get_client(sync_client=True) as client:
+    try:
+        return client.read_global_concurrency_limit_by_name(name)
+    except ObjectNotFound:
         try:
-            client.read_global_concurrency_limit_by_name(name)
-        except ObjectNotFound:
-            try:
-                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=1))
-            except ObjectAlreadyExists:  # another run created it meanwhile
-                pass
+            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=1))
+        except ObjectAlreadyExists:  # another run created it meanwhile
+            pass
+        return client.read_global_concurrency_limit_by_name(name)
