@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 from tests.integration.test_pagerduty import sample
+from tests.integration.test_prefect_native import task_runs
 from tests.integration.test_s3_wiki import upload_tree
 from tests.pagerduty_server import FakePagerDuty
 
@@ -52,20 +52,13 @@ def files_under(root: Path) -> dict[str, bytes]:
 def prefect_records(run_id: str) -> dict[str, bytes]:
     """What the session's Prefect server holds: runs, task runs with their states, artifacts, logs; and its files."""
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
     from prefect.settings import PREFECT_RESULTS_LOCAL_STORAGE_PATH, PREFECT_SERVER_DATABASE_CONNECTION_URL
 
-    only_this_run = FlowRunFilter(id=FlowRunFilterId(any_=[run_id]))
+    final = task_runs(run_id)  # task-run states reach the server through its event recorder, a moment after the run
     with get_client(sync_client=True) as client:
-        deadline = time.monotonic() + 300  # a hang guard: it returns as soon as the states are final
-        while True:  # task-run states reach the server through its event recorder, a moment after the run
-            task_runs = client.read_task_runs(flow_run_filter=only_this_run)
-            if (task_runs and all(t.state and t.state.is_final() for t in task_runs)) or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
         records = {
             "prefect flow runs": [r.model_dump(mode="json") for r in client.read_flow_runs()],
-            "prefect task runs": [t.model_dump(mode="json") for t in task_runs],
+            "prefect task runs": [t.model_dump(mode="json") for t in final],
             "prefect artifacts": [a.model_dump(mode="json") for a in client.read_artifacts()],
             "prefect logs": [log.model_dump(mode="json") for log in client.read_logs()],
         }
