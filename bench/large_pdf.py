@@ -29,6 +29,7 @@ from bench.rss import ingest
 
 sys.path.insert(0, str(REPO))
 from tests import pdf_factory as pf  # noqa: E402  (the tests' deterministic contract writer)
+from tests import agreement_spec as spec_of  # noqa: E402  (what its contracts say)
 
 WORDS = ("the Supplier shall deliver services described in each Statement of Work within the period agreed by "
          "the parties and the Customer may terminate this Agreement upon written notice if any material breach "
@@ -45,7 +46,7 @@ def _paragraph(rng: random.Random) -> str:
     return " ".join(_sentence(rng) for _ in range(rng.randint(3, 6)))
 
 
-def long_spec(articles: int, seed: int = 22) -> pf.AgreementSpec:
+def long_spec(articles: int, seed: int = 22) -> spec_of.AgreementSpec:
     """An agreement of `articles` articles of 4 sections each (about 3.3 pages an article)."""
     rng = random.Random(seed)
     built = []
@@ -54,12 +55,12 @@ def long_spec(articles: int, seed: int = 22) -> pf.AgreementSpec:
         for s in range(1, 5):
             definitions = ({f"Term {a}-{d}": f", for purposes of Article {a}, {_sentence(rng).lower()}" for d in range(1, 4)}
                            if s == 1 else None)
-            clauses = [pf.Clause(f"({chr(96 + c)})", _sentence(rng), [(f"({'i' * r})", _sentence(rng)) for r in range(1, 3)])
+            clauses = [spec_of.Clause(f"({chr(96 + c)})", _sentence(rng), [(f"({'i' * r})", _sentence(rng)) for r in range(1, 3)])
                        for c in range(1, 4)]
-            sections.append(pf.Sect(f"{a}.{s:02d}", f"Obligations {a}-{s}", [_paragraph(rng) for _ in range(2)],
+            sections.append(spec_of.Sect(f"{a}.{s:02d}", f"Obligations {a}-{s}", [_paragraph(rng) for _ in range(2)],
                                     definitions, clauses))
-        built.append(pf.Article(str(a), f"ARTICLE TITLE {a}", sections))
-    return pf.AgreementSpec("Master Services Agreement", ["Acme Corp.", "Globex LLC"], "March 1, 2024", built,
+        built.append(spec_of.Article(str(a), f"ARTICLE TITLE {a}", sections))
+    return spec_of.AgreementSpec("Master Services Agreement", ["Acme Corp.", "Globex LLC"], "March 1, 2024", built,
                             ["WHEREAS the parties wish to set out the terms of their relationship."])
 
 
@@ -88,7 +89,7 @@ def write_heavy(path: Path, megabytes: float) -> int:
         side = int(side * (megabytes * 1024 * 1024 / len(data)) ** 0.5) + 8
 
 
-def _render_with_images(spec: pf.AgreementSpec, side: int, scratch: Path) -> bytes:
+def _render_with_images(spec: spec_of.AgreementSpec, side: int, scratch: Path) -> bytes:
     """The agreement's text with one side x side image of random pixels on every page (a scan's weight)."""
     from PIL import Image
 

@@ -2,7 +2,7 @@
 rendered to a PDF by scripts/make_sample_agreements.py."""
 from __future__ import annotations
 
-from tests.pdf_factory import AgreementSpec, Article, Clause, Sect
+from tests.agreement_spec import AgreementSpec, Article, Clause, Sect
 
 
 def pooling_and_servicing() -> AgreementSpec:

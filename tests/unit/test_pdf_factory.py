@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from tests import pdf_factory as pf
+from tests.agreement_spec import sample_spec
 from tests.conftest import REPO
 
 
@@ -16,7 +17,7 @@ def test_same_spec_same_bytes(tmp_path):
     b = pf.write_sample(tmp_path / "b.pdf").read_bytes()
     assert a == b
     assert a.startswith(b"%PDF-") and a.rstrip().endswith(b"%%EOF")
-    other = replace(pf.sample_spec(), effective_date="July 1, 2024")
+    other = replace(sample_spec(), effective_date="July 1, 2024")
     assert pf.render(other) != a
 
 
@@ -27,7 +28,7 @@ def test_hostile_variants_are_deterministic(tmp_path):
 
 
 def test_non_latin1_text_is_refused():
-    spec = replace(pf.sample_spec(), title="Pooling and Servicing Agreement \u2014 2024")
+    spec = replace(sample_spec(), title="Pooling and Servicing Agreement \u2014 2024")
     with pytest.raises(ValueError, match="latin-1"):
         pf.render(spec)
 
@@ -69,7 +70,7 @@ def test_image_only_has_no_text_layer(tmp_path):
 
 
 def test_truncated_corrupt_and_not_a_pdf(tmp_path):
-    whole = pf.render(pf.sample_spec())
+    whole = pf.render(sample_spec())
     cut = pf.write_truncated(tmp_path / "t.pdf").read_bytes()
     assert cut.startswith(b"%PDF-") and len(cut) == int(len(whole) * 0.6) and whole.startswith(cut)
     assert b"%%EOF" not in cut
