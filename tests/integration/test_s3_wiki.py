@@ -8,7 +8,7 @@ from cairn.flows.ingest import ingest_flow
 from tests.conftest import write_config
 from tests.integration import corpus
 from tests.integration.test_ingest_flow import rows
-from tests.s3_proxy import SlowDownProxy
+from tests.http_proxy import FaultyProxy
 
 
 def upload_tree(client, root, bucket, prefix):
@@ -66,7 +66,7 @@ def test_s3_slowdowns_are_retried_with_backoff_and_the_ingest_succeeds(tmp_path,
     corpus.build(tmp_path / "wiki")
     s3.create_bucket(Bucket="wiki")
     upload_tree(s3, tmp_path / "wiki" / "acme", "wiki", "pages")  # three pages
-    with SlowDownProxy(moto_endpoint, failures=2) as proxy:  # every request answered 503 SlowDown twice first
+    with FaultyProxy(moto_endpoint, failures=2) as proxy:  # every request answered 503 SlowDown twice first
         config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
             {"name": "s3-wiki", "type": "wiki", "uri": "s3://wiki/pages", "tenant": "acme", "acl": ["sre"],
              "acl_ceiling": corpus.ACME_GROUPS, "s3_endpoint_url": proxy.url},
@@ -90,7 +90,7 @@ def test_s3_retries_exhausted_fail_the_source_naming_the_uri_and_the_others_comp
     for bucket in ("flaky", "steady"):
         s3.create_bucket(Bucket=bucket)
         upload_tree(s3, tmp_path / "wiki" / "acme", bucket, "pages")
-    with SlowDownProxy(moto_endpoint, failures=None) as proxy:  # always 503
+    with FaultyProxy(moto_endpoint, failures=None) as proxy:  # always 503
         config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
             {"name": "flaky", "type": "wiki", "uri": "s3://flaky/pages", "tenant": "acme", "acl": ["sre"],
              "acl_ceiling": corpus.ACME_GROUPS, "s3_endpoint_url": proxy.url},

@@ -10,7 +10,7 @@ import pytest
 from cairn.errors import IndexBusy
 from cairn.flows.concurrency import index_writer, limit_name
 from cairn.schemas.config import MilvusConfig
-from tests.s3_proxy import SlowDownProxy
+from tests.http_proxy import FaultyProxy
 
 
 def test_a_second_writer_of_one_server_collection_waits_on_the_prefect_limit_then_is_refused(prefect_server):
@@ -54,7 +54,7 @@ def test_a_run_alone_gets_the_slot_however_slowly_the_prefect_server_answers(pre
 
     config = MilvusConfig(uri="http://127.0.0.1:19530", collection="slowlink")
     api = urlsplit(PREFECT_API_URL.value())
-    with SlowDownProxy(f"{api.scheme}://{api.netloc}", failures=0, delay_seconds=1.5) as link:
+    with FaultyProxy(f"{api.scheme}://{api.netloc}", failures=0, delay_seconds=1.5) as link:
         with temporary_settings({PREFECT_API_URL: f"{link.url}{api.path}"}):
             with index_writer(config, wait_seconds=0):
                 with get_client(sync_client=True) as client:

@@ -1,6 +1,7 @@
-"""A tiny HTTP proxy on 127.0.0.1 in front of an S3 endpoint (the moto server) that answers 503 SlowDown to
-the first attempts of each request, then forwards it: botocore's retries, seen from the wire. With
-`failures=0` and a `delay_seconds`, it is a slow network in front of any HTTP server (a loaded Prefect server).
+"""A tiny HTTP proxy on 127.0.0.1 that puts a faulty network in front of a real server: in front of an S3
+endpoint (the moto server) it answers 503 SlowDown to the first attempts of each request, then forwards it
+(botocore's retries, seen from the wire); with `failures=0` and a `delay_seconds` it is a slow link in front of
+any HTTP server (a loaded Prefect server).
 
 Each distinct request (method, path and query) is failed `failures` times (None: always); every request
 is recorded with the attempt number botocore puts in its `amz-sdk-request` header and the status answered.
@@ -19,7 +20,7 @@ SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Co
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
 
 
-class SlowDownProxy:
+class FaultyProxy:
     def __init__(self, upstream: str, failures: int | None = 2, delay_seconds: float = 0.0) -> None:
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname, parts.port)
@@ -43,7 +44,7 @@ class SlowDownProxy:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "SlowDownProxy":
+    def __enter__(self) -> "FaultyProxy":
         self.thread.start()
         return self
 
