@@ -1,7 +1,8 @@
 """Step 3's arithmetic: per-leg ranked lists -> one score per candidate (RRF or a normalised weighted sum).
 
-The combined score is always the weighted one (0.65 x cosine + 0.35 x BM25 / best BM25): it is calibrated
-(a cosine is comparable across queries), so floors and confidence tiers read it whatever ranks the list.
+The combined score is always the weighted one ([query] vector_weight x cosine + keyword_weight x BM25 / best
+BM25; 0.85 / 0.15 by default): it is calibrated (a cosine is comparable across queries), so floors and
+confidence tiers read it whatever ranks the list.
 """
 from __future__ import annotations
 
