@@ -5,10 +5,12 @@
 
 Each dev set's corpus is ingested through the real Prefect flow into a scratch Milvus Lite file (kept in
 --work between runs; unchanged input embeds nothing). Then every query runs through `Retriever.retrieve` once
-per variant (each distinct Milvus read answered once per set, `memo_reader`): the full pipeline, each step off, fusion by weighted sum instead of RRF, dense-only and
-BM25-only. Metrics are by document (a document ranks where its first section does): nDCG@10, recall@1/5/10,
-MRR@10, hit@10 (CUAD: questions are scoped to their contract by doc_tag and a returned section counts when
-it holds an answer span, so recall@k there is "an answer in the top k sections"), plus latency and the pipeline's own counters. Results: bench/results/eval.json.
+per variant (each distinct Milvus read answered once per set, `memo_reader`): the full pipeline, each step
+off, fusion by weighted sum instead of RRF, dense-only and BM25-only. Metrics are by document (a document
+ranks where its first section does): nDCG@10, recall@1/5/10, MRR@10, hit@10 (CUAD: questions are scoped to
+their contract by doc_tag and a returned section counts when it holds an answer span, so recall@k there is
+"an answer in the top k sections"), plus latency and the pipeline's own counters. Results:
+bench/results/eval.json.
 With --readme (every set, every variant, all SciFact dev queries) the ablation table in README.md, between
 its two markers, is rewritten from this run's results: each default is justified by a number there.
 """

@@ -58,10 +58,10 @@ def long_spec(articles: int, seed: int = 22) -> spec_of.AgreementSpec:
             clauses = [spec_of.Clause(f"({chr(96 + c)})", _sentence(rng), [(f"({'i' * r})", _sentence(rng)) for r in range(1, 3)])
                        for c in range(1, 4)]
             sections.append(spec_of.Sect(f"{a}.{s:02d}", f"Obligations {a}-{s}", [_paragraph(rng) for _ in range(2)],
-                                    definitions, clauses))
+                                         definitions, clauses))
         built.append(spec_of.Article(str(a), f"ARTICLE TITLE {a}", sections))
     return spec_of.AgreementSpec("Master Services Agreement", ["Acme Corp.", "Globex LLC"], "March 1, 2024", built,
-                            ["WHEREAS the parties wish to set out the terms of their relationship."])
+                                 ["WHEREAS the parties wish to set out the terms of their relationship."])
 
 
 def write_long(path: Path, pages: int) -> int:
