@@ -88,15 +88,16 @@ def test_bad_pdfs_are_refused_with_a_reason(tmp_path, writer, reason):
 
 
 def test_a_runaway_parse_is_stopped_at_the_timeout_and_the_next_file_still_parses(tmp_path):
-    """450 pages that each draw one shared 400-line stream (a few kilobytes on disk) take PDFium several
-    seconds on 2 cores (pdfminer minutes); the worker process parsing it is killed at the source's timeout, and a
-    new one parses the next file."""
-    pdf_factory.write_shared_stream(tmp_path / "bomb.pdf", pages=450, lines=400)
+    """1,800 pages that each draw one shared 400-line stream (a few hundred kilobytes on disk) take PDFium tens of
+    seconds on 2 cores (pdfminer far longer); the worker process parsing it is killed at the source's timeout, and
+    a new one parses the next file. The timeout (5 s) sits far from both parses, so a loaded machine neither lets
+    the bomb finish nor stops the six-page sample (at 1 s and 450 pages it did)."""
+    pdf_factory.write_shared_stream(tmp_path / "bomb.pdf", pages=1800, lines=400)
     pdf_factory.write_sample(tmp_path / "sample.pdf")
     source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"],
-                                       parse_timeout_seconds=1))
+                                       parse_timeout_seconds=5, max_text_chars=1_000_000_000))
     refs = {r.locator: r for r in source.discover()}
-    with pytest.raises(DocumentError, match=r"longer than the source's parse_timeout_seconds \(1 s\)"):
+    with pytest.raises(DocumentError, match=r"longer than the source's parse_timeout_seconds \(5 s\)"):
         source.load(refs["bomb.pdf"])
     assert source.load(refs["sample.pdf"]).title == "POOLING AND SERVICING AGREEMENT"
 
