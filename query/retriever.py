@@ -242,7 +242,7 @@ class Retriever:
         on = self.settings.enabled
         found: dict[str, Candidate] = {}
         rankings: list[list[str]] = []
-        dense: list[Candidate] = []
+        dense: dict[str, Candidate] = {}  # insertion-ordered; keyed by id (a dataclass compares field by field)
 
         def candidate(hit: dict) -> Candidate:
             e = hit["entity"]
@@ -260,8 +260,8 @@ class Retriever:
                     c = candidate(hit)
                     c.vector = max(c.vector, self._relevance(float(hit["distance"])))
                     ranking.append(c.chunk_id)
-                    if field == "full_text_embedding" and c not in dense:
-                        dense.append(c)
+                    if field == "full_text_embedding":
+                        dense.setdefault(c.chunk_id, c)
                 rankings.append(ranking)
         if on("keyword_leg"):
             ranking = []
@@ -272,7 +272,7 @@ class Retriever:
                 ranking.append(c.chunk_id)
             rankings.append(ranking)
             self._fill_vectors([c for c in found.values() if c.vector == 0.0], vectors[0])
-        return list(found.values()), rankings, dense
+        return list(found.values()), rankings, list(dense.values())
 
     def _relevance(self, cosine: float) -> float:
         """A cosine of the serving encoder on the scale the settings are in (embedding/model.py cosine_scale)."""
