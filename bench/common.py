@@ -120,10 +120,11 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def save(name: str, data: dict) -> Path:
+def save(name: str, data: dict, echo: bool = True) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(data, indent=2) + "\n")
-    print(json.dumps(data, indent=2))
+    if echo:
+        print(json.dumps(data, indent=2))
     print(f"written to {path}", file=sys.stderr)
     return path

@@ -11,17 +11,21 @@ ranks where its first section does): nDCG@10, recall@1/5/10, MRR@10, hit@10 (CUA
 their contract by doc_tag and a returned section counts when it holds an answer span, so recall@k there is
 "an answer in the top k sections"), plus latency and the pipeline's own counters. Results:
 bench/results/eval.json.
-With --readme (every set, every variant, all SciFact dev queries) the ablation table in README.md, between
-its two markers, is rewritten from this run's results: each default is justified by a number there.
+Each set's results are saved as soon as it is measured, over what earlier runs of the same model, backend and
+k left in the file: a run that stops on its third set keeps its first two, and the sets may be measured in
+separate runs. With --readme the ablation table in README.md, between its two markers, is rewritten from the
+saved results once they hold every set, every variant and all SciFact dev queries (each set's date is in the
+table): each default is justified by a number there.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from pathlib import Path
 
-from bench.common import DEFAULT_MODEL, REPO, require_shared, save
+from bench.common import DEFAULT_MODEL, REPO, RESULTS, require_shared, save
 from cairn.embedding.model import BACKENDS, MODELS
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 
@@ -78,11 +82,38 @@ def ablation_table(results: dict) -> str:
             value, base = entry[variant]["metrics"][metric], entry["full"]["metrics"][metric]
             cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({value - base:+.3f})")
         lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
-    queries = ", ".join(f"{name} {sets[name]['variants']['full']['queries']}" for name in ("scifact", "runbooks", "cuad") if name in sets)
+    queries = ", ".join(f"{name} {sets[name]['variants']['full']['queries']}"
+                        + (f" (measured {sets[name]['measured']})" if "measured" in sets[name] else "")
+                        for name in ("scifact", "runbooks", "cuad") if name in sets)
     lines.append("")
     lines.append(f"Queries: {queries}; k = {results['k']}; model {results.get('model', 'all-MiniLM-L6-v2')}, backend {results['backend']}. In parentheses: the difference "
                  "from the default pipeline.")
     return "\n".join(lines)
+
+
+def merge_sets(previous: dict | None, results: dict) -> dict:
+    """This run's sets over those an earlier run of the same model, backend and k saved: a set is replaced
+    whole, never mixed; results of another model, backend or k are not carried over."""
+    if not previous or any(previous.get(key) != results.get(key) for key in ("k", "model", "backend")):
+        return results
+    return {**results, "sets": {**previous.get("sets", {}), **results["sets"]}}
+
+
+def incomplete(results: dict) -> list[str]:
+    """What the README's table still lacks: a dev set, a variant of one, or some of a set's questions."""
+    missing = []
+    for name in DEV_SETS:
+        entry = results["sets"].get(name)
+        if entry is None:
+            missing.append(f"the {name} set")
+            continue
+        absent = [v for v in VARIANTS if v not in entry["variants"]]
+        if absent:
+            missing.append(f"{name}: the variants {', '.join(absent)}")
+        asked = entry["variants"].get("full", {}).get("queries")
+        if asked != entry["queries_available"]:
+            missing.append(f"{name}: {asked} of its {entry['queries_available']} questions")
+    return missing
 
 
 def write_readme_table(results: dict, readme: Path) -> None:
@@ -212,11 +243,9 @@ def main() -> None:
     parser.add_argument("--backend", default="auto", choices=BACKENDS,
                         help="embedding backend (its indexes live in --work/<backend> unless it is the model's first)")
     parser.add_argument("--readme", action="store_true",
-                        help="rewrite README.md's ablation table (needs every set, every variant, all SciFact queries)")
+                        help="rewrite README.md's ablation table from the saved results (they must hold every set, "
+                             "every variant, all SciFact queries)")
     args = parser.parse_args()
-    if args.readme and (set(args.sets.split(",")) != set(DEV_SETS) or args.variants.split(",") != list(VARIANTS)
-                        or args.scifact_queries != 0):
-        parser.error("--readme needs --sets scifact,runbooks,cuad, every variant and --scifact-queries 0")
     require_shared()
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config
@@ -225,6 +254,8 @@ def main() -> None:
     if args.backend not in ("auto", MODELS[args.model].backends[0]):
         work = work / args.backend
     results: dict = {"k": args.k, "model": args.model, "backend": args.backend, "sets": {}}
+    saved = RESULTS / f"{args.out}.json"
+    previous = json.loads(saved.read_text()) if saved.exists() else None
     encoder = None
     for name in args.sets.split(","):
         dev = DEV_SETS[name](work, args.backend, args.model)
@@ -239,11 +270,17 @@ def main() -> None:
             print(f"{name:9} {variant:22} ndcg@10 {m['ndcg@10']:.3f} r@1 {m['recall@1']:.3f} r@5 {m['recall@5']:.3f} "
                   f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {entry['variants'][variant]['latency_ms_p50']} ms", flush=True)
         reader.close()
+        entry["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
         results["sets"][name] = entry
-    save(args.out, results)
-    print(ablation_table(results))
+        save(args.out, merge_sets(previous, results), echo=False)  # kept if a later set fails
+    merged = merge_sets(previous, results)
+    save(args.out, merged)
+    print(ablation_table(merged))
     if args.readme:
-        write_readme_table(results, REPO / "README.md")
+        missing = incomplete(merged)
+        if missing:
+            raise SystemExit(f"README.md's ablation table not rewritten; the saved results lack: {'; '.join(missing)}")
+        write_readme_table(merged, REPO / "README.md")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-"""The README's ablation table: one row per variant, each cell with its difference from the default, and
-rewritten only between its two markers."""
+"""The README's ablation table: one row per variant, each cell with its difference from the default,
+rewritten only between its two markers, and only from saved results that hold every set, variant and question."""
 import pytest
 
-from bench.eval import TABLE_END, TABLE_START, VARIANTS, ablation_table, write_readme_table
+from bench.eval import TABLE_END, TABLE_START, VARIANTS, ablation_table, incomplete, merge_sets, write_readme_table
 
 
 def results(delta: float = 0.01) -> dict:
@@ -10,8 +10,9 @@ def results(delta: float = 0.01) -> dict:
         shift = 0.0 if variant == "full" else -delta
         return {"metrics": {"ndcg@10": 0.7 + shift, "recall@10": 0.8, "recall@5": 0.9 + shift}, "queries": 3}
 
-    return {"k": 10, "backend": "torch",
-            "sets": {name: {"variants": {v: metrics(v) for v in VARIANTS}} for name in ("scifact", "runbooks", "cuad")}}
+    return {"k": 10, "model": "bge-small-en-v1.5", "backend": "onnx-int8",
+            "sets": {name: {"variants": {v: metrics(v) for v in VARIANTS}, "queries_available": 3}
+                     for name in ("scifact", "runbooks", "cuad")}}
 
 
 def test_every_variant_has_a_row_and_each_cell_says_its_difference_from_the_default():
@@ -32,3 +33,32 @@ def test_the_readme_is_rewritten_between_its_markers_only(tmp_path):
     readme.write_text("no markers\n")
     with pytest.raises(SystemExit, match="markers are missing"):
         write_readme_table(results(), readme)
+
+
+def test_a_set_measured_in_a_later_run_joins_the_saved_ones_and_replaces_only_itself():
+    earlier = results()
+    earlier["sets"]["scifact"]["measured"] = "2026-11-25"
+    later = results(delta=0.02)
+    later["sets"] = {"runbooks": later["sets"]["runbooks"]}
+    merged = merge_sets(earlier, later)
+    assert merged["sets"]["scifact"]["measured"] == "2026-11-25"
+    assert merged["sets"]["runbooks"]["variants"]["no_gate"]["metrics"]["ndcg@10"] == pytest.approx(0.68)
+    assert merged["sets"]["cuad"]["variants"]["no_gate"]["metrics"]["ndcg@10"] == pytest.approx(0.69)
+    assert "(measured 2026-11-25)" in ablation_table(merged)
+
+
+@pytest.mark.parametrize("key, value", [("model", "all-MiniLM-L6-v2"), ("backend", "torch"), ("k", 5)])
+def test_results_of_another_model_backend_or_k_are_not_carried_over(key, value):
+    earlier = {**results(), key: value}
+    later = {**results(), "sets": {"runbooks": results()["sets"]["runbooks"]}}
+    assert merge_sets(earlier, later) == later
+    assert merge_sets(None, later) == later
+
+
+def test_the_table_waits_for_every_set_variant_and_question():
+    assert incomplete(results()) == []
+    partial = results()
+    del partial["sets"]["cuad"]
+    del partial["sets"]["runbooks"]["variants"]["rrf_fusion"]
+    partial["sets"]["scifact"]["queries_available"] = 809
+    assert incomplete(partial) == ["runbooks: the variants rrf_fusion", "scifact: 3 of its 809 questions", "the cuad set"]
