@@ -250,15 +250,16 @@ def main() -> None:
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config
 
+    backend = MODELS[args.model].backends[0] if args.backend == "auto" else args.backend  # recorded resolved
     work = Path(args.work) / args.model
-    if args.backend not in ("auto", MODELS[args.model].backends[0]):
-        work = work / args.backend
-    results: dict = {"k": args.k, "model": args.model, "backend": args.backend, "sets": {}}
+    if backend != MODELS[args.model].backends[0]:
+        work = work / backend
+    results: dict = {"k": args.k, "model": args.model, "backend": backend, "sets": {}}
     saved = RESULTS / f"{args.out}.json"
     previous = json.loads(saved.read_text()) if saved.exists() else None
     encoder = None
     for name in args.sets.split(","):
-        dev = DEV_SETS[name](work, args.backend, args.model)
+        dev = DEV_SETS[name](work, backend, args.model)
         encoder = encoder or MemoEncoder(encoder_for(load_config(dev.config).embedding))
         report = ingest(dev)
         limit = (args.scifact_queries or None) if name == "scifact" else None
