@@ -1,8 +1,8 @@
 """Step 3's arithmetic: per-leg ranked lists -> one score per candidate (RRF or a normalised weighted sum).
 
 The combined score is always the weighted one ([query] vector_weight x cosine + keyword_weight x BM25 / best
-BM25; 0.85 / 0.15 by default): it is calibrated (a cosine is comparable across queries), so floors and
-confidence tiers read it whatever ranks the list.
+BM25; 0.85 / 0.15 by default, 0.75 / 0.25 for a question scoped to one document family): it is calibrated (a
+cosine is comparable across queries), so floors and confidence tiers read it whatever ranks the list.
 """
 from __future__ import annotations
 
@@ -23,6 +23,18 @@ def normalise_keyword(candidates: list[Candidate]) -> None:
     best = max((c.keyword for c in candidates), default=0.0)
     for c in candidates:
         c.keyword_norm = c.keyword / best if best > 0 else 0.0
+
+
+def leg_weights(settings, scoped: bool, dense_on: bool, keyword_on: bool) -> tuple[float, float]:
+    """(vector, keyword) weights of the weighted sum: [query] vector_weight / keyword_weight, their `_scoped`
+    pair for a question scoped to one document family; one leg alone weighs 1."""
+    if not keyword_on:
+        return 1.0, 0.0
+    if not dense_on:
+        return 0.0, 1.0
+    if scoped:
+        return settings.vector_weight_scoped, settings.keyword_weight_scoped
+    return settings.vector_weight, settings.keyword_weight
 
 
 def combined(c: Candidate, vector_weight: float, keyword_weight: float) -> float:

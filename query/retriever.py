@@ -32,7 +32,7 @@ from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
 from cairn.query.filters import ACCESS_FIELDS, Access, search_expr
 from cairn.query.floors import Floors, apply_floors, wants_second_pass
-from cairn.query.fusion import fuse
+from cairn.query.fusion import fuse, leg_weights
 from cairn.query.gate import GUIDANCE, gate
 from cairn.query.packing import PackItem, newest_per_section, pack
 from cairn.query.serving import ServedCollection
@@ -157,7 +157,7 @@ class Retriever:
         clock.lap("search")
         keyword_on = on("keyword_leg")
         dense_on = on("dense_leg") or on("abstract_leg")
-        vw, kw = (s.vector_weight, s.keyword_weight) if keyword_on and dense_on else ((1.0, 0.0) if dense_on else (0.0, 1.0))
+        vw, kw = leg_weights(s, scoped, dense_on, keyword_on)
         ranked = fuse(candidates, rankings, s.fusion, s.rrf_k, vw, kw)
         trace.update(candidates=len(ranked), vector_max=round(max((c.vector for c in ranked), default=0.0), 4),
                      keyword_max=round(max((c.keyword for c in ranked), default=0.0), 4),

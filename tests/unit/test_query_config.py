@@ -16,4 +16,5 @@ def test_an_unknown_step_is_refused_with_the_known_ones():
 def test_the_default_fusion_weights_sum_to_one_and_a_scoped_question_never_meets_a_higher_bar():
     q = QueryConfig()
     assert q.vector_weight + q.keyword_weight == pytest.approx(1.0)  # the combined score stays in [0, 1]
+    assert q.vector_weight_scoped + q.keyword_weight_scoped == pytest.approx(1.0)
     assert q.combined_floor_scoped <= q.combined_floor

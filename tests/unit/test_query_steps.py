@@ -8,7 +8,7 @@ from cairn.query.citations import citation, trail
 from cairn.query.confidence import gaps, tier
 from cairn.query.eval import documents_in_order, mrr, ndcg_at, recall_at, summarise
 from cairn.query.floors import Floors, apply_floors, passes, wants_second_pass
-from cairn.query.fusion import fuse, rrf
+from cairn.query.fusion import fuse, leg_weights, rrf
 from cairn.query.gate import gate
 from cairn.query.packing import PackItem, front_and_back, newest_per_section, pack
 from cairn.query.retriever import one_version_per_document
@@ -111,6 +111,20 @@ def test_rrf_mode_ranks_by_rank_but_keeps_the_calibrated_score():
     a, b = cand("a", vector=0.9), cand("b", vector=0.1, keyword=3.0, rank=1)
     ranked = fuse([a, b], [["b", "a"], ["b"]], "rrf", 60, 0.65, 0.35)
     assert ranked[0].chunk_id == "b" and ranked[0].combined < a.combined
+
+
+def test_a_question_scoped_to_one_document_weighs_bm25_more_and_a_leg_alone_weighs_one():
+    settings = QueryConfig(vector_weight=0.85, keyword_weight=0.15, vector_weight_scoped=0.75, keyword_weight_scoped=0.25)
+    assert leg_weights(settings, scoped=False, dense_on=True, keyword_on=True) == (0.85, 0.15)
+    assert leg_weights(settings, scoped=True, dense_on=True, keyword_on=True) == (0.75, 0.25)
+    for scoped in (False, True):
+        assert leg_weights(settings, scoped, dense_on=True, keyword_on=False) == (1.0, 0.0)
+        assert leg_weights(settings, scoped, dense_on=False, keyword_on=True) == (0.0, 1.0)
+    # the same two sections of one contract: the clause that names the asked terms wins only when scoped
+    near, named = cand("near", vector=0.75, keyword=2.0, rank=2), cand("named", vector=0.55, keyword=8.0, rank=1)
+    order = {scoped: [c.chunk_id for c in fuse([near, named], [["named", "near"]], "weighted", 60,
+                                                *leg_weights(settings, scoped, True, True))] for scoped in (False, True)}
+    assert order == {False: ["near", "named"], True: ["named", "near"]}
 
 
 FLOORS = Floors(combined=0.45, vector=0.15, keyword_override=0.9, keyword_rescue=0.5, scope="answer")
