@@ -27,8 +27,10 @@ from pathlib import Path
 
 from bench.common import DEFAULT_MODEL, REPO, RESULTS, require_shared, save
 from cairn.embedding.model import BACKENDS, MODELS
+from cairn.schemas.config import QueryConfig
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 
+_DEFAULTS = QueryConfig()
 # name -> QueryConfig overrides
 VARIANTS: dict[str, dict] = {
     "full": {},
@@ -41,6 +43,7 @@ VARIANTS: dict[str, dict] = {
     "with_abstract_leg": {"steps": {"abstract_leg": True}},
     "candidate_floors": {"floor_scope": "candidate"},
     "rrf_fusion": {"fusion": "rrf"},
+    "unscoped_weights": {"vector_weight_scoped": _DEFAULTS.vector_weight, "keyword_weight_scoped": _DEFAULTS.keyword_weight},
     "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
     "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
@@ -56,6 +59,8 @@ LABELS = {
     "with_abstract_leg": "with the abstract-vector leg (off by default)",
     "candidate_floors": "floors that cut each candidate (Cairn 0.3)",
     "rrf_fusion": "RRF fusion instead of the weighted sum (Cairn 0.3)",
+    "unscoped_weights": (f"scoped questions weighted as the others ({_DEFAULTS.vector_weight} / {_DEFAULTS.keyword_weight}, "
+                         f"not {_DEFAULTS.vector_weight_scoped} / {_DEFAULTS.keyword_weight_scoped})"),
     "dense_only": "dense leg only (no BM25, no floors)",
     "bm25_only": "BM25 only (no dense, no floors)",
 }
