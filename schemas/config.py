@@ -102,7 +102,7 @@ class QueryConfig(_Strict):
     transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
     # 3. fusion of the dense (full text, abstract) and BM25 legs
     # weighted by default, measured on the three dev sets at once (README, ablation table): under bge-small-en-v1.5
-    # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.738 / 0.701), level on the runbooks, and the list
+    # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.741 / 0.705), level on the runbooks, and the list
     # is then ordered by the relevance score it shows
     fusion: Literal["rrf", "weighted"] = "weighted"  # weighted: the calibrated weighted sum (the shown relevance); rrf: reciprocal-rank fusion of the legs
     rrf_k: int = 60  # RRF's constant: a larger k flattens the difference between ranks
@@ -125,7 +125,7 @@ class QueryConfig(_Strict):
     keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
     keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
     # answer by default, measured (README, ablation table): cutting each candidate at the floors dropped
-    # relevant sections ranked below a passing one (CUAD nDCG@10 -0.017 under bge-small-en-v1.5, -0.049 under
+    # relevant sections ranked below a passing one (CUAD nDCG@10 -0.011 under bge-small-en-v1.5, -0.049 under
     # all-MiniLM-L6-v2; SciFact and the runbooks the same either way under bge)
     floor_scope: Literal["answer", "candidate"] = "answer"  # answer: the floors decide whether the question has an answer (one candidate passes), then the ranking decides; candidate: each candidate must pass
     second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
