@@ -166,8 +166,33 @@ def _why_not(folder: Path) -> str:
 
 
 # ---- the server process ------------------------------------------------------------------------------------
+# pymilvus pings its server every 10 s, idle or not (keepalive_time_ms 10000, permit_without_calls). gRPC's server
+# defaults allow one ping in 5 minutes without data and answer the third early one with GOAWAY "too_many_pings":
+# every client then logged an error and reconnected, mid-ingest. Pings on a private unix socket cost nothing.
+PING_OPTIONS = [
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+    ("grpc.http2.max_ping_strikes", 0),  # 0: never answer early pings with GOAWAY
+]
+
+
+def _grpc_server(db, max_workers: int):
+    """Milvus Lite's gRPC adapter (as its own _build_server builds it), with PING_OPTIONS."""
+    from concurrent import futures
+
+    import grpc
+    from milvus_lite.adapter.grpc import server as adapter
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers), options=[
+        ("grpc.max_receive_message_length", adapter._MAX_MESSAGE_SIZE),
+        ("grpc.max_send_message_length", adapter._MAX_MESSAGE_SIZE),
+        *PING_OPTIONS,
+    ])
+    adapter.milvus_pb2_grpc.add_MilvusServiceServicer_to_server(adapter.MilvusServicer(db), server)
+    return server
+
+
 def serve(folder: Path, idle_seconds: float) -> int:
-    from milvus_lite.adapter.grpc.server import _build_server
     from milvus_lite.db import MilvusLite
 
     sock = socket_path(folder)
@@ -177,7 +202,7 @@ def serve(folder: Path, idle_seconds: float) -> int:
     except Exception as exc:  # noqa: BLE001 - the client reports the diagnosis, the log keeps the cause
         log.error("cannot open %s: %s", folder, exc)
         return 3
-    server = _build_server(db, max_workers=16)
+    server = _grpc_server(db, max_workers=16)
     server.add_insecure_port(f"unix:{sock}")
     server.start()
     os.chmod(sock, 0o600)
