@@ -6,6 +6,9 @@ import os
 
 for _key, _value in {
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "600",  # a hang guard: a slow machine took 4 min
+    # Prefect's client gives up on an API call after 60 s: on a loaded machine creating a flow run against the
+    # temporary server took longer (httpx.ReadTimeout), and the ingest died before it began. Also a hang guard.
+    "PREFECT_API_REQUEST_TIMEOUT": "600",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DO_NOT_TRACK": "1",
     "PREFECT_LOGGING_LEVEL": "WARNING",
