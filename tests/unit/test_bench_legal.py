@@ -10,6 +10,13 @@ def test_a_section_counts_when_it_holds_the_answer_or_an_eight_word_run_of_it():
     assert found([{"text": "NETWORK AFFILIATE AGREEMENT"}], ["Network Affiliate Agreement\nThis agreement..."])
 
 
+def test_an_answer_extracted_with_a_word_split_is_found_where_the_text_layer_keeps_it_whole():
+    dated = [{"text": "20t h day of December 2018"}]  # CUAD's extraction of a superscript "th"
+    assert found(dated, ["made and entered into as of this 20th day of December, 2018, by and between"])
+    assert not found(dated, ["made and entered into as of this 21st day of December, 2018"])
+    assert found([{"text": "the Licensee shall indemnify"}], ["the Li- censee shall indem- nify"])  # hyphenation
+
+
 def test_section_ndcg_rewards_answer_bearing_sections_ranked_early():
     bearing = {"s2", "s9"}
     assert section_ndcg(["s2", "s9", "s1"], bearing) == 1.0
