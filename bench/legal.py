@@ -57,8 +57,10 @@ def shingles(answer: str, size: int = 8) -> list[str]:
 
 
 def found(answers: list[dict], texts: list[str]) -> bool:
-    haystack = [normalise(t).replace(" ", "") for t in texts]  # spaces ignored: extractions split words differently
-    return any(s and any(s.replace(" ", "") in h for h in haystack) for a in answers for s in shingles(a["text"]))
+    # spaces ignored: extractions split words differently; each answer's runs compacted once, not per text
+    needles = {s.replace(" ", "") for a in answers for s in shingles(a["text"]) if s}
+    haystack = [normalise(t).replace(" ", "") for t in texts]
+    return any(n in h for n in needles for h in haystack)
 
 
 PLAIN_HYBRID_OFF = ("gate", "transform", "floors", "second_pass", "sparse_doc_recall", "dominance", "diversity", "abstract_leg")
