@@ -46,6 +46,7 @@ def test_folder_store_lists_sorted_reads_and_gives_file_uris(tmp_path):
 
 
 def test_s3_listing_pages_through_a_prefix_with_etags(s3, moto_endpoint):
+    before = int(time.time()) - 5  # before the uploads: their LastModified falls after it however slow they are
     s3.create_bucket(Bucket="docs")
     for name in ("e.md", "a.md", "team/c.md", "team/b.markdown", "d.md"):
         put(s3, "docs", f"wiki/{name}", f"# {name}\n".encode())
@@ -55,7 +56,6 @@ def test_s3_listing_pages_through_a_prefix_with_etags(s3, moto_endpoint):
     store = S3Store("s3://docs/wiki/", S3Config(endpoint_url=moto_endpoint, page_size=2), source_name="w")
     calls = []
     store.client.meta.events.register("before-call.s3.ListObjectsV2", lambda **kw: calls.append(1))
-    before = int(time.time()) - 5
     blobs = list(store.list(MD))
     assert [b.key for b in blobs] == ["a.md", "d.md", "e.md", "team/b.markdown", "team/c.md"]
     assert len(calls) == 4  # 8 keys under the prefix, 2 per page
