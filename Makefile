@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all test-fast install bench clean
+.PHONY: demo test test-all test-fast lint install bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ demo: $(STAMP)
 # The unit layer and one integration test per real component and contract (marked `core`): what CI runs.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q --durations=15 -m "not slow or core"
+
+# ruff (lint and format) and mypy (strict on the root, schemas, index and query): part of `make test`.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/typecheck.py
 
 # Every test, the integration layer whole (about 10 min on an idle 2-core machine).
 test-all: $(STAMP)
