@@ -21,15 +21,25 @@ The `cairn` command's exit codes (README, "Exit codes"):
     ├── UsageError         a command's or a call's arguments cannot be used
     │   └── FilterError    a query's `filters` argument (names the key and what is allowed)
     ├── SourceError        a whole source is unusable (missing folder, refused token, failed clone)
-    ├── DocumentError      one input cannot be read (names it); the run reports it and goes on
+    ├── DocumentError      [data] one input cannot be read (names it); the run reports it and goes on
+    ├── RowError           [data] a document's fields do not fit the collection (names the field); it fails alone
     ├── SourcesFailed      a run ended with some sources failed as a whole (the others ran; carries the report)
     ├── StoreError         the index cannot be used (unreachable, damaged, incompatible)
     │   ├── IndexBusy      another run holds the embedded index's writer lock
     │   ├── NoCollection   nothing ingested yet
     │   └── RetrievalError the query side cannot serve (kept for callers that catch it by this name)
     └── QualityFailed      data-quality expectations failed where the policy says fail (the report is written)
+
+Whether trying again can help is one question with one answer, `fault_of(exc)` (as dlt's TransientException and
+TerminalException mixins are read by its retry logic). Each kind carries its `fault`: terminal unless marked
+([data] above); errors from outside Cairn are classified there too (pymilvus refusing rows client-side is a
+fault of the data; a server restarting, a timeout or an error Cairn does not know is worth another attempt).
+The ingest's writes are retried only when it says TRANSIENT (flows/tasks.py), and a store refusing every
+document is blamed only when none of the refusals says DATA (flows/steps.py).
 """
 from __future__ import annotations
+
+from enum import Enum
 
 # The exit-code contract of the `cairn` command (README, "Exit codes").
 EXIT_OK = 0
@@ -37,10 +47,19 @@ EXIT_FAILURES = 1  # the command ran, and some of what it checked or processed f
 EXIT_UNUSABLE = 2  # nothing useful ran: configuration, arguments, index or a whole source
 
 
+class Fault(Enum):
+    """Whose fault an error is, and so whether the same call can succeed if tried again."""
+
+    TRANSIENT = "transient"  # the service at the other end (a server restarting, a timeout): try again
+    DATA = "data"  # the input itself is refused: the same input fails the same way; it fails alone
+    TERMINAL = "terminal"  # configuration, arguments, an unusable source or index: fails the same way every time
+
+
 class CairnError(Exception):
     """The root of Cairn's errors."""
 
     exit_code = EXIT_UNUSABLE
+    fault = Fault.TERMINAL
 
 
 class ConfigError(CairnError, ValueError):
@@ -63,11 +82,20 @@ class DocumentError(CairnError):
     """One input cannot be read; the run reports it and goes on with the rest."""
 
     exit_code = EXIT_FAILURES
+    fault = Fault.DATA
 
     def __init__(self, locator: str, reason: str) -> None:
         super().__init__(f"{locator}: {reason}")
         self.locator = locator
         self.reason = reason
+
+
+class RowError(CairnError, ValueError):
+    """A document whose fields do not fit the collection; the message names the field. The document fails
+    alone: nothing of it is clipped, embedded or written."""
+
+    exit_code = EXIT_FAILURES
+    fault = Fault.DATA
 
 
 class StoreError(CairnError):
@@ -98,3 +126,19 @@ class QualityFailed(CairnError):
     """Data-quality expectations failed where the policy says fail; the report folder was written."""
 
     exit_code = EXIT_FAILURES
+
+
+def fault_of(exc: BaseException) -> Fault:
+    """Whose fault `exc` is: a CairnError says so itself (`fault`); pymilvus refusing rows in its client-side
+    checks, and a ValueError or TypeError, are faults of the data; anything else that is an Exception (a
+    server restarting, a timeout, a connection dropped) is worth another attempt."""
+    if isinstance(exc, CairnError):
+        return exc.fault
+    if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop, never retry
+        return Fault.TERMINAL
+    # imported here: the configuration and the error tree load without pymilvus; it is in every install
+    from pymilvus.exceptions import DataNotMatchException, DataTypeNotMatchException, ParamError
+
+    if isinstance(exc, (ParamError, DataNotMatchException, DataTypeNotMatchException, ValueError, TypeError)):
+        return Fault.DATA
+    return Fault.TRANSIENT

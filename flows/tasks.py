@@ -22,7 +22,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote as unvisited
 
 from cairn.embedding import Encoder
-from cairn.errors import CairnError
+from cairn.errors import Fault, fault_of
 from cairn.flows import plan, steps
 from cairn.flows.runner import RunnerEncoder
 from cairn.flows.plan import Discovery
@@ -38,10 +38,10 @@ WRITE_RETRY_DELAYS = [1, 4]  # seconds before the 2nd and 3rd attempt of a write
 
 
 def transient(task, task_run, state) -> bool:
-    """Retry what the store raised (a server restarting, a timeout), never a CairnError: bad input and an
-    unusable configuration fail the same way every time."""
+    """Retry what the store raised (a server restarting, a timeout), never what fails the same way every time:
+    bad input, an unusable configuration (cairn.errors.fault_of)."""
     exc = state.data if isinstance(state.data, BaseException) else state.result(raise_on_failure=False)
-    return isinstance(exc, Exception) and not isinstance(exc, CairnError)
+    return isinstance(exc, BaseException) and fault_of(exc) is Fault.TRANSIENT
 
 
 discover = task(plan.discover, name="discover", cache_policy=NO_CACHE)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cairn.embedding import Encoder
+from cairn.errors import RowError
 from cairn.index.cache import EmbeddingCache, text_key
 from cairn.schemas import ChunkType, Section, SourceDocument, stable_id
 from cairn.schemas.collection import ARRAY_ITEM_LENGTH, ARRAY_FIELDS, MAX_TEXT, VARCHAR_FIELDS, acl_key
@@ -250,10 +251,6 @@ def _clip(value: str, limit: int, mark: str = "") -> str:
     if len(data) <= limit:
         return value
     return data[: limit - len(mark.encode("utf-8"))].decode("utf-8", errors="ignore") + mark
-
-
-class RowError(ValueError):
-    """A document whose fields do not fit the collection; the message names the field."""
 
 
 def fit_row(row: dict) -> dict:

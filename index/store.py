@@ -6,7 +6,6 @@ from collections import Counter
 from typing import Iterable, Iterator
 
 from pymilvus import MilvusClient
-from pymilvus.exceptions import DataNotMatchException, DataTypeNotMatchException, ParamError
 
 from cairn.errors import StoreError
 from cairn.index.milvus import (
@@ -29,9 +28,6 @@ from cairn.schemas.config import MilvusConfig
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
-
-# pymilvus refusing the rows themselves (its client-side checks): a fault of the data, never of the store.
-DATA_ERRORS = (ParamError, DataNotMatchException, DataTypeNotMatchException, ValueError, TypeError)
 
 
 class MilvusStore:

@@ -1,28 +1,24 @@
 """Step 2, the query-transform hook (HyDE, multi-query): extra embedding seeds, never the search text.
 
 Configure `[query] transform = "package.module:function"`; the function takes the query and returns a string
-or a list of strings (a hypothetical answer, paraphrases). Any error falls back to the raw query alone.
+or a list of strings (a hypothetical answer, paraphrases). A spec that cannot be imported is refused when the
+configuration is loaded (ConfigError); an error the function raises falls back to the raw query alone.
 """
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import Callable
+
+from cairn.schemas.values import import_callable
 
 Transform = Callable[[str], "str | list[str]"]
 log = logging.getLogger("cairn.query")
 
 
 def load_transform(spec: str) -> Transform | None:
-    if not spec:
-        return None
-    module, _, name = spec.partition(":")
-    if not name:
-        raise ValueError(f"[query] transform = {spec!r}: expected 'package.module:function'")
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"[query] transform = {spec!r} cannot be loaded: {exc}") from None
+    """The hook `spec` names, or None when it is off. A loaded config has checked it (schemas/values.py); a
+    `QueryConfig` built by hand is checked when it is built, so this fails only on a spec never validated."""
+    return import_callable(spec) if spec else None
 
 
 def seeds(text: str, transform: Transform | None) -> tuple[list[str], str]:

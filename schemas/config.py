@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from cairn.errors import ConfigError
+from cairn.schemas.values import import_callable, s3_uri
 from cairn.schemas.source_config import (  # noqa: F401  (the source models are part of this module's API)
     SOURCE_MODELS,
     GitSourceConfig,
@@ -22,7 +23,7 @@ from cairn.schemas.source_config import (  # noqa: F401  (the source models are 
     SourceConfig,
     WikiSourceConfig,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 DEFAULT_CONFIG = Path("data/cairn.toml")
 
@@ -66,6 +67,22 @@ class EmbeddingConfig(_Strict):
     batch_size: int = 8  # texts per forward pass (small is faster on a CPU: less padding)
     cache_path: str = "data/index/embeddings.sqlite"  # (model identity, text hash) -> vector; never embed twice
     query_model: str = ""  # a folder made by `cairn export-query-model DIR`: queries embed with it (onnxruntime, no torch, what a `cairn[query]` service needs); empty: the model above; $CAIRN_QUERY_MODEL overrides
+
+    @field_validator("backend")
+    @classmethod
+    def _runs_the_model(cls, value: str, info: ValidationInfo) -> str:
+        model = info.data.get("model")
+        if model in MODEL_BACKENDS and value != "auto" and value not in MODEL_BACKENDS[model]:
+            raise ValueError(f"the embedding model {model} runs with backend {' or '.join(MODEL_BACKENDS[model])}, "
+                             f"not {value!r}")
+        return value
+
+
+# The backends each model runs with, the first being what backend = "auto" picks (embedding/model.py's MODELS)
+MODEL_BACKENDS: dict[str, tuple[str, ...]] = {
+    "all-MiniLM-L6-v2": ("torch", "onnx-int8"),
+    "bge-small-en-v1.5": ("onnx-int8",),  # its package ships the int8 ONNX file alone
+}
 
 
 class ChunkingConfig(_Strict):
@@ -152,6 +169,13 @@ class QueryConfig(_Strict):
     serving_check_seconds: float = Field(default=5.0, ge=0)  # seconds between checks of which generation serves (one alias lookup); 0 = every query
     steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
 
+    @field_validator("transform")
+    @classmethod
+    def _importable(cls, value: str) -> str:
+        if value:
+            import_callable(value)  # imports the hook's module now: a typo fails the load, not the first query
+        return value
+
     @field_validator("steps")
     @classmethod
     def _known_steps(cls, value: dict[str, bool]) -> dict[str, bool]:
@@ -208,6 +232,29 @@ class QualityConfig(_Strict):
     health_mostly: float = 0.90  # for this share of sections
     examples: int = 5  # failing rows named per expectation
     overrides: dict[str, dict[str, float]] = Field(default_factory=dict)  # narrower bands per source, content type or "source.content_type", e.g. { incident = { parent_min_tokens = 150 } }
+
+    @field_validator("report_uri")
+    @classmethod
+    def _bucket(cls, value: str | None) -> str | None:
+        return s3_uri(value) if value is not None else None
+
+    @field_validator("overrides")
+    @classmethod
+    def _known_bands(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for where, band in value.items():
+            for key in band:
+                if key not in QUALITY_BANDS:
+                    close = difflib.get_close_matches(key, QUALITY_BANDS, n=1, cutoff=0.6)
+                    hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(QUALITY_BANDS)}"
+                    raise ValueError(f"{where}: unknown band {key!r}{hint}")
+        return value
+
+
+# What [quality] overrides may narrow (quality/checks.py reads them): the size bands and the shares held to them.
+QUALITY_BANDS = (
+    "parent_min_tokens", "parent_max_tokens", "parent_mostly", "abstract_min_tokens", "abstract_max_tokens",
+    "abstract_mostly", "child_min_tokens", "child_max_tokens", "child_mostly", "health_min", "health_mostly",
+)
 
 
 class S3Config(_Strict):

@@ -67,7 +67,9 @@ def render() -> str:
         "Generated from the configuration models (`python -m cairn.schemas.reference > docs/configuration.md`);",
         "do not edit by hand. One TOML file: `--config PATH`, else `$CAIRN_CONFIG`, else `data/cairn.toml`.",
         "`$CAIRN_MILVUS_URI` overrides `[milvus] uri`; secrets are never read from the file. An unknown key,",
-        "a value of the wrong type, or an identifier that would not fit the collection is refused when the file",
+        "a value of the wrong type, an identifier that would not fit the collection, or a value that would only",
+        "fail later (a `transform` that cannot be imported, a backend the model does not run with, an S3 URI",
+        "without a bucket, an unknown placeholder or severity, a time that is not ISO) is refused when the file",
         "is loaded, naming the key, the source and the file.",
         "",
     ]

@@ -11,6 +11,8 @@ from typing import Annotated, Literal, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, VARCHAR_FIELDS, acl_key
+from cairn.schemas.records import Severity, parse_day
+from cairn.schemas.values import s3_uri, template
 
 
 def _fits(kind: str, value: str, limit: int) -> str:
@@ -97,8 +99,8 @@ class _FilesSource(SourceBase):
     def _one_location(self):
         if bool(self.path) == bool(self.uri):
             raise ValueError('set exactly one of path = "folder" or uri = "s3://bucket/prefix"')
-        if self.uri and not self.uri.startswith("s3://"):
-            raise ValueError(f"uri {self.uri!r} must look like s3://bucket/prefix")
+        if self.uri:
+            s3_uri(self.uri, "uri")
         return self
 
 
@@ -145,6 +147,11 @@ class GitSourceConfig(SourceBase):
     service: str = Field(default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its files")
     uri_template: str = Field(default="{repo}@{commit}/{path}", description=(
         "source_uri of a file, e.g. https://git.example/org/repo/blob/{commit}/{path}"))
+
+    @field_validator("uri_template")
+    @classmethod
+    def _formats(cls, value: str) -> str:
+        return template(value, ("repo", "commit", "path"))
 
     @model_validator(mode="after")
     def _a_repository(self):
@@ -193,6 +200,22 @@ class PagerDutySourceConfig(SourceBase):
     severity_map: dict[str, str] = Field(default_factory=dict, description="priority or urgency -> sev1..sev5 (over the defaults)")
     access: list[AccessRule] = Field(default_factory=list, description="tenant and ACL per team or service")
     max_incident_bytes: int = Field(default=5_000_000, ge=1, description="a larger incident is refused, not held")
+
+    @field_validator("since", "until")
+    @classmethod
+    def _iso(cls, value: str | None) -> str | None:
+        parse_day(value)  # sent to the API as written: refused here rather than by PagerDuty mid-run
+        return value
+
+    @field_validator("severity_map")
+    @classmethod
+    def _severities(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, severity in value.items():
+            try:
+                Severity.parse(severity)
+            except ValueError as exc:
+                raise ValueError(f"{key} = {severity!r}: {exc}") from None
+        return value
 
     @model_validator(mode="after")
     def _one_origin(self):

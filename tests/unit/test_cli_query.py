@@ -111,3 +111,13 @@ def test_the_json_contract_keeps_its_keys():
             "deep_link", "recall_injected", "flags", "fused", "vector_score", "keyword_score", "rank"} <= set(data["results"][0])
     assert data["results"][0]["score"] == 0.7 and data["results"][0]["rank"] == 1
     assert "by `fused`" in data["ordered_by"] and "`score` is the calibrated relevance" in data["ordered_by"]
+
+
+def test_a_config_whose_transform_hook_cannot_be_imported_exits_2_with_one_line_naming_the_key(tmp_path, capsys):
+    config = tmp_path / "cairn.toml"
+    config.write_text('[query]\ntransform = "no_such_module:hyde"\n', encoding="utf-8")
+    assert main(["query", "--config", str(config), "how do I fail over", "--tenant", "acme", "--group", "sre"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (f"cairn: config error: {config}: query.transform: 'no_such_module:hyde' cannot be "
+                                    "loaded: ModuleNotFoundError: No module named 'no_such_module'")
+    assert captured.out == ""

@@ -18,3 +18,28 @@ def test_the_default_fusion_weights_sum_to_one_and_a_scoped_question_never_meets
     assert q.vector_weight + q.keyword_weight == pytest.approx(1.0)  # the combined score stays in [0, 1]
     assert q.vector_weight_scoped + q.keyword_weight_scoped == pytest.approx(1.0)
     assert q.combined_floor_scoped <= q.combined_floor
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("no_such_module:hyde", "'no_such_module:hyde' cannot be loaded: ModuleNotFoundError: No module named"),
+    ("os.path:no_such_function", "cannot be loaded: AttributeError"),
+    ("os.path", "'os.path': expected 'package.module:function'"),
+    ("os:sep", "'os:sep' is a str, not a function"),
+])
+def test_a_transform_hook_that_cannot_be_called_is_refused_naming_file_and_key_when_the_config_loads(tmp_path, spec,
+                                                                                                     message):
+    from cairn.schemas.config import load_config
+
+    path = tmp_path / "cairn.toml"
+    path.write_text(f'[query]\ntransform = "{spec}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    assert str(refused.value).startswith(f"{path}: query.transform: ") and message in str(refused.value)
+
+
+def test_a_transform_hook_that_imports_is_kept_and_loaded_by_the_query_side():
+    from cairn.query.transform import load_transform
+
+    config = parse_config({"query": {"transform": "os.path:basename"}})
+    assert config.query.transform == "os.path:basename" and load_transform(config.query.transform)("a/b") == "b"
+    assert load_transform("") is None

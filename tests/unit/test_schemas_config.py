@@ -55,3 +55,40 @@ def test_unknown_source_lists_known_ones():
     config = parse_config({"sources": [{"name": "a", "type": "wiki", "tenant": "t", "path": "x"}]})
     with pytest.raises(ConfigError, match="known: a"):
         config.source("b")
+
+
+def test_a_backend_the_embedding_model_does_not_run_with_is_refused_at_load():
+    with pytest.raises(ConfigError, match="embedding.backend: the embedding model bge-small-en-v1.5 runs with backend "
+                                          "onnx-int8, not 'torch'"):
+        parse_config({"embedding": {"model": "bge-small-en-v1.5", "backend": "torch"}})
+    assert parse_config({"embedding": {"model": "all-MiniLM-L6-v2", "backend": "torch"}}).embedding.backend == "torch"
+
+
+def test_the_backends_the_config_allows_are_those_the_encoder_runs():
+    from cairn.embedding.model import MODELS
+    from cairn.schemas.config import MODEL_BACKENDS, EmbeddingConfig
+
+    assert {name: spec.backends for name, spec in MODELS.items()} == MODEL_BACKENDS
+    assert set(MODEL_BACKENDS) == set(EmbeddingConfig.model_fields["model"].annotation.__args__)
+
+
+@pytest.mark.parametrize("uri", ["http://bucket/reports", "s3://", "s3:///reports"])
+def test_a_report_uri_that_names_no_bucket_is_refused_at_load(uri):
+    with pytest.raises(ConfigError, match=f"quality.report_uri: '{uri}' must look like s3://bucket/prefix"):
+        parse_config({"quality": {"report_uri": uri}})
+    assert parse_config({"quality": {"report_uri": "s3://bucket/reports"}}).quality.report_uri == "s3://bucket/reports"
+
+
+def test_a_quality_override_of_an_unknown_band_is_refused_with_a_suggestion():
+    with pytest.raises(ConfigError, match="quality.overrides: incident: unknown band 'parent_min_token' "
+                                          r"\(did you mean 'parent_min_tokens'\?\)"):
+        parse_config({"quality": {"overrides": {"incident": {"parent_min_token": 150}}}})
+    with pytest.raises(ConfigError, match="unknown band 'colour'; known: parent_min_tokens, "):
+        parse_config({"quality": {"overrides": {"incident": {"colour": 1}}}})
+
+
+def test_the_bands_an_override_may_narrow_are_those_the_checks_read():
+    from cairn.quality.checks import bands
+    from cairn.schemas.config import QUALITY_BANDS, CairnConfig
+
+    assert set(bands(CairnConfig(), "wiki", "runbook")) == set(QUALITY_BANDS)

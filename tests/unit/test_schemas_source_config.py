@@ -94,3 +94,27 @@ def test_the_committed_configuration_reference_is_what_the_models_say():
     page = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
     assert page.read_text(encoding="utf-8") == render(), "regenerate: python -m cairn.schemas.reference > docs/configuration.md"
     assert "`acls`" not in render() and "| `acl` |" in render() and '## [[sources]] type = "pagerduty"' in render()
+
+
+def test_values_a_source_would_only_trip_over_mid_run_are_refused_at_load(tmp_path):
+    pagerduty = '[[sources]]\nname = "pd"\ntype = "pagerduty"\ntenant = "a"\npath = "x"\n'
+    with pytest.raises(ConfigError, match=r"source 'pd' \(pagerduty\): severity_map: P1 = 'sev9': 'sev9' is not a "
+                                          "valid Severity; allowed: sev1"):
+        _load(tmp_path, pagerduty + 'severity_map = { P1 = "sev9" }\n')
+    with pytest.raises(ConfigError, match=r"source 'pd' \(pagerduty\): since: 'last week' is not an ISO date"):
+        _load(tmp_path, pagerduty + 'since = "last week"\n')
+    git = '[[sources]]\nname = "g"\ntype = "git"\ntenant = "a"\nrepo = "r.bundle"\n'
+    with pytest.raises(ConfigError, match=r"source 'g' \(git\): uri_template: '\{repo\}/\{sha\}': unknown placeholder "
+                                          r"\{sha\}; it may use \{repo\}, \{commit\}, \{path\}"):
+        _load(tmp_path, git + 'uri_template = "{repo}/{sha}"\n')
+    with pytest.raises(ConfigError, match="uri 's3:///contracts' must look like s3://bucket/prefix"):
+        _load(tmp_path, '[[sources]]\nname = "w"\ntype = "pdf"\ntenant = "a"\nuri = "s3:///contracts"\n')
+
+
+def test_the_values_checked_at_load_keep_what_works(tmp_path):
+    config, _ = _load(tmp_path, '[[sources]]\nname = "pd"\ntype = "pagerduty"\ntenant = "a"\npath = "x"\n'
+                                'since = "2024-01-01T00:00:00Z"\nseverity_map = { P1 = "SEV1" }\n'
+                                '[[sources]]\nname = "g"\ntype = "git"\ntenant = "a"\nrepo = "r.bundle"\n'
+                                'uri_template = "https://git.example/r/blob/{commit:.12}/{path}"\n')
+    assert config.source("pd").since == "2024-01-01T00:00:00Z" and config.source("pd").severity_map == {"P1": "SEV1"}
+    assert config.source("g").uri_template == "https://git.example/r/blob/{commit:.12}/{path}"
