@@ -98,6 +98,7 @@ def texts_embedded(config_path: str) -> tuple[list[str], int]:
     from cairn.index.cache import text_key
     from cairn.index.store import MilvusStore
     from cairn.schemas.config import load_config
+    from cairn.schemas.row_links import ParentLinks
 
     config = load_config(config_path)
     store = MilvusStore(config.milvus, dim=384)
@@ -109,7 +110,7 @@ def texts_embedded(config_path: str) -> tuple[list[str], int]:
                 texts.append(row["search_text"])
             else:
                 header = row["search_text"][: len(row["search_text"]) - len(row["text"]) - 1]
-                abstract = row["extra"].get("abstract", "")
+                abstract = ParentLinks.from_row(row).abstract
                 texts.append(abstract if abstract.startswith(header) else f"{header}\n{abstract}")
     finally:
         store.close()

@@ -78,6 +78,7 @@ class TimedClient:
 def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
     """One document's rows as Cairn writes them (index/rows.py): per section a parent naming its neighbours."""
     from cairn.schemas.collection import acl_key
+    from cairn.schemas.row_links import ParentLinks
 
     tenant = TENANTS[doc % len(TENANTS)]
     acl = sorted({GROUPS[doc % len(GROUPS)], GROUPS[(doc * 7 + 3) % len(GROUPS)]})
@@ -101,10 +102,10 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
         texts = [words(120) for _ in range(CHILDREN)]
         rows.append(dict(base, chunk_id=parent_ids[s], parent_chunk_id="", chunk_type="full_text", chunk_order=-1, token_count=450,
                          text=" ".join(texts), search_text=" ".join(texts), abstract_embedding=abstract, full_text_embedding=unit(),
-                         extra={"abstract": texts[0][:300], "abstract_token_count": 60, "section_count": SECTIONS,
-                                "child_count": CHILDREN, "document_child_count": SECTIONS * CHILDREN,
-                                "previous_section": parent_ids[s - 1] if s else "",
-                                "next_section": parent_ids[s + 1] if s + 1 < SECTIONS else ""}))
+                         extra=ParentLinks(abstract=texts[0][:300], abstract_token_count=60, child_count=CHILDREN,
+                                           section_count=SECTIONS, document_child_count=SECTIONS * CHILDREN,
+                                           previous_section=parent_ids[s - 1] if s else "",
+                                           next_section=parent_ids[s + 1] if s + 1 < SECTIONS else "").to_row()))
         rows.extend(dict(base, chunk_id=f"c{doc}-{s}-{i}", parent_chunk_id=parent_ids[s], chunk_type="child", chunk_order=i,
                          token_count=150, text=t, search_text=t, abstract_embedding=abstract, full_text_embedding=unit())
                     for i, t in enumerate(texts))

@@ -53,6 +53,7 @@ def texts_embedded(config_path: Path) -> list[str]:
 def sla(config_path: Path) -> dict:
     from cairn.index.store import MilvusStore
     from cairn.schemas.config import load_config
+    from cairn.schemas.row_links import ParentLinks
 
     config = load_config(config_path)
     store = MilvusStore(config.milvus, dim=384)
@@ -66,7 +67,7 @@ def sla(config_path: Path) -> dict:
         doc_tokens[p["document_id"]] = doc_tokens.get(p["document_id"], 0) + p["token_count"]
     eligible = [p for p in parents if doc_tokens[p["document_id"]] >= lo]
     within = lambda rows: sum(lo <= r["token_count"] <= hi for r in rows) / max(1, len(rows))  # noqa: E731
-    abstracts = [p["extra"].get("abstract_token_count", 0) for p in parents]
+    abstracts = [ParentLinks.from_row(p).abstract_token_count or 0 for p in parents]
     return {
         "sections": len(parents),
         "chunks": len(children),

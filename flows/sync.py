@@ -103,12 +103,12 @@ class SourceSync:
                 chunked = run.steps.chunk(source, batch, run.config.chunking, skip, label)
                 failpoint("chunked")
                 for item in chunked.documents:  # the access settings it is written under (flows/plan.py)
-                    item.document.extra["access"] = self.access
+                    item.document.access = self.access
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)
                 for item in chunked.documents:  # caveats a source noted on a document it could index (scanned pages)
-                    for warning in item.document.extra.get("warnings", []):
+                    for warning in item.document.warnings:
                         report.warn(self.name, item.document.locator, warning)
                 if chunked.documents:
                     rows, stats = run.steps.embed(chunked.documents, run.encoder, run.cache, run.config.embedding.batch_size, label)

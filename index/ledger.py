@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import quote
+from cairn.schemas.row_links import DocumentStamp, ParentLinks
 
 
 @dataclass
@@ -73,13 +74,11 @@ def read_ledger(store, source_name: str) -> dict[str, IndexedDocument]:
     parent_expr = f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}"
     for row in store.iterate(parent_expr, ["chunk_id", "document_id", "version_hash", "extra"]):
         doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
-        extra = row.get("extra") or {}
+        links = ParentLinks.from_row(row)
         doc.versions.add(row["version_hash"])
-        doc.access.add(str(extra.get("access", "")))
+        doc.access.add(DocumentStamp.from_row(row).access)
         doc.rows[row["chunk_id"]] = row["version_hash"]
-        doc.parents[row["chunk_id"]] = (
-            row["version_hash"], int(extra.get("section_count", -1)), int(extra.get("child_count", -1))
-        )
+        doc.parents[row["chunk_id"]] = (row["version_hash"], links.section_count, links.child_count)
     child_expr = f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}"
     for row in store.iterate(child_expr, ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]):
         doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))

@@ -18,6 +18,7 @@ from cairn.errors import RowError
 from cairn.index.cache import EmbeddingCache, text_key
 from cairn.schemas import ChunkType, Section, SourceDocument, stable_id
 from cairn.schemas.collection import ARRAY_ITEM_LENGTH, ARRAY_FIELDS, MAX_TEXT, VARCHAR_FIELDS, acl_key
+from cairn.schemas.row_links import ChildMarks, DocumentStamp, ParentLinks
 
 
 @dataclass
@@ -82,7 +83,7 @@ def row_problem(item: ChunkedDocument, dim: int) -> str | None:
     """Why a document's rows would not fit the collection (checked before the model runs), or None."""
     zero = np.zeros(dim, dtype=np.float32)
     try:
-        links = document_links(item)
+        links = parent_links(item)
         for section in item.sections:
             section_rows(item.document, section, zero, [zero] * len(section.chunks), links[section.section_id])
     except RowError as exc:
@@ -111,7 +112,7 @@ def build_rows(batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingC
     vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats))
     rows: list[dict] = []
     for item in batch:
-        links = document_links(item)
+        links = parent_links(item)
         for section in item.sections:
             abstract_vec = next(vectors)
             child_vecs = [next(vectors) for _ in section.chunks]
@@ -140,24 +141,28 @@ def parent_chunk_id(doc: SourceDocument, section: Section) -> str:
     return stable_id(doc.document_id, version_key(doc), section.section_id)
 
 
-def document_links(item: ChunkedDocument) -> dict[str, dict]:
-    """Per section, what its parent row records about the whole document, so that readers fetch by primary key
-    instead of scanning by filter (index/milvus.py): the number of sections (what the ledger checks completeness
-    against), of child rows, and the parent ids of the sections just before and after it (section_order -+ 1)."""
+def parent_links(item: ChunkedDocument) -> dict[str, ParentLinks]:
+    """Per section, what its parent row records (schemas/row_links.py): its abstract and child count, and about the
+    whole document the number of sections and child rows and the sections just before and after (section_order -+ 1)."""
     doc = item.document
     by_order = {section.section_order: parent_chunk_id(doc, section) for section in item.sections}
     children = sum(len(section.chunks) for section in item.sections)
     return {
-        section.section_id: dict(
-            section_count=len(item.sections), document_child_count=children,
-            previous_section=by_order.get(section.section_order - 1, ""), next_section=by_order.get(section.section_order + 1, ""),
+        section.section_id: ParentLinks(
+            abstract=section.abstract,
+            abstract_token_count=section.abstract_token_count,
+            child_count=len(section.chunks),
+            section_count=len(item.sections),
+            document_child_count=children,
+            previous_section=by_order.get(section.section_order - 1, ""),
+            next_section=by_order.get(section.section_order + 1, ""),
         )
         for section in item.sections
     }
 
 
 def section_rows(
-    doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray], links: dict
+    doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray], links: ParentLinks
 ) -> list[dict]:
     parent_id = parent_chunk_id(doc, section)
     header = context_header(doc.title, section.breadcrumbs)
@@ -181,14 +186,7 @@ def section_rows(
         search_text=f"{header}\n{section.text}",
         abstract_embedding=abstract_vec,
         full_text_embedding=_pooled(child_vecs, abstract_vec),
-        extra=dict(
-            base["extra"],
-            **section.extra,
-            abstract=section.abstract,
-            abstract_token_count=section.abstract_token_count,
-            child_count=len(section.chunks),
-            **links,
-        ),
+        extra=dict(base["extra"], **section.extra, **links.to_row()),
     )
     rows = [parent]
     for chunk, vector in zip(section.chunks, child_vecs):
@@ -204,8 +202,7 @@ def section_rows(
                 search_text=child_input(doc, section, chunk.text, chunk.alone),
                 abstract_embedding=abstract_vec,
                 full_text_embedding=vector,
-                extra=dict(base["extra"], **section.extra, **({"defined_term": chunk.term} if chunk.term else {}),
-                           **({"own_child": True} if chunk.alone else {})),
+                extra=dict(base["extra"], **section.extra, **ChildMarks(chunk.term, chunk.alone).to_row()),
             )
         )
     return [fit_row(row) for row in rows]
@@ -237,7 +234,7 @@ def document_fields(doc: SourceDocument) -> dict:
         updated_at=doc.updated_at,
         tags=list(doc.tags),
         doc_tag=doc.doc_tag,
-        extra=dict(doc.extra),
+        extra=dict(doc.extra, **DocumentStamp.of(doc).to_row()),
     )
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from cairn.index.store import MilvusStore
 from cairn.schemas.collection import DENSE_FIELDS
+from cairn.schemas.row_links import ChildMarks, ParentLinks
 
 FIELDS = [
     "chunk_id", "document_id", "section_id", "parent_chunk_id", "chunk_type", "chunk_order", "token_count", "tenant_id",
@@ -21,7 +22,7 @@ REQUIRED_STRINGS = ("tenant_id", "version_hash", "source_uri", "document_id", "c
 
 
 def flatten(row: dict) -> dict:
-    extra = row.get("extra") or {}
+    links, marks = ParentLinks.from_row(row), ChildMarks.from_row(row)
     flags = row.get("quality_flags") or {}
     flat = {k: row.get(k) for k in FIELDS if k not in ("text", "extra", "quality_flags", "access_control_list", *DENSE_FIELDS)}
     for name in REQUIRED_STRINGS:
@@ -30,14 +31,13 @@ def flatten(row: dict) -> dict:
     flat.update(
         acl_size=len(row.get("access_control_list") or []),
         text_length=len((row.get("text") or "").strip()),
-        abstract_token_count=extra.get("abstract_token_count"),
+        abstract_token_count=links.abstract_token_count,
         chunk_health_score=flags.get("chunk_health_score"),
         merge_count=flags.get("merge_count"),
         split_count=flags.get("split_count"),
         breadcrumbs=" › ".join(row.get("breadcrumbs") or []),
-        whole_document=extra.get("section_count") == 1 and row.get("chunk_type") == "full_text",
-        defined_term=extra.get("defined_term", ""),
-        own_child=bool(extra.get("own_child", False)),
+        whole_document=links.section_count == 1 and row.get("chunk_type") == "full_text",
+        stands_alone=marks.stands_alone,
         **{f"{name}_dim": len(row.get(name) or []) for name in DENSE_FIELDS},
     )
     return flat
@@ -54,13 +54,13 @@ def read_rows(store: MilvusStore, expr: str) -> pd.DataFrame:
     # (the stretch's smallest child) is exempt from the child band; it must still hold text. A stretch is
     # a section, or in a legal section the prose between two definitions; a definition is a child of its
     # own however short it is (chunkers/legal.py), so it is exempt too, as is an agreement's opening
-    # statement (extra.own_child), which is made a child of its own for the same reason.
-    definition = frame["defined_term"].astype(bool) | frame["own_child"].astype(bool)
+    # statement, which is made a child of its own for the same reason (schemas/row_links.py ChildMarks).
+    definition = frame["stands_alone"].astype(bool)
     prose = frame[(frame["chunk_type"] == "child") & ~definition].copy()
     remainders: set = set()
     if len(prose):
         ordered = frame[frame["chunk_type"] == "child"].sort_values(["parent_chunk_id", "chunk_order"])
-        stretch = (ordered["defined_term"].astype(bool) | ordered["own_child"].astype(bool)).groupby(ordered["parent_chunk_id"]).cumsum()
+        stretch = ordered["stands_alone"].astype(bool).groupby(ordered["parent_chunk_id"]).cumsum()
         prose["stretch"] = stretch.reindex(prose.index)
         smallest = prose.groupby(["parent_chunk_id", "stretch"])["token_count"].idxmin()
         remainders = set(prose.loc[smallest, "chunk_id"])

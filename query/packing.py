@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from cairn.query.citations import citation
 from cairn.query.types import Block
+from cairn.schemas.row_links import ParentLinks
 
 
 @dataclass
@@ -51,8 +52,8 @@ def pack(items: list[PackItem], budget: int) -> list[Block]:
                                 sum(r["token_count"] for r in rows), [citation(r) for r in rows], item.rank))
             continue
         # The section is too big for what is left: its hit children, with the section's abstract for context.
-        abstract = (seed.get("extra") or {}).get("abstract", "")
-        abstract_tokens = (seed.get("extra") or {}).get("abstract_token_count", 0)
+        links = ParentLinks.from_row(seed)
+        abstract, abstract_tokens = links.abstract, links.abstract_token_count or 0
         parts, tokens = [], 0
         for child in item.children:
             if tokens + child["token_count"] <= remaining:

@@ -42,6 +42,7 @@ from cairn.query.types import Candidate, Hit, RetrievalResult
 from cairn.schemas import Principal, from_epoch
 from cairn.schemas.collection import OUTPUT_FIELDS
 from cairn.schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_config
+from cairn.schemas.row_links import ParentLinks
 
 log = logging.getLogger("cairn.query")
 CHILD_FIELDS = ["parent_chunk_id", "document_id", "section_id", "section_order", "title", "breadcrumbs", "text", "token_count"]
@@ -305,12 +306,13 @@ class Retriever:
 
     def _children_per_document(self, documents: set[str], dense: list[Candidate], access: Access) -> dict[str, int]:
         """How many child rows each document has that the caller may read: recorded on the parent rows of the
-        document's version (index/rows.py document_links), one point read; scanned for rows written before."""
+        document's version (schemas/row_links.py ParentLinks), one point read; scanned for rows written before."""
         parent_of = {c.document_id: c.parent_chunk_id for c in reversed(dense) if c.document_id in documents}
         counts: dict[str, int] = {}
         for row in self.reader.rows(list(parent_of.values()), ["document_id", "extra", *ACCESS_FIELDS]):
-            if "document_child_count" in (row["extra"] or {}):
-                counts[row["document_id"]] = int(row["extra"]["document_child_count"]) if access.admits(row) else 0
+            recorded = ParentLinks.from_row(row).document_child_count
+            if recorded is not None:
+                counts[row["document_id"]] = recorded if access.admits(row) else 0
         unrecorded = documents - set(counts)
         return {**counts, **self.reader.children_per_document(unrecorded, access.expr)} if unrecorded else counts
 
@@ -323,12 +325,12 @@ class Retriever:
     def _neighbours(self, seeds: list[dict], primary: str | None, access: Access) -> dict[str, list[dict]]:
         """1-hop adjacency: the previous and next section of each hit (only the primary document's when one
         dominates), same version, ACL-checked. Keyed by the seed's parent chunk id. Each parent row names its
-        neighbours (index/rows.py document_links): one point read; a scan for rows written before that."""
+        neighbours (schemas/row_links.py ParentLinks): one point read; a scan for rows written before that."""
         seeds = [r for r in seeds if primary is None or r["document_id"] == primary]
-        linked = [r for r in seeds if "previous_section" in (r.get("extra") or {})]
-        ids = [r["extra"][side] for r in linked for side in ("previous_section", "next_section") if r["extra"][side]]
+        recorded = [ParentLinks.from_row(r).neighbours for r in seeds]
+        ids = [chunk_id for neighbours in recorded if neighbours is not None for chunk_id in neighbours]
         found = self.reader.rows(ids, list(OUTPUT_FIELDS))
-        unlinked = [r for r in seeds if r not in linked]
+        unlinked = [r for r, neighbours in zip(seeds, recorded) if neighbours is None]
         if unlinked:
             found += self.reader.neighbours(unlinked, access.expr, list(OUTPUT_FIELDS))
         rows = newest_per_section([r for r in found if access.admits(r)])

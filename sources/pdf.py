@@ -230,9 +230,10 @@ class PdfSource:
         if not acl:
             raise DocumentError(ref.locator, "no access control list: declare a default acl on the source")
         extra: dict = {"page_count": len(pages)}
+        warnings: list[str] = []
         if parsed.pages_without_text:
             extra["pages_without_text"] = parsed.pages_without_text
-            extra["warnings"] = [scanned_pages_warning(parsed.pages_without_text, len(pages))]
+            warnings.append(scanned_pages_warning(parsed.pages_without_text, len(pages)))
         if "parties" in found:
             extra["parties"] = found["parties"]
         if "effective_date" in found:
@@ -256,6 +257,7 @@ class PdfSource:
             tags=list(self.config.tags),
             doc_tag=stem,
             extra=extra,
+            warnings=warnings,
         )
 
 

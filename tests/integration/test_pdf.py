@@ -119,7 +119,7 @@ def test_scanned_pages_are_a_warning_on_the_document_which_keeps_its_other_pages
     source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"]))
     doc = source.load(next(iter(source.discover())))
     assert doc.extra["pages_without_text"] == [2]
-    assert doc.extra["warnings"] == ["1 of 4 pages have no text layer (scanned?), not indexed: page 2; OCR is not available"]
+    assert doc.warnings == ["1 of 4 pages have no text layer (scanned?), not indexed: page 2; OCR is not available"]
     assert doc.content.split(PAGE_BREAK)[3].startswith("4. Warranty.")  # page numbers (citations) unchanged
 
 

@@ -1,0 +1,110 @@
+"""What a row's JSON `extra` records besides the source's own metadata, as typed records: the one place its
+keys are named.
+
+Each field's name is its key in `extra`. `to_row()` is what the row builder puts in `extra` (index/rows.py);
+`from_row(row)` reads it back from a row, a field the row lacks (a row written before that key existed, a child
+row read for a parent's field) taking its default. Readers (the ledger, the retriever, the quality frames) use
+these records, never the keys.
+
+    extra = dict(doc.extra, **DocumentStamp.of(doc).to_row(), **section.extra, **links.to_row())
+    ParentLinks.from_row(row).section_count
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from types import UnionType
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+
+from cairn.schemas.records import SourceDocument
+
+Record = TypeVar("Record")
+
+
+@dataclass(frozen=True)
+class DocumentStamp:
+    """On every row of a document: the access settings it was written under and the source's caveats."""
+
+    # In the order rows have always held them: a source's warnings among its metadata, then the access stamp.
+    warnings: list[str] = field(default_factory=list)  # e.g. a PDF's pages without a text layer
+    access: str = ""  # flows/plan.py access_fingerprint; "" on a row written before rows recorded it
+
+    @classmethod
+    def of(cls, doc: SourceDocument) -> DocumentStamp:
+        return cls(warnings=list(doc.warnings), access=doc.access)
+
+    def to_row(self) -> dict:
+        """Only what is set: a document without warnings (or not yet stamped) writes no key for it."""
+        return {name: value for name, value in asdict(self).items() if value}
+
+    @classmethod
+    def from_row(cls, row: dict) -> DocumentStamp:
+        return _read(cls, row)
+
+
+@dataclass(frozen=True)
+class ParentLinks:
+    """On a parent (full_text) row: its section's abstract and child count, and what it records about the whole
+    document version so readers fetch by primary key instead of scanning (index/milvus.py): the number of
+    sections (what the ledger checks completeness against), of child rows, and the parent ids of the sections
+    just before and after it. A parent row always has every key; the defaults are what a reader takes from a
+    row that lacks one."""
+
+    abstract: str = ""
+    abstract_token_count: int | None = None  # None: a child row, which has no abstract of its own
+    child_count: int = -1  # -1: unknown, so the ledger sees the version as incomplete
+    section_count: int = -1
+    document_child_count: int | None = None  # None: written before it was recorded, count the children instead
+    previous_section: str | None = None  # "" for the first section; None: written before neighbours were recorded
+    next_section: str | None = None  # "" for the last section
+
+    def to_row(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: dict) -> ParentLinks:
+        return _read(cls, row)
+
+    @property
+    def neighbours(self) -> list[str] | None:
+        """The parent ids of the sections just before and after (those that exist); None when not recorded."""
+        if self.previous_section is None:
+            return None
+        return [chunk_id for chunk_id in (self.previous_section, self.next_section) if chunk_id]
+
+
+@dataclass(frozen=True)
+class ChildMarks:
+    """On a child row of a legal section: why it is a child of its own however short it is."""
+
+    defined_term: str = ""  # the term a definition chunk defines
+    own_child: bool = False  # an agreement's opening statement
+
+    def to_row(self) -> dict:
+        """Only what is set: a plain child writes neither key."""
+        return {name: value for name, value in asdict(self).items() if value}
+
+    @classmethod
+    def from_row(cls, row: dict) -> ChildMarks:
+        return _read(cls, row)
+
+    @property
+    def stands_alone(self) -> bool:
+        """A child of its own however short (no size band holds it), not a piece of the prose around it."""
+        return bool(self.defined_term) or self.own_child
+
+
+def _read(cls: type[Record], row: dict) -> Record:
+    """The record from row["extra"], each stored value taken as its field's type; a missing key keeps its default."""
+    extra = row.get("extra") or {}
+    hints = get_type_hints(cls)
+    return cls(**{f.name: _as(hints[f.name], extra[f.name]) for f in fields(cls) if f.name in extra})
+
+
+def _as(kind: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(kind, UnionType):  # `int | None`: the type that is not None
+        kind = next(arg for arg in get_args(kind) if arg is not type(None))
+    if get_origin(kind) is list:
+        return [str(item) for item in value]
+    return kind(value)
