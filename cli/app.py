@@ -4,8 +4,9 @@ end becomes an exit code.
     cairn [--config PATH] [--verbose | --quiet] COMMAND [OPTIONS]
 
 Commands live one group per module: ingest.py (ingest, backfill, reconcile), query.py (query),
-evaluate.py (eval [beir]), inspection.py (status, report). Each imports its heavy layers (Prefect, the
-flows, torch) inside the command, so `cairn --help`, `cairn query` and `cairn status` never load Prefect.
+evaluate.py (eval [beir]), inspection.py (status, report, export-query-model). Each imports its heavy layers
+(Prefect, the flows, torch) inside the command, so `cairn --help`, `cairn query` and `cairn status` never load
+Prefect.
 
 Errors: a `cairn.errors.CairnError` stops the command with its message on stderr (no traceback) and the
 exit code exits.py gives it; any other exception is a bug and keeps its traceback.

@@ -102,7 +102,7 @@ def ingest_beir(options: EvalOptions) -> tuple[CairnConfig, dict, EvalOptions]:
     its config, the ingest's document counts, and the options reading as the scratch index's only reader."""
     from cairn.flows.beir import GROUP, TENANT, scratch_config
     from cairn.flows.ingest import ingest_flow
-    from cairn.flows.progress import show_progress
+    from cairn.flows.progress import set_progress_display
     from cairn.schemas.config import load_config
 
     try:
@@ -110,7 +110,7 @@ def ingest_beir(options: EvalOptions) -> tuple[CairnConfig, dict, EvalOptions]:
     except ValueError as exc:  # the user's corpus file cannot be turned into pages: say which line and why
         raise UsageError(str(exc)) from None
     output.note(f"cairn: ingesting {options.corpus} into {config_path.parent} (kept: a rerun embeds nothing)")
-    show_progress(not options.as_json)
+    set_progress_display("off" if options.as_json else "bar")
     ingested = ingest_flow(config_path=str(config_path))["documents"]
     return load_config(config_path), ingested, replace(options, tenant=TENANT, groups=(GROUP,))
 

@@ -1,15 +1,14 @@
-"""The exit codes of the `cairn` command, decided in this one module (README, "Exit codes").
+"""The exit codes of the `cairn` command, mapped in this one module (README, "Exit codes").
 
 A command ends in one of two ways, and both are mapped here:
 
 - it returns an `Outcome`: what it found, in the domain's words (every input indexed, some failed,
   drift, failed checks...); `EXIT_CODES` turns the outcome into the code;
-- it raises a `cairn.errors.CairnError`: the code is the error kind's `exit_code` (cairn/errors.py), unless
-  `ERROR_EXIT_CODES` overrides it for the command line only.
+- it raises a `cairn.errors.CairnError`: the code is the error kind's `exit_code` (cairn/errors.py).
 
-To change what a command exits with, change a row of one of the two tables; no command returns a number.
-`cairn.cli.app` is the only caller: its result callback applies the first table, `main` catches the
-errors and applies the second.
+To change what a command exits with, change a row of `EXIT_CODES` or an error kind's `exit_code`; no command
+returns a number. `cairn.cli.app` is the only caller: its result callback applies `for_outcome`, and `run`
+catches the errors and applies `for_error`.
 """
 from __future__ import annotations
 
@@ -40,9 +39,6 @@ EXIT_CODES: dict[Outcome, int] = {
     Outcome.LINES_FAILED: EXIT_FAILURES,
 }
 
-# Command-line overrides of an error kind's own exit_code (most specific class first); empty today.
-ERROR_EXIT_CODES: dict[type[CairnError], int] = {}
-
 
 def for_outcome(outcome: Outcome | None) -> int:
     """The exit code of a command that returned `outcome` (None: a command with nothing to report, 0)."""
@@ -50,8 +46,5 @@ def for_outcome(outcome: Outcome | None) -> int:
 
 
 def for_error(exc: CairnError) -> int:
-    """The exit code of a command stopped by `exc`."""
-    for kind, code in ERROR_EXIT_CODES.items():
-        if isinstance(exc, kind):
-            return code
+    """The exit code of a command stopped by `exc`: its kind's own."""
     return exc.exit_code

@@ -1,6 +1,7 @@
 """`cairn ingest`, `cairn backfill`, `cairn reconcile`: the commands that write the collection or compare it
-with the sources. Each runs the Prefect flow of the same name (imported inside the command: Prefect is heavy)
-on the configured task runner.
+with the sources. Ingest and backfill run the Prefect flow of the same name (imported inside the command:
+Prefect is heavy) on the configured task runner; reconcile compares without Prefect, and with --fix runs the
+ingest flow for each drifting source.
 
 Each command function only declares its flags and hands a typed options record to its `run_*` function.
 """
@@ -9,16 +10,19 @@ from __future__ import annotations
 import logging
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 import typer
 
 from cairn.cli import output
 from cairn.errors import UsageError
 from cairn.cli.exits import Outcome
-from cairn.cli.options import ConfigOption, JsonOption, SourceOption, StrictOption, WaitOption, load, parse_date
+from cairn.cli.options import ConfigOption, IgnoredStrictOption, JsonOption, SourceOption, WaitOption, load, parse_date
 
 if TYPE_CHECKING:
+    from prefect import Flow
+
+    from cairn.flows.progress import ProgressKind
     from cairn.flows.reconcile import Drift
     from cairn.schemas.config import CairnConfig
 
@@ -31,7 +35,6 @@ class IngestOptions:
     cleanup: Cleanup | None = None  # None: each source's own cleanup mode
     wait: float = 0.0
     as_json: bool = False
-    strict: bool = False  # deprecated: failed documents exit 1 without it
     allow_mass_delete: bool = False
 
 
@@ -44,7 +47,6 @@ class BackfillOptions:
     full: bool = False
     wait: float = 0.0
     as_json: bool = False
-    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,12 +65,12 @@ def ingest(
         "--cleanup", help="override each source's cleanup mode for this run", show_default=False)] = None,
     wait: WaitOption = 0.0,
     as_json: JsonOption = False,
-    strict: StrictOption = False,
+    strict: IgnoredStrictOption = False,
     allow_mass_delete: Annotated[bool, typer.Option(
         "--allow-mass-delete", help="remove what a source no longer yields even past its max_delete_share")] = False,
 ) -> Outcome:
     """Bring the index in line with the configured sources."""
-    return run_ingest(load(ctx, config), IngestOptions(source, cleanup, wait, as_json, strict, allow_mass_delete))
+    return run_ingest(load(ctx, config), IngestOptions(source, cleanup, wait, as_json, allow_mass_delete))
 
 
 def backfill(
@@ -82,10 +84,10 @@ def backfill(
     full: Annotated[bool, typer.Option("--full", help="every document, whatever its date")] = False,
     wait: WaitOption = 0.0,
     as_json: JsonOption = False,
-    strict: StrictOption = False,
+    strict: IgnoredStrictOption = False,
 ) -> Outcome:
     """Re-process a window of a source, or all of it."""
-    options = BackfillOptions(source, since, until, commits, full, wait, as_json, strict)
+    options = BackfillOptions(source, since, until, commits, full, wait, as_json)
     check_backfill(options)
     return run_backfill(load(ctx, config), options)
 
@@ -102,9 +104,9 @@ def reconcile(
     return run_reconcile(load(ctx, config), ReconcileOptions(source, fix, wait, as_json))
 
 
-def show_progress(as_json: bool) -> str:
-    """A bar on stderr for a person at a terminal (never under --json); elsewhere (cron, CI, a worker's log) a
-    line every few seconds on stderr; nothing under --quiet."""
+def progress_kind(as_json: bool) -> ProgressKind:
+    """How this invocation's run shows progress: a bar on stderr for a person at a terminal (never under
+    --json); elsewhere (cron, CI, a worker's log) a line every few seconds on stderr; nothing under --quiet."""
     if logging.getLogger("cairn").getEffectiveLevel() > logging.WARNING:
         return "off"
     return "bar" if not as_json and sys.stderr.isatty() else "lines"
@@ -123,23 +125,11 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
 
     report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup))  # nothing to do: no flow run
     if report is None:
-        from cairn.errors import SourcesFailed
         from cairn.flows.ingest import ingest_flow
-        from cairn.flows.progress import show_progress as display_progress
-        from cairn.flows.runner import configured
 
-        display_progress(show_progress(options.as_json))
-        try:
-            report = configured(ingest_flow, config)(
-                config_path=str(config.config_path),
-                source=options.source,
-                cleanup=options.cleanup,
-                wait_seconds=options.wait,
-                allow_mass_delete=options.allow_mass_delete,
-            )
-        except SourcesFailed as failed:  # the flow run failed on purpose, after the other sources ran
-            report = failed.report
-    return print_run_report(report, options.as_json, options.strict)
+        report = run_flow(ingest_flow, config, options.as_json, source=options.source, cleanup=options.cleanup,
+                          wait_seconds=options.wait, allow_mass_delete=options.allow_mass_delete)
+    return print_run_report(report, options.as_json)
 
 
 def check_backfill(options: BackfillOptions) -> None:
@@ -154,30 +144,30 @@ def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     """Run the backfill flow over one source's window and print its run report."""
     config.source(options.source)
     from cairn.flows.ingest import backfill_flow
-    from cairn.flows.progress import show_progress as display_progress
+
+    # --full: no window, which the flow reads as every document
+    report = run_flow(backfill_flow, config, options.as_json, source=options.source, since=options.since,
+                      until=options.until, wait_seconds=options.wait, commits=options.commits)
+    return print_run_report(report, options.as_json)
+
+
+def run_flow(flow: Flow, config: CairnConfig, as_json: bool, **parameters: Any) -> dict:
+    """Run `flow` over `config` on its configured task runner, showing progress as `progress_kind` decides: its
+    run report, also when the flow run failed on purpose because a source failed (after the other sources ran)."""
+    from cairn.errors import SourcesFailed
+    from cairn.flows.progress import set_progress_display
     from cairn.flows.runner import configured
 
-    from cairn.errors import SourcesFailed
-
-    display_progress(show_progress(options.as_json))
+    set_progress_display(progress_kind(as_json))
     try:
-        report = configured(backfill_flow, config)(  # --full: no window, which the flow reads as every document
-            config_path=str(config.config_path),
-            source=options.source,
-            since=options.since,
-            until=options.until,
-            wait_seconds=options.wait,
-            commits=options.commits,
-        )
+        return configured(flow, config)(config_path=str(config.config_path), **parameters)
     except SourcesFailed as failed:
-        report = failed.report
-    return print_run_report(report, options.as_json, options.strict)
+        return failed.report
 
 
-def print_run_report(report: dict, as_json: bool, strict: bool = False) -> Outcome:
-    """The run report as JSON, or as a summary (failures and warnings on stderr), and what it means: a source that failed
-    as a whole, some documents that failed, or every input accounted for. (`strict` is kept for callers of the
-    deprecated --strict: failed documents give INPUTS_FAILED without it.)"""
+def print_run_report(report: dict, as_json: bool) -> Outcome:
+    """The run report as JSON, or as a summary (failures and warnings on stderr), and what it means: a source
+    that failed as a whole, some documents that failed, or every input accounted for."""
     if as_json:
         output.print_json(report)
     else:

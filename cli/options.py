@@ -28,7 +28,9 @@ TenantOption = Annotated[Optional[str], typer.Option("--tenant", help="only this
 WaitOption = Annotated[
     float, typer.Option("--wait", help="seconds to wait for another run holding the index", min=0.0)
 ]
-StrictOption = Annotated[bool, typer.Option("--strict", help="deprecated, no effect: any failed input exits 1")]
+# --strict (before 0.2: exit 1 on failed documents, which every run now does) is still accepted so that scripts
+# passing it keep working; it is hidden from help and ignored.
+IgnoredStrictOption = Annotated[bool, typer.Option("--strict", hidden=True, help="deprecated, ignored")]
 
 
 @dataclass(frozen=True)

@@ -50,16 +50,18 @@ def line(text: str = "", style: str | None = None) -> None:
 
 def note(text: str) -> None:
     """A line about what the command is doing, on stderr (dim at a terminal), never on stdout."""
-    if sys.stderr.isatty():
-        console(stderr=True).print(Text(text, style="dim"))
-    else:
-        print(text, file=sys.stderr)
+    _stderr_line(text, "dim")
 
 
 def problem(text: str) -> None:
     """A line about something that went wrong, on stderr (red at a terminal)."""
+    _stderr_line(text, "red")
+
+
+def _stderr_line(text: str, style: str) -> None:
+    """A line on stderr: styled at a terminal, plain otherwise."""
     if sys.stderr.isatty():
-        console(stderr=True).print(Text(text, style="red"))
+        console(stderr=True).print(Text(text, style=style))
     else:
         print(text, file=sys.stderr)
 

@@ -17,6 +17,7 @@ import time
 from contextlib import contextmanager
 
 from cairn.errors import IndexBusy
+from cairn.flows.prefect_api import prefect_api_configured
 from cairn.index.lock import writer_lock
 from cairn.schemas.config import MilvusConfig
 
@@ -27,12 +28,6 @@ def limit_name(config: MilvusConfig) -> str:
     return f"cairn-writer-{config.collection.lower()}-{digest}"
 
 
-def prefect_server_configured() -> bool:
-    from prefect.settings import PREFECT_API_URL
-
-    return bool(PREFECT_API_URL.value())
-
-
 # How long taking a slot that was just seen free may take: a hang guard for the server's round trips (seconds
 # each on a loaded machine), never the wait for another run, which `wait_seconds` bounds.
 ACQUIRE_SECONDS = 300.0
@@ -41,7 +36,7 @@ ACQUIRE_SECONDS = 300.0
 @contextmanager
 def index_writer(config: MilvusConfig, wait_seconds: float = 0.0):
     """Hold the index's writer slot for the block (IndexBusy when another run keeps it past the wait)."""
-    if config.is_lite or not prefect_server_configured():
+    if config.is_lite or not prefect_api_configured():
         with writer_lock(config, wait_seconds):
             yield
         return

@@ -2,16 +2,16 @@
 
 From the shell, most of an unchanged re-ingest's wall time was Prefect's temporary server starting (8-18 s)
 around a run that took a second. Before starting the flow, the CLI asks `unchanged_run`: it discovers every
-selected source and compares it with the collection exactly as the flow's first step does (flows/sync.py
+selected source and compares it with the collection exactly as the flow's first step does (flows/plan.py
 plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
 comparison is the run: its report is returned and no flow run is made. Only where a flow run would start a
-temporary server (no Prefect API configured): with a Prefect server, every run is recorded as a flow run. Anything else (work to do, a source
-that fails, an index another run holds, no collection yet, another encoder, a rebuild under way) returns None and
-the flow runs as usual, so every outcome that is not "nothing to do" is still recorded by Prefect.
+temporary server (no Prefect API configured, flows/prefect_api.py): with a Prefect server, every run is recorded
+as a flow run. Anything else (work to do, a source that fails, an index another run holds, no collection yet,
+another encoder, a rebuild under way) returns None and the flow runs as usual, so every outcome that is not
+"nothing to do" is still recorded by Prefect.
 """
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from contextlib import ExitStack
@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from cairn.embedding import encoder_for
 from cairn.flows.options import RunOptions
 from cairn.flows.plan import plan_source
+from cairn.flows.prefect_api import prefect_api_configured
 from cairn.index.lock import writer_lock
 from cairn.index.generations import Generations
 from cairn.index.state import SourceState
@@ -60,9 +61,3 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
     report.index = {"collection": index["serving"], "serving": index["serving"]}
     report.seconds = time.perf_counter() - started
     return report.to_dict()
-
-
-def prefect_api_configured() -> bool:
-    """Whether flow runs go to a Prefect server: PREFECT_API_URL in the environment (read directly: importing
-    Prefect to ask its settings costs more than the whole check)."""
-    return bool(os.environ.get("PREFECT_API_URL"))

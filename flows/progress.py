@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Protocol
+from typing import Literal, Protocol
 
 
 class Progress(Protocol):
@@ -63,14 +63,15 @@ class Lines:
         pass
 
 
+ProgressKind = Literal["bar", "lines", "off"]
 _factory: type = Silent
-_KINDS = {"bar": Bar, "lines": Lines, "off": Silent}
+_KINDS: dict[ProgressKind, type] = {"bar": Bar, "lines": Lines, "off": Silent}
 
 
-def show_progress(kind: bool | str) -> None:
-    """How the process's runs show progress from now on: "bar", "lines" or "off" (True: "bar", False: "off")."""
+def set_progress_display(kind: ProgressKind) -> None:
+    """How the process's runs show progress from now on: a "bar", "lines" or nothing ("off")."""
     global _factory
-    _factory = _KINDS["bar" if kind is True else "off" if kind is False else kind]
+    _factory = _KINDS[kind]
 
 
 def start() -> Progress:

@@ -38,6 +38,7 @@ def leg_weights(settings, scoped: bool, dense_on: bool, keyword_on: bool) -> tup
 
 
 def combined(c: Candidate, vector_weight: float, keyword_weight: float) -> float:
+    """The calibrated score: the weighted sum of the cosine (clipped to [0, 1]) and the normalised BM25."""
     return vector_weight * min(max(c.vector, 0.0), 1.0) + keyword_weight * c.keyword_norm
 
 

@@ -32,7 +32,7 @@ from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
 from cairn.query.filters import ACCESS_FIELDS, Access, search_expr
 from cairn.query.floors import Floors, apply_floors, wants_second_pass
-from cairn.query.fusion import fuse, leg_weights
+from cairn.query.fusion import combined, fuse, leg_weights
 from cairn.query.gate import GUIDANCE, gate
 from cairn.query.packing import PackItem, newest_per_section, pack
 from cairn.query.serving import ServedCollection
@@ -297,7 +297,7 @@ class Retriever:
         for c in top:
             if c.parent_chunk_id in section_cos:
                 c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
-                c.combined = vw * min(max(c.vector, 0.0), 1.0) + kw * c.keyword_norm
+                c.combined = combined(c, vw, kw)
                 if self.settings.fusion == "weighted":  # the list stays in the order of the score it shows
                     c.fused = c.combined
                 c.flags.append("second_pass")
@@ -336,11 +336,6 @@ class Retriever:
         rows = newest_per_section([r for r in found if access.admits(r)])
         return {seed["chunk_id"]: [r for r in rows if r["document_id"] == seed["document_id"]
                                    and abs(r["section_order"] - seed["section_order"]) == 1] for seed in seeds}
-
-    @property
-    def client(self):
-        """The pymilvus client under the reader (kept for callers of earlier versions)."""
-        return self.reader.client
 
     def close(self) -> None:
         self.reader.close()

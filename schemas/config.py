@@ -23,13 +23,10 @@ from cairn.schemas.source_config import (  # noqa: F401  (the source models are 
     SourceConfig,
     WikiSourceConfig,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from cairn.schemas.source_config import _Strict
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 DEFAULT_CONFIG = Path("data/cairn.toml")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class MilvusConfig(_Strict):

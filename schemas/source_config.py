@@ -53,6 +53,8 @@ Tags = Annotated[list[str], AfterValidator(_tags)]
 
 
 class _Strict(BaseModel):
+    """A config table whose unknown keys (a typo) are refused; every config model of schemas/ derives from it."""
+
     model_config = ConfigDict(extra="forbid")
 
 

@@ -24,31 +24,42 @@ def _wiki(tmp_path):
     return root, config
 
 
+def unchanged_without_a_server(config, options: RunOptions = RunOptions()) -> dict | None:
+    """unchanged_run with no Prefect server configured, as from a shell (the session's test server stays
+    configured for the flow runs around it)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        return unchanged_run(config, options=options)
+
+
 def test_unchanged_sources_give_the_report_without_a_flow_and_any_change_gives_none(tmp_path, prefect_server, monkeypatch):
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     root, config_path = _wiki(tmp_path)
     config = load_config(config_path)
-    assert unchanged_run(config) is None  # no collection yet: the flow creates it
+    assert unchanged_without_a_server(config) is None  # no collection yet: the flow creates it
     first = ingest_flow(config_path=str(config_path))
-    report = unchanged_run(config)
+    report = unchanged_without_a_server(config)
     assert report is not None and report["run_id"].startswith("unchanged-")
     assert report["documents"]["unchanged"] == report["documents"]["seen"] == first["documents"]["indexed"]
     assert report["embeddings_computed"] == 0 and report["rows_written"] == 0
-    assert unchanged_run(config, options=RunOptions(backfill=Window())) is None  # a backfill re-processes on purpose
+    backfill = RunOptions(backfill=Window())
+    assert unchanged_without_a_server(config, backfill) is None  # a backfill re-processes on purpose
+    assert unchanged_run(config) is None  # with a Prefect server (the test server) every run is recorded as a flow run
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
-    assert unchanged_run(config) is None  # with a Prefect server every run is recorded as a flow run
+    assert unchanged_without_a_server(config) is None  # a server named in the environment, Prefect imported or not
     monkeypatch.delenv("PREFECT_API_URL")
 
     broken = root / "broken.md"
     broken.write_bytes(b"\x00\x01")
-    assert unchanged_run(config) is None  # a page not indexed yet is tried (and its failure reported) by a flow run
+    assert unchanged_without_a_server(config) is None  # a page not yet indexed: a flow run tries it
     broken.unlink()
     page = sorted(root.rglob("*.md"))[0]
     page.write_text(page.read_text() + "\nOne more line.\n")
-    assert unchanged_run(config) is None  # an edit: work to do
+    assert unchanged_without_a_server(config) is None  # an edit: work to do
     ingest_flow(config_path=str(config_path))
     page.unlink()
-    assert unchanged_run(config) is None  # a removal: work to do
+    assert unchanged_without_a_server(config) is None  # a removal: work to do
 
 
 def test_an_unchanged_ingest_from_the_shell_starts_no_prefect_server(tmp_path, prefect_server):

@@ -190,7 +190,7 @@ def test_cli_eval_scores_labelled_queries_by_source_path_with_ablations(collecti
 def test_the_cache_answers_a_repeated_question_for_the_same_principal_only(collection):
     retriever, _ = collection
     settings = retriever.settings.model_copy(update={"cache_ttl_seconds": 60.0})
-    cached = Retriever(retriever.milvus, settings, retriever.encoder, client=retriever.client)
+    cached = Retriever(retriever.milvus, settings, retriever.encoder, client=retriever.reader)
     question = "promote the ledger replica with pg_ctl"
     first = cached.retrieve(question, Principal("acme", ["sre"]))
     again = cached.retrieve("  Promote the ledger replica  with pg_ctl", Principal("acme", ["sre"]))

@@ -19,7 +19,7 @@ from cairn.embedding import load_encoder
 from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
 from cairn.index.generations import Generations
-from cairn.index.milvus import close_client, open_client
+from cairn.index.milvus import open_client
 from cairn.index.store import MilvusStore
 from cairn.query import Principal, Retriever
 from cairn.schemas.config import MilvusConfig, QueryConfig, load_config
@@ -111,8 +111,7 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     retriever = Retriever.from_config(config)  # the config says bge; the serving collection holds MiniLM vectors
     assert retriever.encoder.identity == TORCH
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
-    retriever.close()
-    close_client(retriever.client, load_config(config).milvus)  # this process lets go of the Lite folder
+    retriever.close()  # this process lets go of the Lite folder (index/milvus.py close_client)
 
     (tmp_path / "kafka-away").rename(tmp_path / "kafka")
     killed = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"], cwd=REPO,

@@ -13,7 +13,7 @@ import typer
 
 from cairn.cli import app as cli_app
 from cairn.cli.app import finish, main, run
-from cairn.cli.exits import EXIT_CODES, ERROR_EXIT_CODES, Outcome, for_error
+from cairn.cli.exits import EXIT_CODES, Outcome, for_error
 from cairn.errors import CairnError, ConfigError, IndexBusy, QualityFailed, UsageError
 from tests.cli_args import parsed
 from tests.conftest import REPO
@@ -87,10 +87,9 @@ def test_any_other_exception_is_a_bug_and_keeps_its_traceback():
         run(probe_app(), ["crashes"])
 
 
-def test_an_error_kind_can_be_given_another_code_in_one_place(monkeypatch):
-    monkeypatch.setitem(ERROR_EXIT_CODES, IndexBusy, 75)
-    assert for_error(IndexBusy("held")) == 75 and for_error(ConfigError("x")) == 2
-    assert run(probe_app(), ["refuses", "busy"]) == 75
+def test_an_error_exits_with_its_kinds_own_code():
+    assert for_error(IndexBusy("held")) == IndexBusy.exit_code == 2
+    assert for_error(QualityFailed("expectations failed")) == QualityFailed.exit_code == 1
 
 
 def test_every_error_kind_exits_with_a_documented_code():

@@ -2,13 +2,14 @@
 Prefect is started, and how a run report and a drift are printed (the flows themselves: tests/integration)."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
 from cairn.cli.app import main
 from cairn.cli.exits import Outcome
-from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report
+from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report, progress_kind
 from cairn.errors import UsageError
 from cairn.flows.reconcile import Drift
 from tests.cli_args import parsed
@@ -22,12 +23,27 @@ REPORT = {
 
 def test_ingest_flags_parse_to_their_values():
     _, params = parsed("ingest", "--config", "c.toml", "--source", "w", "--cleanup", "full", "--wait", "2.5",
-                       "--json", "--strict")
+                       "--json")
     assert params == {"config": Path("c.toml"), "source": "w", "cleanup": "full", "wait": 2.5, "as_json": True,
-                      "strict": True, "allow_mass_delete": False}
+                      "strict": False, "allow_mass_delete": False}
     assert parsed("ingest")[1] == {"config": None, "source": None, "cleanup": None, "wait": 0.0, "as_json": False,
                                    "strict": False, "allow_mass_delete": False}
     assert parsed("ingest", "--allow-mass-delete")[1]["allow_mass_delete"] is True
+
+
+@pytest.mark.parametrize("argv", [["ingest", "--strict"], ["backfill", "--source", "w", "--strict"]])
+def test_the_deprecated_strict_flag_is_still_accepted_and_ignored(argv, tmp_path, capsys):
+    """Scripts written before 0.2 pass --strict: the command runs as without it (here: up to the missing config)."""
+    missing = tmp_path / "none.toml"
+    assert main([*argv, "--config", str(missing)]) == main([*argv[:-1], "--config", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count(f"cairn: config error: config file {missing} not found") == 2 and "--strict" not in err
+
+
+@pytest.mark.parametrize("command", ["ingest", "backfill"])
+def test_the_deprecated_strict_flag_is_hidden_from_help(command, capsys):
+    assert main([command, "--help"]) == 0
+    assert "--strict" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, fragment", [
@@ -43,9 +59,9 @@ def test_flags_with_bad_values_exit_2_naming_the_flag(argv, fragment, capsys):
 
 def test_backfill_and_reconcile_flags_parse_to_their_values():
     _, params = parsed("backfill", "--source", "infra", "--since", "2025-01-01", "--until", "2025-02-01",
-                       "--commits", "5", "--full", "--json", "--wait", "1", "--strict")
+                       "--commits", "5", "--full", "--json", "--wait", "1")
     assert params == {"source": "infra", "config": None, "since": "2025-01-01", "until": "2025-02-01", "commits": 5,
-                      "full": True, "wait": 1.0, "as_json": True, "strict": True}
+                      "full": True, "wait": 1.0, "as_json": True, "strict": False}
     _, params = parsed("reconcile", "--source", "w", "--fix", "--json", "--wait", "3")
     assert params == {"config": None, "source": "w", "fix": True, "wait": 3.0, "as_json": True}
 
@@ -68,6 +84,18 @@ def test_an_ingest_with_a_missing_config_says_which_file(tmp_path, capsys):
     assert f"cairn: config error: config file {tmp_path / 'none.toml'} not found" in capsys.readouterr().err
 
 
+def test_a_run_shows_progress_lines_away_from_a_terminal_and_nothing_under_quiet(capsys):
+    logger = logging.getLogger("cairn")
+    level = logger.level
+    try:
+        logger.setLevel(logging.WARNING)
+        assert progress_kind(as_json=False) == progress_kind(as_json=True) == "lines"  # stderr is captured: no tty
+        logger.setLevel(logging.ERROR)  # --quiet
+        assert progress_kind(as_json=False) == "off"
+    finally:
+        logger.setLevel(level)
+
+
 def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys):
     assert print_run_report(REPORT, as_json=False) is Outcome.INPUTS_FAILED
     captured = capsys.readouterr()
@@ -86,7 +114,6 @@ def test_a_warning_is_printed_on_stderr_and_does_not_change_the_outcome(capsys):
 
 def test_the_outcome_says_whether_documents_or_a_whole_source_failed(capsys):
     assert print_run_report(REPORT, as_json=True) is Outcome.INPUTS_FAILED
-    assert print_run_report(REPORT, as_json=True, strict=True) is Outcome.INPUTS_FAILED  # --strict: deprecated, same
     assert print_run_report({**REPORT, "failures": []}, as_json=True) is Outcome.OK
     source_down = {**REPORT, "failures": [{"source": "w", "document": "*", "error": "folder gone"}], "failed_sources": ["w"]}
     assert print_run_report(source_down, as_json=True) is Outcome.SOURCES_FAILED

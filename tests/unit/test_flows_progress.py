@@ -5,7 +5,7 @@ from cairn.flows import progress
 
 
 def test_lines_report_each_sources_end_and_throttle_in_between(capsys):
-    progress.show_progress("lines")
+    progress.set_progress_display("lines")
     display = progress.start()
     display.update("wiki", 1, 3)  # within the interval: silent
     display.update("wiki", 3, 3)  # the end of a source: always said
@@ -15,7 +15,7 @@ def test_lines_report_each_sources_end_and_throttle_in_between(capsys):
     display.update("git", 1, 4)
     line = capsys.readouterr().err
     assert "git: 1/4 documents" in line and "s left)" in line  # mid-source: the time left at this rate
-    progress.show_progress("off")
+    progress.set_progress_display("off")
     silent = progress.start()
     silent.update("wiki", 3, 3)
     assert capsys.readouterr().err == ""

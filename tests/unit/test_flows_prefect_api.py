@@ -1,0 +1,34 @@
+"""flows.prefect_api: whether flow runs go to a Prefect server, asked from the environment before Prefect is
+imported (the no-op check must not pay for the import) and from Prefect's settings (a profile too) after."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cairn.flows.prefect_api import prefect_api_configured
+
+ASK = ("import sys; from cairn.flows.prefect_api import prefect_api_configured as asked; "
+       "before = asked(), 'prefect' in sys.modules; import prefect; print(*before, asked())")
+SERVER = "http://127.0.0.1:9/api"
+
+
+def answers(home: Path) -> list[str]:
+    """(configured?, Prefect imported?) before importing Prefect, then configured? after, in a fresh process."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    clean["PREFECT_HOME"] = str(home)  # no profile of this machine's user either
+    done = subprocess.run([sys.executable, "-c", ASK], env=clean, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_a_server_in_the_environment_is_configured(monkeypatch):
+    monkeypatch.setenv("PREFECT_API_URL", SERVER)
+    assert prefect_api_configured()
+
+
+def test_a_server_in_a_profile_is_seen_once_prefect_is_imported_and_asking_does_not_import_it(tmp_path):
+    """Before a run (the no-op check) the environment alone answers; in a flow run (the writer slot) Prefect does."""
+    (tmp_path / "profiles.toml").write_text(f'active = "remote"\n\n[profiles.remote]\nPREFECT_API_URL = "{SERVER}"\n')
+    assert answers(tmp_path) == ["False", "False", "True"]
