@@ -15,9 +15,9 @@ documents it did not yield is skipped for that run.
 some time in the window, or written by the last `limit` changes (commits), for a history backfill;
 load() of such a ref returns a document with is_current False and its temporal bounds set.
 
-Every connector is a `Connector`: it holds the source's config and saved cursor, names its documents with
-`document_id` (one rule for every source type), and builds its SourceDocuments with `document()`, which fills
-what comes from the source (id, name, type, tenant and ACL) around what the connector read.
+Every connector is a `Connector`: it holds the source's config and the mark its cursor saved, names its
+documents with `document_id` (one rule for every source type), and builds its SourceDocuments with `document()`,
+which fills what comes from the source (id, name, type, tenant and ACL) around what the connector read.
 """
 from __future__ import annotations
 
@@ -79,19 +79,31 @@ class Grant:
 
 
 class Connector:
-    """What every connector has: its source's config and name, the cursor its last successful run saved (empty on
-    the first), its documents' ids, and the SourceDocument fields that come from the source, not from what it read.
+    """What every connector has: its source's config and name, the mark it resumes from, its documents' ids, and
+    the SourceDocument fields that come from the source, not from what it read.
 
-    A subclass names its `kind` and what to do when a document is left with no ACL (`no_acl_advice`)."""
+    A subclass names its `kind` and what to do when a document is left with no ACL (`no_acl_advice`). One that
+    resumes where its last successful run stopped names the `cursor_key` it saves its mark under, and gives the
+    mark to save in `next_mark()`; the mark it was given is `resumed_mark` (None on a first run)."""
 
     kind: ClassVar[SourceType]
     no_acl_advice: ClassVar[str] = "declare a default acl on the source"
+    cursor_key: ClassVar[str] = ""  # "": the connector keeps no cursor
     complete = True
 
     def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
         self.name = config.name
         self.config = config
-        self.saved_cursor = dict(cursor or {})
+        self.resumed_mark: str | None = (cursor or {}).get(self.cursor_key) if self.cursor_key else None
+
+    def cursor(self) -> dict | None:
+        """The cursor to save once the run's writes landed (None: nothing to save)."""
+        mark = self.next_mark() if self.cursor_key else None
+        return None if mark is None else {self.cursor_key: mark}
+
+    def next_mark(self) -> str | None:
+        """Where the next run resumes: a connector that keeps a cursor says."""
+        return None
 
     def document_id(self, locator: str) -> str:
         return document_id(self.kind, self.name, locator)

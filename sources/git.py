@@ -36,9 +36,10 @@ _SUBMODULE_MODE = "160000"
 
 class GitSource(Connector):
     kind = SourceType.GIT
+    cursor_key = "commit"  # the commit last ingested
 
     def __init__(self, config: GitSourceConfig, cursor: dict | None = None) -> None:
-        super().__init__(config, cursor)  # the cursor: {"commit": the commit last ingested}
+        super().__init__(config, cursor)
         self.auth = split_credentials(config.repository)  # an http(s) URL's credentials: in git's env only
         self.repo = self.auth.url  # what git is given: never an http(s) URL's user info
         self.shown = redact(self.repo)  # what anything stored, shown or logged says
@@ -187,8 +188,8 @@ class GitSource(Connector):
             raise DocumentError(ref.locator, f"cannot read blob {version.blob[:12]}: {exc}") from None
         return self._document(version, raw, current=ref.locator not in self._past)
 
-    def cursor(self) -> dict:
-        return {"commit": self.head().sha}
+    def next_mark(self) -> str:
+        return self.head().sha
 
     def history(self, since: datetime | None, until: datetime | None, limit: int | None = None) -> Iterator[DocumentRef]:
         """Past versions (not the ones current at the ref) that were valid at some time in [since, until),
@@ -236,7 +237,7 @@ class GitSource(Connector):
         """The last commit on the ref's first-parent line that touched `path`."""
         if self._touched is None:
             self._touched = {}
-            previous = self.saved_cursor.get("commit")
+            previous = self.resumed_mark
             span = self.head().sha if not self._is_ancestor(previous) else f"{previous}..{self.head().sha}"
             log = self._git("log", "--first-parent", "-m", "--name-only", "--no-renames", LOG_FORMAT, span)
             for record in log.split(RECORD):

@@ -57,15 +57,16 @@ def parse_time(value, field: str, incident_id: str) -> int:
 class PagerDutySource(Connector):
     kind = SourceType.PAGERDUTY
     no_acl_advice = "map its team or service in 'access', or set acl on the source"
+    cursor_key = "high_water"  # the latest change seen (API mode)
 
     def __init__(self, config: PagerDutySourceConfig, cursor: dict | None = None) -> None:
-        super().__init__(config, cursor)  # the cursor: {"high_water": the latest change seen} (API mode)
+        super().__init__(config, cursor)
         self.api_url = config.api_url
         self.folder = Path(config.path) if config.path else None
         self.severity_map = {**DEFAULT_SEVERITY, **config.severity_map}
         self.max_bytes = config.max_incident_bytes
         self.incidents: dict[str, dict] = {}  # discovered incident objects, by id
-        self.high_water = self.saved_cursor.get("high_water")
+        self.high_water = self.resumed_mark
         self.failed_changes: list[str] = []  # change times of incidents that could not be loaded this run
         self.api: PagerDutyApi | None = None
         if self.api_url:
@@ -110,9 +111,9 @@ class PagerDutySource(Connector):
         }
         since, until = self.config.since, self.config.until
         try:
-            if self.saved_cursor.get("high_water"):
+            if self.resumed_mark:
                 self.complete = False  # only what changed since the mark
-                mark = datetime.fromisoformat(self.saved_cursor["high_water"].replace("Z", "+00:00"))
+                mark = datetime.fromisoformat(self.resumed_mark.replace("Z", "+00:00"))
                 window = mark - timedelta(minutes=self.config.overlap_minutes)
                 changed = []
                 for entry in self.api.pages("/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}):
@@ -177,12 +178,12 @@ class PagerDutySource(Connector):
                 material[part] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
-    def cursor(self) -> dict | None:
+    def next_mark(self) -> str | None:
         """The high-water mark to resume from: the latest change seen, but never past an incident that
         failed to load this run, so the next run's window reads it again (nothing is skipped for good)."""
         if not self.api or not self.high_water:
             return None
-        return {"high_water": min([self.high_water, *self.failed_changes])}
+        return min([self.high_water, *self.failed_changes])
 
     # ---- loading --------------------------------------------------------------------------------
     def load(self, ref: DocumentRef) -> SourceDocument:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from cairn.schemas import SourceType
 from cairn.schemas.config import GitSourceConfig, PagerDutySourceConfig, PdfSourceConfig, WikiSourceConfig
-from cairn.sources import DiscoveryFailure
+from cairn.sources import DiscoveryFailure, document_id
 from cairn.sources.git import GitSource
 from cairn.sources.pagerduty import PagerDutySource
 from cairn.sources.pdf import PdfSource
@@ -85,3 +88,13 @@ def test_pagerduty_incident_ids_are_pinned_and_a_refused_incident_keeps_its_id(t
         "Q1ABCDEF": "d16d3c6e91fd5debc3251e109e5a8a4a",
     }
     assert [f.locator for f in found if isinstance(f, DiscoveryFailure)] == ["Q1ABCDEF"]
+
+
+@pytest.mark.parametrize("kind, source_name, locator, expected", [
+    (SourceType.WIKI, "acme-wiki", "kafka-lag.md", "f58aa5a203893ba99b000341e1be37f1"),
+    (SourceType.PDF, "contracts", "msa/2024 master.pdf", "b48ccb87508eb9edf0616756b73e93db"),
+    (SourceType.GIT, "runbooks", "docs/restart.md", "92b708c92edd8fd5962ad98ef9b20405"),
+    (SourceType.PAGERDUTY, "pd", "Q1ABCDEF", "1863bbbca9d86d357e2adb7635d9afda"),
+])
+def test_the_one_document_id_rule_gives_the_pinned_ids(kind, source_name, locator, expected):
+    assert document_id(kind, source_name, locator) == expected
