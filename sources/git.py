@@ -163,6 +163,7 @@ class GitSource(Connector):
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         head = self.head()
+        limit = self.config.max_file_bytes
         for line in self._git("ls-tree", "-r", "-z", "--long", head.sha).split("\0"):
             if not line:
                 continue
@@ -170,7 +171,6 @@ class GitSource(Connector):
             mode, kind, blob, size = meta.split()
             if not self._included(path):
                 continue
-            limit = self.config.max_file_bytes
             if mode == _SUBMODULE_MODE:
                 yield self.failure(path, "a git submodule: not followed (add its repository as a source)")
             elif kind != "blob" or mode == "120000" or size == "0":
@@ -237,8 +237,8 @@ class GitSource(Connector):
         """The last commit on the ref's first-parent line that touched `path`."""
         if self._touched is None:
             self._touched = {}
-            previous = self.resumed_mark
-            span = self.head().sha if not self._is_ancestor(previous) else f"{previous}..{self.head().sha}"
+            since = self.resumed_mark
+            span = self.head().sha if not self._is_ancestor(since) else f"{since}..{self.head().sha}"
             log = self._git("log", "--first-parent", "-m", "--name-only", "--no-renames", LOG_FORMAT, span)
             for record in log.split(RECORD):
                 if not record.strip():
