@@ -48,7 +48,8 @@ def _source(name: str, path: Path) -> dict:
 
 def runbooks(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:
     """Prometheus-operator runbooks; query = the alert's summary (else description); relevant = its runbook page."""
-    from cairn.sources.wiki import document_id
+    from cairn.schemas import SourceType
+    from cairn.sources import document_id
 
     name = "prometheus-operator-runbooks"
     root = SHARED / "corpora" / "wiki" / name
@@ -60,13 +61,14 @@ def runbooks(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> D
     for line in labels.open(encoding="utf-8"):
         alert = json.loads(line)
         text = alert.get("summary") or alert.get("description") or alert["alertname"]
-        queries.append(Query(alert["alertname"], text, {document_id(name, alert["relevant_doc"]): 1}))
+        queries.append(Query(alert["alertname"], text, {document_id(SourceType.WIKI, name, alert["relevant_doc"]): 1}))
     return DevSet("runbooks", config, queries)
 
 
 def scifact(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:
     """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us."""
-    from cairn.sources.wiki import document_id
+    from cairn.schemas import SourceType
+    from cairn.sources import document_id
 
     from cairn.flows.beir import write_pages  # the same pages `cairn eval beir` writes
 
@@ -81,7 +83,7 @@ def scifact(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> De
         for line in handle:
             qid, cid, score = line.rstrip("\n").split("\t")
             if int(score) > 0:
-                qrels.setdefault(qid, {})[document_id("scifact", f"{cid}.md")] = int(score)
+                qrels.setdefault(qid, {})[document_id(SourceType.WIKI, "scifact", f"{cid}.md")] = int(score)
     queries = []
     for line in (dev / "queries.jsonl").open(encoding="utf-8"):
         q = json.loads(line)

@@ -23,12 +23,11 @@ def model_inputs(path: Path, locator: str, source_name: str) -> set[str]:
     from cairn.chunkers import chunk_document
     from cairn.index.rows import abstract_input, child_input
     from cairn.schemas.config import ChunkingConfig, WikiSourceConfig
-    from cairn.sources.wiki import WikiSource, document_id, version_hash
-    from cairn.schemas import DocumentRef
+    from cairn.sources.wiki import WikiSource, version_hash
 
     source = WikiSource(WikiSourceConfig(name=source_name, type="wiki", path=str(path), tenant="bench", acl=["all"]))
     raw = (path / locator).read_bytes()
-    doc = source.load(DocumentRef(source_name, locator, document_id(source_name, locator), version_hash(raw)))
+    doc = source.load(source.document_ref(locator, version_hash(raw)))
     texts = set()
     for section in chunk_document(doc, ChunkingConfig()):
         texts.add(abstract_input(doc, section))

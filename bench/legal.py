@@ -139,13 +139,13 @@ def model_share(config_path: str, wall: float) -> dict:
 
 def parse_speed(folder: Path) -> dict:
     """Every contract through the source's parser alone (its worker process started fresh): ms per page."""
-    from cairn.sources.pdf import extract_pages
+    from cairn.sources.pdf import extract_text
     from cairn.sources.pdfparse import WORKER
 
     WORKER.stop()
     pages, started = 0, time.perf_counter()
     for path in sorted(p for p in folder.iterdir() if p.suffix.lower() == ".pdf"):
-        pages += len(extract_pages(path, path.name))
+        pages += len(extract_text(path, path.name).pages)
     seconds = time.perf_counter() - started
     return {"parse_seconds": round(seconds, 1), "parse_ms_per_page": round(1000 * seconds / max(1, pages), 1)}
 

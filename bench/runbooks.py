@@ -81,14 +81,15 @@ def sla(config_path: Path) -> dict:
 
 def recall_at_5(config_path: Path, shared: Path, source_name: str) -> dict:
     from cairn.query import Principal, Retriever
-    from cairn.sources.wiki import document_id
+    from cairn.schemas import SourceType
+    from cairn.sources import document_id
 
     alerts = [json.loads(line) for line in (shared / "eval/dev/runbooks/prometheus-operator-runbooks.alerts.jsonl").open()]
     retriever = Retriever.from_config(config_path)
     principal = Principal("bench", ["all"])
     found_sections, found_docs, latencies = 0, 0, []
     for alert in alerts:
-        want = document_id(source_name, alert["relevant_doc"])
+        want = document_id(SourceType.WIKI, source_name, alert["relevant_doc"])
         text = alert.get("summary") or alert.get("description") or alert["alertname"]
         started = time.perf_counter()
         hits = retriever.retrieve(text, principal, k=20).hits

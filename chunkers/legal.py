@@ -33,7 +33,7 @@ from dataclasses import replace
 from cairn.chunkers.blocks import sentence_pieces
 from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import Unit, UnitKind, piece_budget
-from cairn.schemas.agreements import agreement_title
+from cairn.agreement_title import agreement_title
 from cairn.schemas.config import ChunkingConfig
 from cairn.schemas.records import PAGE_BREAK
 

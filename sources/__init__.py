@@ -1,15 +1,18 @@
 """Connectors: each yields SourceDocuments with a stable document_id and a version_hash.
 
-One entry per source type in _CONNECTORS ("module:Class"); a connector's constructor takes
-(SourceConfig, cursor: dict) and raises SourceError when the source cannot be used. File-based
-connectors (listed in _READS_FILES) also take `s3=S3Config` for sources at uri = "s3://bucket/prefix".
+One entry per source type in _CONNECTORS ("module:Class"); a connector is a sources.base.Connector whose
+constructor takes (SourceConfig, cursor: dict) and raises SourceError when the source cannot be used.
+File-based connectors (listed in _READS_FILES, built on sources.blobsource) also take `s3=S3Config` for
+sources at uri = "s3://bucket/prefix". `document_id(source_type, source_name, locator)` names a document.
 """
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
 from importlib import import_module
 
 from cairn.schemas.config import S3Config, SourceConfig
-from cairn.sources.base import DiscoveryFailure, DocumentError, Source, SourceError, source_cursor, source_history
+from cairn.sources.base import (
+    DiscoveryFailure, DocumentError, Source, SourceError, document_id, source_cursor, source_history,
+)
 
 _CONNECTORS = {
     "wiki": "cairn.sources.wiki:WikiSource",
@@ -17,7 +20,7 @@ _CONNECTORS = {
     "pagerduty": "cairn.sources.pagerduty:PagerDutySource",
     "pdf": "cairn.sources.pdf:PdfSource",
 }
-_READS_FILES = {"wiki", "pdf"}  # built on sources.blobs: a folder or S3
+_READS_FILES = {"wiki", "pdf"}  # built on sources.blobsource: a folder or S3
 
 
 def open_source(config: SourceConfig, cursor: dict | None = None, *, s3: S3Config | None = None) -> Source:
@@ -31,5 +34,6 @@ def open_source(config: SourceConfig, cursor: dict | None = None, *, s3: S3Confi
 
 
 __all__ = [
-    "DiscoveryFailure", "DocumentError", "Source", "SourceError", "open_source", "source_cursor", "source_history",
+    "DiscoveryFailure", "DocumentError", "Source", "SourceError", "document_id", "open_source", "source_cursor",
+    "source_history",
 ]

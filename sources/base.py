@@ -14,15 +14,20 @@ documents it did not yield is skipped for that run.
 `history(since, until, limit)` is optional: past versions (refs with their own version_hash) valid at
 some time in the window, or written by the last `limit` changes (commits), for a history backfill;
 load() of such a ref returns a document with is_current False and its temporal bounds set.
+
+Every connector is a `Connector`: it holds the source's config and the mark its cursor saved, names its
+documents with `document_id` (one rule for every source type), and builds its SourceDocuments with `document()`,
+which fills what comes from the source (id, name, type, tenant and ACL) around what the connector read.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterator, Protocol
+from typing import Any, ClassVar, Iterator, Protocol
 
 from cairn.errors import DocumentError, SourceError  # noqa: F401  (sources.base names them for connectors)
-from cairn.schemas import DocumentRef, SourceDocument
+from cairn.schemas import DocumentRef, SourceDocument, SourceType, stable_id
+from cairn.schemas.config import SourceConfig
 
 
 @dataclass(frozen=True)
@@ -57,3 +62,68 @@ def source_history(
     """Past versions for a history backfill, or None when the source keeps no history."""
     method = getattr(source, "history", None)
     return method(since, until, limit) if callable(method) else None
+
+
+def document_id(source_type: SourceType, source_name: str, locator: str) -> str:
+    """A document's id: the same for the same source and locator on every run and release (a new rule would
+    re-index every document of every user)."""
+    return stable_id(source_type.value, source_name, locator)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Who may read a document: its tenant and a non-empty ACL (default deny: see Connector.granted)."""
+
+    tenant: str
+    acl: list[str]
+
+
+class Connector:
+    """What every connector has: its source's config and name, the mark it resumes from, its documents' ids, and
+    the SourceDocument fields that come from the source, not from what it read.
+
+    A subclass names its `kind` and what to do when a document is left with no ACL (`no_acl_advice`). One that
+    resumes where its last successful run stopped names the `cursor_key` it saves its mark under, and gives the
+    mark to save in `next_mark()`; the mark it was given is `resumed_mark` (None on a first run)."""
+
+    kind: ClassVar[SourceType]
+    no_acl_advice: ClassVar[str] = "declare a default acl on the source"
+    cursor_key: ClassVar[str] = ""  # "": the connector keeps no cursor
+    complete = True
+
+    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
+        self.name = config.name
+        self.config = config
+        self.resumed_mark: str | None = (cursor or {}).get(self.cursor_key) if self.cursor_key else None
+
+    def cursor(self) -> dict | None:
+        """The cursor to save once the run's writes landed (None: nothing to save)."""
+        mark = self.next_mark() if self.cursor_key else None
+        return None if mark is None else {self.cursor_key: mark}
+
+    def next_mark(self) -> str | None:
+        """Where the next run resumes: a connector that keeps a cursor says."""
+        return None
+
+    def document_id(self, locator: str) -> str:
+        return document_id(self.kind, self.name, locator)
+
+    def document_ref(self, locator: str, version_hash: str) -> DocumentRef:
+        return DocumentRef(self.name, locator, self.document_id(locator), version_hash)
+
+    def failure(self, locator: str, reason: str) -> DiscoveryFailure:
+        return DiscoveryFailure(locator, self.document_id(locator), reason)
+
+    def granted(self, locator: str, tenant: str, acl: list[str]) -> Grant:
+        """The tenant and ACL a document gets; DocumentError when the ACL is empty (no ACL, no row)."""
+        if not acl:
+            raise DocumentError(locator, f"no access control list: {self.no_acl_advice}")
+        return Grant(tenant, list(acl))
+
+    def document(self, locator: str, version_hash: str, grant: Grant, **read: Any) -> SourceDocument:
+        """The SourceDocument of `locator` at `version_hash`: `read` holds the other SourceDocument fields (title,
+        content, source_uri, content_type, times, labels, extra), as the connector read them."""
+        return SourceDocument(
+            document_id=self.document_id(locator), source_name=self.name, source_type=self.kind, locator=locator,
+            version_hash=version_hash, tenant_id=grant.tenant, access_control_list=grant.acl, **read,
+        )

@@ -7,6 +7,7 @@ from datetime import date, datetime, timezone
 import yaml
 
 from cairn.errors import CairnError
+from cairn.schemas.config import GitSourceConfig, WikiSourceConfig
 
 # A Markdown page's first-level heading: its title when the front matter names none (wiki pages, git runbooks).
 H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -83,13 +84,14 @@ def timestamp(meta: dict, key: str) -> int | None:
     return int(moment.timestamp())
 
 
-def narrowed_access(meta: dict, tenant: str, acl: list[str], ceiling: list[str] | None = None) -> tuple[str, list[str]]:
+def narrowed_access(meta: dict, source: WikiSourceConfig | GitSourceConfig) -> tuple[str, list[str]]:
     """The tenant and ACL of a page whose front matter may narrow its source's, never widen them.
 
     A `tenant` other than the source's is refused (a page cannot move itself into another tenant); an `acl`
     must be a subset of the source's ceiling (`acl_ceiling`, else its default acl) when it has one (a page
     author cannot let more people read it); `acl: []` means nobody and is refused, never read as "the
     source's default"."""
+    tenant, acl, ceiling = source.tenant, source.acl, source.acl_ceiling
     declared_tenant = string(meta, "tenant")
     if declared_tenant is not None and declared_tenant != tenant:
         raise FrontMatterError(f"front matter tenant {declared_tenant!r} is not the source's tenant {tenant!r}: "

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Iterator
 
 from cairn.redact import redact
-from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType, stable_id
+from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType
 from cairn.schemas.config import GitSourceConfig
 from cairn.sources import frontmatter as fm
-from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.gitauth import REMOTE_COMMANDS, split_credentials
 from cairn.sources.gitlog import LOG_FORMAT, RECORD, Commit, Version, content_type_of, matches, parse_commit, parse_raw
 from cairn.sources.wiki import decode_markdown
@@ -34,28 +34,17 @@ GIT_TIMEOUT = 600  # seconds for a clone or fetch
 _SUBMODULE_MODE = "160000"
 
 
-
-def document_id(source_name: str, path: str) -> str:
-    return stable_id(SourceType.GIT.value, source_name, path)
-
-
-class GitSource:
-    complete = True
+class GitSource(Connector):
+    kind = SourceType.GIT
+    cursor_key = "commit"  # the commit last ingested
 
     def __init__(self, config: GitSourceConfig, cursor: dict | None = None) -> None:
-        self.name = config.name
-        self.config = config
+        super().__init__(config, cursor)
         self.auth = split_credentials(config.repository)  # an http(s) URL's credentials: in git's env only
         self.repo = self.auth.url  # what git is given: never an http(s) URL's user info
         self.shown = redact(self.repo)  # what anything stored, shown or logged says
         self.ref = config.ref
-        self.include = tuple(config.include)
-        self.exclude = tuple(config.exclude)
-        self.max_bytes = config.max_file_bytes
-        cache_root = Path(config.cache_dir)
-        self.mirror = (cache_root / f"{config.name}.git").absolute()
-        self.uri_template = config.uri_template
-        self.previous = (cursor or {}).get("commit")
+        self.mirror = (Path(config.cache_dir) / f"{config.name}.git").absolute()
         self._head: Commit | None = None
         self._touched: dict[str, Commit] | None = None
         self._past: dict[str, Version] = {}
@@ -174,22 +163,22 @@ class GitSource:
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         head = self.head()
+        limit = self.config.max_file_bytes
         for line in self._git("ls-tree", "-r", "-z", "--long", head.sha).split("\0"):
             if not line:
                 continue
             meta, _, path = line.partition("\t")
             mode, kind, blob, size = meta.split()
-            if not matches(path, self.include) or matches(path, self.exclude):
+            if not self._included(path):
                 continue
-            doc_id = document_id(self.name, path)
             if mode == _SUBMODULE_MODE:
-                yield DiscoveryFailure(path, doc_id, "a git submodule: not followed (add its repository as a source)")
+                yield self.failure(path, "a git submodule: not followed (add its repository as a source)")
             elif kind != "blob" or mode == "120000" or size == "0":
                 continue  # a symlink's target is indexed under its own path; an empty file holds nothing
-            elif int(size) > self.max_bytes:
-                yield DiscoveryFailure(path, doc_id, f"file is {int(size):,} bytes, over the source's max_file_bytes ({self.max_bytes:,})")
+            elif int(size) > limit:
+                yield self.failure(path, f"file is {int(size):,} bytes, over the source's max_file_bytes ({limit:,})")
             else:
-                yield DocumentRef(self.name, path, doc_id, blob)
+                yield self.document_ref(path, blob)
 
     def load(self, ref: DocumentRef) -> SourceDocument:
         version = self._past.get(ref.locator) or Version(ref.locator, ref.version_hash, self._last_commit(ref.locator))
@@ -199,8 +188,8 @@ class GitSource:
             raise DocumentError(ref.locator, f"cannot read blob {version.blob[:12]}: {exc}") from None
         return self._document(version, raw, current=ref.locator not in self._past)
 
-    def cursor(self) -> dict:
-        return {"commit": self.head().sha}
+    def next_mark(self) -> str:
+        return self.head().sha
 
     def history(self, since: datetime | None, until: datetime | None, limit: int | None = None) -> Iterator[DocumentRef]:
         """Past versions (not the ones current at the ref) that were valid at some time in [since, until),
@@ -231,13 +220,16 @@ class GitSource:
             in_window = (lo is None or version.end > lo) and (hi is None or version.commit.time < hi)
             if (wanted is not None and version.commit.sha not in wanted) or (wanted is None and not in_window):
                 continue
-            if not matches(version.path, self.include) or matches(version.path, self.exclude):
+            if not self._included(version.path):
                 continue
             if version.end <= version.commit.time:
                 continue  # replaced in the same second: never observable
             locator = f"{version.path}@{version.commit.sha[:12]}"
             self._past[locator] = version
-            yield DocumentRef(self.name, locator, document_id(self.name, version.path), version.blob)
+            yield DocumentRef(self.name, locator, self.document_id(version.path), version.blob)
+
+    def _included(self, path: str) -> bool:
+        return matches(path, self.config.include) and not matches(path, self.config.exclude)
 
     # ---- documents --------------------------------------------------------------------------------
 
@@ -245,7 +237,8 @@ class GitSource:
         """The last commit on the ref's first-parent line that touched `path`."""
         if self._touched is None:
             self._touched = {}
-            span = self.head().sha if not self._is_ancestor(self.previous) else f"{self.previous}..{self.head().sha}"
+            since = self.resumed_mark
+            span = self.head().sha if not self._is_ancestor(since) else f"{since}..{self.head().sha}"
             log = self._git("log", "--first-parent", "-m", "--name-only", "--no-renames", LOG_FORMAT, span)
             for record in log.split(RECORD):
                 if not record.strip():
@@ -292,24 +285,16 @@ class GitSource:
         if not text.strip():
             raise DocumentError(path, "no content after the front matter")
         try:
-            tenant, acl = fm.narrowed_access(meta, self.config.tenant, self.config.acl, self.config.acl_ceiling)
+            grant = self.granted(path, *fm.narrowed_access(meta, self.config))
         except ValueError as exc:
             raise DocumentError(path, str(exc)) from None
-        if not acl:
-            raise DocumentError(path, "no access control list: declare a default acl on the source")
         commit = version.commit
-        return SourceDocument(
-            document_id=document_id(self.name, path),
-            source_name=self.name,
-            source_type=SourceType.GIT,
-            source_uri=self.uri_template.format(repo=self._repo_uri(), commit=commit.sha, path=path),
-            locator=path,
+        return self.document(
+            path, version.blob, grant,
+            source_uri=self.config.uri_template.format(repo=self._repo_uri(), commit=commit.sha, path=path),
             title=title,
             content=text,
-            tenant_id=tenant,
-            access_control_list=acl,
             content_type=content_type,
-            version_hash=version.blob,
             created_at=commit.time,
             updated_at=commit.time,
             temporal_start=commit.time,

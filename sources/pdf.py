@@ -24,17 +24,16 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
-from typing import Iterator
 
-from cairn.schemas.records import PAGE_BREAK
-from cairn.schemas.agreements import agreement_title
-from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType, stable_id
+from cairn.agreement_title import agreement_title
+from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType
 from cairn.schemas.config import PdfSourceConfig, S3Config
-from cairn.sources.base import DiscoveryFailure, DocumentError
-from cairn.sources.blobs import Blob, open_store
+from cairn.schemas.records import PAGE_BREAK
+from cairn.sources.base import DocumentError
+from cairn.sources.blobs import Blob
+from cairn.sources.blobsource import BlobSource
 from cairn.sources.pdfparse import WORKER
 
-SUFFIXES = (".pdf",)
 _PAGE_NUMBER = re.compile(r"^(?:-\s*)?(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?(?:\s*-)?$", re.IGNORECASE)
 _REPEATED_MAX_CHARS = 120
 _TITLE_BLOCKS = 12  # the title is among the first blocks of page 1, after filing legends and exhibit labels
@@ -48,10 +47,6 @@ _PARTIES = re.compile(
     r"(?:\s*\(|;|,\s+(?:a|an|the)\s|\.\s+[A-Z][a-z]|\.?$)",
     re.IGNORECASE | re.DOTALL,
 )
-
-
-def document_id(source_name: str, locator: str) -> str:
-    return stable_id(SourceType.PDF.value, source_name, locator)
 
 
 @dataclass(frozen=True)
@@ -76,11 +71,6 @@ class PdfText:
 
     pages: list[list[str]]
     pages_without_text: list[int]
-
-
-def extract_pages(path: Path, locator: str, limits: ParseLimits = ParseLimits()) -> list[list[str]]:
-    """The text blocks of each page (extract_text's pages)."""
-    return extract_text(path, locator, limits).pages
 
 
 def extract_text(path: Path, locator: str, limits: ParseLimits = ParseLimits()) -> PdfText:
@@ -185,38 +175,24 @@ def _parse_date(text: str) -> int | None:
     return None
 
 
-class PdfSource:
-    complete = True
+class PdfSource(BlobSource):
+    kind = SourceType.PDF
+    suffixes = (".pdf",)
 
     def __init__(self, config: PdfSourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
-        self.name = config.name
-        self.config = config
-        self.store = open_store(config, s3 or S3Config())
-        self.max_bytes = config.max_file_bytes
+        super().__init__(config, cursor, s3)
         self._blobs: dict[str, Blob] = {}
 
-    def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
-        for blob in self.store.list(SUFFIXES):
-            doc_id = document_id(self.name, blob.key)
-            if blob.problem:
-                yield DiscoveryFailure(blob.key, doc_id, blob.problem)
-                continue
-            if blob.size > self.max_bytes:
-                yield DiscoveryFailure(blob.key, doc_id, f"file is {blob.size:,} bytes, over the source's max_file_bytes ({self.max_bytes:,})")
-                continue
-            version = blob.version
-            if version is None:  # a folder: hash the bytes (streamed)
-                try:
-                    with self.store.local_path(blob.key) as path:
-                        version = _sha256(path)
-                except OSError as exc:
-                    yield DiscoveryFailure(blob.key, doc_id, f"cannot read file: {exc.strerror}")
-                    continue
-                except DocumentError as exc:
-                    yield DiscoveryFailure(blob.key, doc_id, exc.reason)
-                    continue
-            self._blobs[blob.key] = blob
-            yield DocumentRef(self.name, blob.key, doc_id, pdf_version(version, self.config.parser))
+    def content_version(self, key: str) -> str:
+        try:
+            with self.store.local_path(key) as path:
+                return _sha256(path)  # streamed: a large PDF is never whole in memory
+        except OSError as exc:
+            raise DocumentError(key, f"cannot read file: {exc.strerror}") from None
+
+    def listed(self, blob: Blob, version: str) -> DocumentRef:
+        self._blobs[blob.key] = blob
+        return self.document_ref(blob.key, pdf_version(version, self.config.parser))
 
     def load(self, ref: DocumentRef) -> SourceDocument:
         blob = self._blobs.get(ref.locator)
@@ -226,9 +202,7 @@ class PdfSource:
         pages = parsed.pages
         stem = PurePosixPath(ref.locator).stem
         found = metadata(pages, stem)
-        acl = list(self.config.acl)
-        if not acl:
-            raise DocumentError(ref.locator, "no access control list: declare a default acl on the source")
+        grant = self.granted(ref.locator, self.config.tenant, self.config.acl)
         extra: dict = {"page_count": len(pages)}
         warnings: list[str] = []
         if parsed.pages_without_text:
@@ -238,18 +212,12 @@ class PdfSource:
             extra["parties"] = found["parties"]
         if "effective_date" in found:
             extra["effective_date"] = datetime.fromtimestamp(found["effective_date"], tz=timezone.utc).date().isoformat()
-        return SourceDocument(
-            document_id=ref.document_id,
-            source_name=self.name,
-            source_type=SourceType.PDF,
+        return self.document(
+            ref.locator, ref.version_hash, grant,
             source_uri=self.store.uri(ref.locator),
-            locator=ref.locator,
             title=found["title"],
             content=PAGE_BREAK.join("\n\n".join(blocks) for blocks in pages),
-            tenant_id=self.config.tenant,
-            access_control_list=acl,
             content_type=ContentType.AGREEMENT,
-            version_hash=ref.version_hash,
             created_at=modified,
             updated_at=modified,
             temporal_start=found.get("effective_date", modified),

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Iterator
 
 from cairn.redact import redact
-from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType, stable_id
+from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType
 from cairn.schemas.config import PagerDutySourceConfig
-from cairn.sources.base import DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy, checked_id, segment
 from cairn.sources.pagerduty.render import incident_heading, render
 
@@ -40,10 +40,6 @@ VERSION_FIELDS = (
 )
 # fields the renderer walks: any other type is a malformed incident, refused naming the field
 SHAPES = {"service": dict, "teams": list, "assignments": list, "custom_fields": list, "body": dict}
-
-
-def document_id(source_name: str, incident_id: str) -> str:
-    return stable_id(SourceType.PAGERDUTY.value, source_name, incident_id)
 
 
 def parse_time(value, field: str, incident_id: str) -> int:
@@ -58,20 +54,19 @@ def parse_time(value, field: str, incident_id: str) -> int:
     return int(parsed.timestamp())
 
 
-class PagerDutySource:
-    complete = True
+class PagerDutySource(Connector):
+    kind = SourceType.PAGERDUTY
+    no_acl_advice = "map its team or service in 'access', or set acl on the source"
+    cursor_key = "high_water"  # the latest change seen (API mode)
 
     def __init__(self, config: PagerDutySourceConfig, cursor: dict | None = None) -> None:
-        self.name = config.name
-        self.config = config
-        self.cursor_in = dict(cursor or {})
+        super().__init__(config, cursor)
         self.api_url = config.api_url
         self.folder = Path(config.path) if config.path else None
         self.severity_map = {**DEFAULT_SEVERITY, **config.severity_map}
-        self.access = list(config.access)
         self.max_bytes = config.max_incident_bytes
         self.incidents: dict[str, dict] = {}  # discovered incident objects, by id
-        self.high_water = self.cursor_in.get("high_water")
+        self.high_water = self.resumed_mark
         self.failed_changes: list[str] = []  # change times of incidents that could not be loaded this run
         self.api: PagerDutyApi | None = None
         if self.api_url:
@@ -99,14 +94,14 @@ class PagerDutySource:
                 continue
             too_big = self._oversized_export(incident_id)
             if too_big:
-                yield DiscoveryFailure(incident_id, document_id(self.name, incident_id), too_big)
+                yield self.failure(incident_id, too_big)
                 continue
             self.incidents[incident_id] = incident
             for field in ("last_status_change_at", "updated_at"):
                 value = incident.get(field)
                 if isinstance(value, str) and (self.high_water is None or value > self.high_water):
                     self.high_water = value
-            yield DocumentRef(self.name, incident_id, document_id(self.name, incident_id), self._version(incident_id, incident))
+            yield self.document_ref(incident_id, self._version(incident_id, incident))
 
     def _list_api(self) -> Iterator[tuple[str, dict]]:
         filters = {
@@ -116,9 +111,9 @@ class PagerDutySource:
         }
         since, until = self.config.since, self.config.until
         try:
-            if self.cursor_in.get("high_water"):
+            if self.resumed_mark:
                 self.complete = False  # only what changed since the mark
-                mark = datetime.fromisoformat(self.cursor_in["high_water"].replace("Z", "+00:00"))
+                mark = datetime.fromisoformat(self.resumed_mark.replace("Z", "+00:00"))
                 window = mark - timedelta(minutes=self.config.overlap_minutes)
                 changed = []
                 for entry in self.api.pages("/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}):
@@ -183,12 +178,12 @@ class PagerDutySource:
                 material[part] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
-    def cursor(self) -> dict | None:
+    def next_mark(self) -> str | None:
         """The high-water mark to resume from: the latest change seen, but never past an incident that
         failed to load this run, so the next run's window reads it again (nothing is skipped for good)."""
         if not self.api or not self.high_water:
             return None
-        return {"high_water": min([self.high_water, *self.failed_changes])}
+        return min([self.high_water, *self.failed_changes])
 
     # ---- loading --------------------------------------------------------------------------------
     def load(self, ref: DocumentRef) -> SourceDocument:
@@ -260,9 +255,7 @@ class PagerDutySource:
             end = parse_time(incident.get("resolved_at"), "resolved_at", incident_id)
         service = str(incident["service"].get("summary") or incident["service"].get("id") or "")
         teams = [t for t in incident.get("teams") or [] if isinstance(t, dict)]
-        tenant, acl = self._access(service, incident["service"].get("id"), teams)
-        if not acl:
-            raise DocumentError(incident_id, "no access control list: map its team or service in 'access', or set acl on the source")
+        grant = self.granted(incident_id, *self._access(service, incident["service"].get("id"), teams))
         tags = []
         if isinstance(incident.get("incident_type"), dict) and incident["incident_type"].get("name"):
             tags.append(str(incident["incident_type"]["name"]))
@@ -281,18 +274,12 @@ class PagerDutySource:
         size = len(content.encode("utf-8"))
         if size > self.max_bytes:
             raise DocumentError(incident_id, f"rendered incident is {size:,} bytes, over the source's max_incident_bytes ({self.max_bytes:,})")
-        return SourceDocument(
-            document_id=ref.document_id,
-            source_name=self.name,
-            source_type=SourceType.PAGERDUTY,
+        return self.document(
+            incident_id, ref.version_hash, grant,
             source_uri=str(incident.get("html_url") or f"{self.api_url or self.folder.resolve().as_uri()}/incidents/{incident_id}"),
-            locator=incident_id,
             title=f"[#{number}] {title}" if number is not None else title,
             content=content,
-            tenant_id=tenant,
-            access_control_list=acl,
             content_type=ContentType.INCIDENT,
-            version_hash=ref.version_hash,
             created_at=created,
             updated_at=changed,
             temporal_start=created,
@@ -314,7 +301,7 @@ class PagerDutySource:
 
     def _access(self, service_name: str, service_id, teams: list[dict]) -> tuple[str, list[str]]:
         team_keys = {str(t.get(k)) for t in teams for k in ("id", "summary") if t.get(k)}
-        for rule in self.access:
+        for rule in self.config.access:
             if (rule.team and rule.team in team_keys) or (rule.service and rule.service in (service_name, service_id)):
                 return rule.tenant or self.config.tenant, list(rule.acl if rule.acl is not None else self.config.acl)
         return self.config.tenant, list(self.config.acl)

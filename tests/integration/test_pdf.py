@@ -14,7 +14,7 @@ from cairn.schemas import ContentType, DocumentRef
 from cairn.schemas.config import ChunkingConfig, PdfSourceConfig
 from cairn.schemas.records import parse_day
 from cairn.sources import DocumentError
-from cairn.sources.pdf import ParseLimits, PdfSource, extract_pages
+from cairn.sources.pdf import ParseLimits, PdfSource, extract_text
 from tests import pdf_factory, pdf_layouts
 
 CONFIG = ChunkingConfig()
@@ -83,7 +83,7 @@ def test_every_section_keeps_its_page_range(sample):
 def test_bad_pdfs_are_refused_with_a_reason(tmp_path, writer, reason):
     path = writer(tmp_path / "bad.pdf")
     with pytest.raises(DocumentError, match=reason) as caught:
-        extract_pages(path, "bad.pdf")
+        extract_text(path, "bad.pdf")
     assert caught.value.locator == "bad.pdf"
 
 
@@ -109,9 +109,9 @@ def test_a_runaway_parse_is_stopped_at_the_timeout_and_the_next_file_still_parse
 def test_page_and_text_limits_refuse_a_file_by_name(tmp_path, limits, reason):
     path = pdf_factory.write_shared_stream(tmp_path / "long.pdf", pages=60, lines=20)
     with pytest.raises(DocumentError, match=re.escape(reason)) as caught:
-        extract_pages(path, "long.pdf", limits)
+        extract_text(path, "long.pdf", limits)
     assert caught.value.locator == "long.pdf"
-    assert len(extract_pages(path, "long.pdf")) == 60  # the defaults take it
+    assert len(extract_text(path, "long.pdf").pages) == 60  # the defaults take it
 
 
 def test_scanned_pages_are_a_warning_on_the_document_which_keeps_its_other_pages(tmp_path):

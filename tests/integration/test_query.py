@@ -17,7 +17,7 @@ from cairn.query import FilterError, Principal, Retriever
 from cairn.schemas import ContentType, SourceDocument, SourceType
 from cairn.schemas.config import load_config
 from cairn.schemas.records import parse_day
-from cairn.sources.wiki import document_id
+from cairn.sources import document_id
 from tests.conftest import write_config, write_page
 from tests.integration import corpus
 
@@ -60,7 +60,8 @@ def write_history(config_path) -> None:
     config = load_config(config_path)
     body = "# Kafka consumer lag\n\n" + corpus.section("Mitigate", "Scale settlement-writer to eight replicas and raise max.poll.records to 200.")
     doc = SourceDocument(
-        document_id=document_id("acme-wiki", "kafka-lag.md"), source_name="acme-wiki", source_type=SourceType.WIKI,
+        document_id=document_id(SourceType.WIKI, "acme-wiki", "kafka-lag.md"), source_name="acme-wiki",
+        source_type=SourceType.WIKI,
         source_uri="file:///wiki/kafka-lag.md", locator="kafka-lag.md", title="Kafka consumer lag", content=body,
         tenant_id="acme", access_control_list=["sre", "platform"], content_type=ContentType.DOCUMENT,
         version_hash="0ld0ld0ld", created_at=PAST_START, updated_at=PAST_START, temporal_start=PAST_START,

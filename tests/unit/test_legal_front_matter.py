@@ -8,7 +8,7 @@ import pytest
 
 from cairn.chunkers.legal import legal_units
 from cairn.chunkers.sections import pack_sections
-from cairn.schemas.agreements import agreement_title
+from cairn.agreement_title import agreement_title
 from cairn.schemas.config import ChunkingConfig
 from cairn.schemas.records import PAGE_BREAK
 from cairn.sources.pdf import metadata

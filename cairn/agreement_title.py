@@ -1,6 +1,7 @@
 """What names an agreement: the title line of a contract ("Exhibit 10.1 CONSULTING AGREEMENT" names "CONSULTING
 AGREEMENT"). Shared by the PDF source (the document's title) and the legal layout (the section the title opens),
-so that both name a contract the same way."""
+so that both name a contract the same way. It lives in the package root, beside cairn.redact, because those two
+layers may not import each other (tests/unit/test_package_layout.py), and schemas/ holds records."""
 from __future__ import annotations
 
 import re
