@@ -73,7 +73,7 @@ def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
     and the collections the benchmark made on it are dropped at the end, whatever happened. Lite ignores
     $CAIRN_MILVUS_URI (it would redirect the scratch configs to a server)."""
     from cairn.errors import StoreError
-    from cairn.index.milvus import open_client
+    from cairn.index.milvus import Connection
     from cairn.schemas.config import MilvusConfig
 
     if args.store == "lite":
@@ -82,7 +82,8 @@ def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
         return
     os.environ["CAIRN_MILVUS_URI"] = args.uri  # what load_config of each scratch config will use anyway
     try:
-        client = open_client(MilvusConfig(uri=args.uri), create=False)
+        connection = Connection.open(MilvusConfig(uri=args.uri), create=False)
+        client = connection.client
         client.list_collections()
     except StoreError as exc:
         print(f"--store server: {exc}", file=sys.stderr)
@@ -94,7 +95,7 @@ def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
         for name in store.created:
             if client.has_collection(name):
                 client.drop_collection(name)
-        client.close()
+        connection.close()
 
 
 def scratch_config(

@@ -115,7 +115,7 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
 def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     from pymilvus import AnnSearchRequest, RRFRanker
 
-    from cairn.index.milvus import close_client, open_client
+    from cairn.index.milvus import Connection
     from cairn.index.store import MilvusStore
     from cairn.query import Principal
     from cairn.query.retriever import CHILD_FIELDS, Retriever
@@ -138,7 +138,8 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     store.close()
     insert_s = time.perf_counter() - started
 
-    raw_client = open_client(config, create=False)
+    connection = Connection.open(config, create=False)
+    raw_client = connection.client
     client = TimedClient(raw_client)
     client.load_collection(config.collection)
     # Random vectors sit below every relevance floor; with floors off every later step (fetch, expansion,
@@ -169,7 +170,7 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
             totals.append(elapsed)
             raw.append(client.ms)
             hybrid.append(hybrid_ms)
-    close_client(raw_client, config)
+    connection.close()
     q = lambda xs, f: round(sorted(xs)[min(len(xs) - 1, int(len(xs) * f))], 1)  # noqa: E731
     overhead = [(t - r) / r for t, r in zip(totals, raw) if r > 0]
     return {

@@ -117,9 +117,9 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
     if options.source:
         config.source(options.source)  # fail fast on an unknown name
     if not config.milvus.is_lite:
-        from cairn.index.milvus import open_client
+        from cairn.index.milvus import Connection
 
-        open_client(config.milvus, create=True).close()  # fail fast: an unreachable server
+        Connection.open(config.milvus, create=True).close()  # fail fast: an unreachable server
     from cairn.flows.noop import unchanged_run
     from cairn.flows.options import RunOptions
 

@@ -15,7 +15,6 @@ import typer
 from cairn.cli import output
 from cairn.cli.exits import Outcome
 from cairn.cli.options import ConfigOption, JsonOption, SourceOption, TenantOption, load
-from cairn.errors import NoCollection
 
 
 @dataclass(frozen=True)
@@ -27,23 +26,12 @@ class ReportOptions:
 
 def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption = False) -> Outcome:
     """Rows per tenant, source and chunk type."""
-    from cairn.index.generations import Generations
-    from cairn.index.milvus import collection_exists, open_client
-    from cairn.index.store import MilvusStore
+    from cairn.index.generations import Generations, open_serving
 
     cfg = load(ctx, config)
-    client = open_client(cfg.milvus, create=False)
-    try:
-        collection_exists(client, cfg.milvus)  # a damaged index is one clear error
-        generations = Generations(client, cfg.milvus)
-        index = generations.status()  # the generation serving, and a build in progress (index/generations.py)
-        if index["serving"] is None:
-            raise NoCollection(f"no collection {cfg.milvus.collection!r} at {cfg.milvus.uri}: run `cairn ingest`")
-        store = MilvusStore(generations.physical(index["serving"]), dim=0, client=client)
-        store.load()
-        counts = store.counts()
-    finally:
-        MilvusStore(cfg.milvus, dim=0, client=client).close()
+    with open_serving(cfg.milvus) as reader:  # what the name serves; NoCollection when nothing yet
+        index = Generations(reader.client, cfg.milvus).status()  # and a build in progress (index/generations.py)
+        counts = reader.counts()
     rows = [{"tenant": t, "source": s, "chunk_type": c, "rows": n} for (t, s, c), n in sorted(counts.items())]
     if as_json:
         output.print_json({"uri": cfg.milvus.uri, "collection": cfg.milvus.collection, "index": index, "rows": rows})

@@ -15,7 +15,7 @@ from cairn.flows.runner import RunnerEncoder, runner_for_run
 from cairn.flows.tasks import PrefectSteps
 from cairn.index.cache import EmbeddingCache
 from cairn.index.generations import Generations, Target
-from cairn.index.milvus import close_client, open_client
+from cairn.index.milvus import Connection
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
@@ -46,12 +46,11 @@ class RunContext:
                 encoder = RunnerEncoder.around(encoder, runner, config.runner.workers)
             cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
             stack.callback(cache.close)
-            client = open_client(config.milvus, create=True)
-            stack.callback(close_client, client, config.milvus)
-            generations = Generations(client, config.milvus)
+            connection = stack.enter_context(Connection.open(config.milvus, create=True))
+            generations = Generations(connection.client, config.milvus)
             # the serving generation, or the next one built beside it when the encoder or schema changed
             target = generations.target(encoder.identity, encoder.dim)
-            store = MilvusStore(target.milvus, encoder.dim, client=client)
+            store = MilvusStore(target.milvus, encoder.dim, connection)
             state = SourceState(config.state_path, scope=target.state_scope)
             stack.callback(state.close)
             for dropped in generations.dropped:

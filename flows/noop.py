@@ -21,7 +21,7 @@ from cairn.flows.options import RunOptions
 from cairn.flows.plan import plan_source
 from cairn.flows.prefect_api import prefect_api_configured
 from cairn.index.lock import writer_lock
-from cairn.index.generations import Generations
+from cairn.index.generations import Generations, open_serving
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
@@ -39,13 +39,11 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
         with ExitStack() as stack:
             stack.enter_context(writer_lock(config.milvus, 0.0))
             encoder = encoder_for(config.embedding)  # its identity and dimension: the weights are not loaded
-            store = MilvusStore(config.milvus, dim=encoder.dim)
-            stack.callback(store.close)
-            generations = Generations(store.client, config.milvus)
-            index = generations.status()
-            if index["serving"] is None or index["encoder"] != encoder.identity or index["building"]:
-                return None  # new, unlabelled, another encoder, a build under way: the flow creates, labels, rebuilds
-            store = MilvusStore(generations.physical(index["serving"]), encoder.dim, store.client)
+            reader = stack.enter_context(open_serving(config.milvus))  # nothing served: NoCollection
+            index = Generations(reader.client, config.milvus).status()
+            if index["serving"] != reader.collection or index["encoder"] != encoder.identity or index["building"]:
+                return None  # unlabelled, another encoder, a build under way: the flow labels, rebuilds
+            store = MilvusStore(reader.config, encoder.dim, reader.connection)
             store.ensure_collection()  # the schema check a writer makes (and the load)
             state = SourceState(config.state_path)
             stack.callback(state.close)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from cairn.index.generations import Generations
-from cairn.index.store import MilvusStore
+from cairn.errors import NoCollection
 from cairn.flows.plan import access_fingerprint
+from cairn.index.generations import open_serving
+from cairn.index.ledger import read_ledger
+from cairn.index.milvus import CollectionReader
 from cairn.index.sync import plan_sync
 from cairn.schemas.config import CairnConfig, S3Config, SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, open_source
@@ -38,7 +40,7 @@ class Drift:
         return dict(asdict(self), clean=self.clean)
 
 
-def check_source(source_config: SourceConfig, store: MilvusStore, s3: S3Config | None = None) -> Drift:
+def check_source(source_config: SourceConfig, reader: CollectionReader, s3: S3Config | None = None) -> Drift:
     """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync)."""
     drift = Drift(source_config.name)
     try:
@@ -49,7 +51,7 @@ def check_source(source_config: SourceConfig, store: MilvusStore, s3: S3Config |
         return drift
     refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
     unreadable = [i for i in items if isinstance(i, DiscoveryFailure)]
-    ledger = store.ledger(source_config.name)
+    ledger = read_ledger(reader, source_config.name)
     plan = plan_sync(refs, ledger, keep_ids={i.document_id for i in unreadable}, cleanup=source.complete,
                      access=access_fingerprint(source_config))
     locator = {r.document_id: r.locator for r in refs}
@@ -67,13 +69,10 @@ def check_source(source_config: SourceConfig, store: MilvusStore, s3: S3Config |
 
 def reconcile(config: CairnConfig, source: str | None = None) -> list[Drift]:
     selected = [config.source(source)] if source else config.sources
-    store = MilvusStore(config.milvus, dim=0)
     try:
-        serving = Generations(store.client, config.milvus).serving().collection  # what the name serves now
-        if serving is None:
-            return [Drift(s.name, error=f"no collection {store.collection!r}: run `cairn ingest`") for s in selected]
-        store = MilvusStore(config.milvus.model_copy(update={"collection": serving}), 0, store.client)
-        store.load()
-        return [check_source(s, store, config.s3) for s in selected]
-    finally:
-        store.close()
+        reader = open_serving(config.milvus, create=True)  # what the name serves now (index/generations.py)
+    except NoCollection:
+        missing = f"no collection {config.milvus.collection!r}: run `cairn ingest`"
+        return [Drift(s.name, error=missing) for s in selected]
+    with reader:
+        return [check_source(s, reader, config.s3) for s in selected]

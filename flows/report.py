@@ -9,11 +9,10 @@ from __future__ import annotations
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import flow
 
-from cairn.errors import NoCollection, QualityFailed
+from cairn.errors import QualityFailed
 from cairn.flows.artifacts import publish_quality
 from cairn.index.lock import writer_lock
-from cairn.index.generations import Generations
-from cairn.index.milvus import collection_exists, open_client
+from cairn.index.generations import open_serving
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 
@@ -30,22 +29,15 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
 
     if source:
         config.source(source)  # ConfigError naming the known sources
-    client = open_client(config.milvus, create=False)
-    try:
-        collection_exists(client, config.milvus)  # a damaged index is one clear error
-        serving = Generations(client, config.milvus).serving().collection  # what the name serves (index/generations.py)
-        if serving is None:
-            raise NoCollection(f"no collection {config.milvus.collection!r} at {config.milvus.uri}: run `cairn ingest`")
-    finally:
-        client.close()
-    config = config.model_copy(update={"milvus": config.milvus.model_copy(update={"collection": serving})})
     expr = "is_current == true"
     if source:
         expr += f" and source_name == {quote(source)}"
     if tenant:
         expr += f" and tenant_id == {quote(tenant)}"
     scope = "-".join(filter(None, [source, tenant])) or "all"
-    return check_rows(config, expr, dim=model_dim(config), name=f"report-{scope}", title=f"Cairn data quality: {scope}")
+    with open_serving(config.milvus) as reader:  # what the name serves (index/generations.py); NoCollection if nothing
+        return check_rows(config, expr, dim=model_dim(config), name=f"report-{scope}",
+                          title=f"Cairn data quality: {scope}", reader=reader)
 
 
 @flow(name="cairn-report")

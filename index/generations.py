@@ -11,6 +11,8 @@ one moment, a few milliseconds, the name serves nothing (a Retriever waits it ou
 
 Each generation records its encoder (`cairn.embedder`) and, while it is built, the sources finished into it
 (`cairn.built_sources`): the state lives in Milvus, with the rows it describes.
+
+Every reader (`cairn status`, `report`, `reconcile`, a Retriever) opens what the name serves with `open_serving`.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from dataclasses import dataclass, field
 
 from pymilvus import MilvusClient
 
-from cairn.index.milvus import collection_encoder, load_collection
+from cairn.errors import NoCollection
+from cairn.index.milvus import CollectionReader, Connection, collection_encoder, collection_exists, load_collection
 from cairn.schemas.collection import embedder_mismatch, schema_mismatch
 from cairn.schemas.config import MilvusConfig
 
@@ -182,3 +185,31 @@ class Generations:
             out["building"] = {"collection": collection, "encoder": collection_encoder(self.client, collection),
                                "built_sources": sorted(self.built(collection))}
         return out
+
+
+def open_serving(config: MilvusConfig, create: bool = False) -> CollectionReader:
+    """A reader of the generation the configured name serves now (through the alias, or a plain collection from
+    before generations), loaded, on a connection of its own that closing the reader closes:
+
+        with open_serving(config.milvus) as reader:
+            reader.counts()
+
+    StoreError when the index cannot be opened (or, create=False, a Lite folder does not exist) or is damaged;
+    NoCollection when the name serves nothing yet."""
+    connection = Connection.open(config, create=create)
+    try:
+        collection_exists(connection.client, config)  # a damaged index is one clear StoreError, not a traceback
+        collection, _ = Generations(connection.client, config).serving_collection()
+        if collection is None:
+            raise NoCollection(f"no collection {config.collection!r} at {config.uri}: run `cairn ingest`")
+        return read_generation(connection, config, collection)
+    except BaseException:
+        connection.close()
+        raise
+
+
+def read_generation(connection: Connection, config: MilvusConfig, collection: str) -> CollectionReader:
+    """A reader of `collection`, a generation of (or the plain collection under) `config.collection`, loaded."""
+    physical = config.model_copy(update={"collection": collection})
+    load_collection(connection.client, physical)
+    return CollectionReader(connection, physical)

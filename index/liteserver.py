@@ -79,6 +79,13 @@ def release(folder: Path) -> None:
             del _leases[key]
 
 
+def leases(folder: Path) -> int:
+    """How many leases this process holds on the folder's server (0: none): `connect`s not yet `release`d."""
+    with _leases_lock:
+        entry = _leases.get(str(folder.resolve()))
+        return entry[1] if entry else 0
+
+
 def stop(folder: Path, wait_seconds: float = 30.0) -> bool:
     """Stop the folder's server now, whoever uses it (their next call fails); whether one was running. For
     moving or restoring the folder, and for tests that change its files."""

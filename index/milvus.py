@@ -1,6 +1,6 @@
-"""The one way Cairn reaches Milvus, for the writer and the query side alike: open a client (a Milvus Lite file
-or a server URI, same code), load a collection (repairing what a killed Lite writer left), check the encoder
-a collection was filled by, and the reads the query side makes, each one batched call.
+"""The one way Cairn reaches Milvus, for the writer and the query side alike: open a connection (a Milvus Lite
+folder or a server URI, same code), load a collection (repairing what a killed Lite writer left), check the encoder
+a collection was filled by, and the reads of a collection (`CollectionReader`), each one batched call.
 
 Imports pymilvus and nothing of Cairn's ingestion: `cairn.query` builds on it.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -49,25 +50,57 @@ SERVER_CONNECT_SECONDS = 30  # a Milvus server by URI: unreachable is said withi
 LITE_CONNECT_SECONDS = 300  # this user's Lite server, known alive by its pid: a hang guard (a slow machine took minutes)
 
 
-def open_client(config: MilvusConfig, create: bool) -> MilvusClient:
-    """A client for the configured URI; a clear StoreError when it cannot be reached, is damaged, or (Lite,
-    create=False) does not exist yet. A Lite folder is reached through the one server process that serves it
-    to every Cairn process (index/liteserver.py); `close_client` ends this process's use of it."""
-    if not config.is_lite:
-        return _client(config, config.uri, SERVER_CONNECT_SECONDS)
-    folder = Path(config.uri)
-    if not create and not folder.exists():
-        raise StoreError(f"no index at {config.uri}: run `cairn ingest` first (or set [milvus] uri)")
-    if folder.exists() and not folder.is_dir():
-        raise StoreError(lite_open_problem(folder))
-    uri = liteserver.connect(folder, config.lite_idle_seconds)
-    try:
-        client = _client(config, uri, LITE_CONNECT_SECONDS)
-    except BaseException:
-        liteserver.release(folder)
-        raise
-    client._cairn_lite_folder = folder  # released once by close_client
-    return client
+class Connection:
+    """This process's connection to one Milvus: the client, and for a Lite folder the lease on the one server
+    process that serves it to every Cairn process (index/liteserver.py). Whoever opens it closes it, once:
+
+        with Connection.open(config, create=False) as connection:
+            connection.client.list_collections()
+
+    A client handed in (`Connection(client)`, e.g. by a caller of Retriever) holds no lease."""
+
+    def __init__(self, client: MilvusClient, lite_folder: Path | None = None) -> None:
+        self.client = client
+        self._lite_folder = lite_folder  # the lease to release, once
+        self.closed = False
+
+    @classmethod
+    def open(cls, config: MilvusConfig, create: bool) -> "Connection":
+        """A connection to the configured URI; a clear StoreError when it cannot be reached, is damaged, or (Lite,
+        create=False) does not exist yet."""
+        if not config.is_lite:
+            return cls(_client(config, config.uri, SERVER_CONNECT_SECONDS))
+        folder = Path(config.uri)
+        if not create and not folder.exists():
+            raise StoreError(f"no index at {config.uri}: run `cairn ingest` first (or set [milvus] uri)")
+        if folder.exists() and not folder.is_dir():
+            raise StoreError(lite_open_problem(folder))
+        uri = liteserver.connect(folder, config.lite_idle_seconds)
+        try:
+            return cls(_client(config, uri, LITE_CONNECT_SECONDS), folder)
+        except BaseException:
+            liteserver.release(folder)
+            raise
+
+    def close(self) -> None:
+        """Close the client and end this process's use of a Lite folder's server (the server stops once no
+        process has used it for `[milvus] lite_idle_seconds`); a second call does nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.client.close()
+        except MilvusException:
+            pass
+        finally:
+            if self._lite_folder is not None:
+                liteserver.release(self._lite_folder)
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
@@ -103,19 +136,6 @@ def collection_exists(client: MilvusClient, config: MilvusConfig) -> bool:
             return client.has_collection(config.collection)
     except MilvusException as exc:
         raise _damaged(config, exc, "open") from None
-
-
-def close_client(client: MilvusClient, config: MilvusConfig) -> None:
-    """Close the client and end this process's use of a Lite folder's server (the server stops once no
-    process has used it for `[milvus] lite_idle_seconds`)."""
-    try:
-        client.close()
-    except MilvusException:
-        pass
-    folder = getattr(client, "_cairn_lite_folder", None)
-    if folder is not None:
-        client._cairn_lite_folder = None
-        liteserver.release(folder)
 
 
 # Milvus Lite (3.x) keeps each segment's indexes in sidecar files under <uri>/.../collections/<name>/
@@ -197,32 +217,20 @@ def check_encoder(client: MilvusClient, collection: str, identity: str, error: t
 
 
 class CollectionReader:
-    """The reads of the query side, one Milvus call each, whatever the number of ids: dense and BM25 search,
-    rows by primary key, children per document, neighbouring sections. Every call takes the caller's access
-    filter (tenant + ACL + time) and applies it inside Milvus."""
+    """The reads of one collection, one Milvus call each, whatever the number of ids: dense and BM25 search,
+    rows by primary key, children per document, neighbouring sections, paged scans and counts. Every query-side
+    call takes the caller's access filter (tenant + ACL + time) and applies it inside Milvus. Read-only: the
+    writer (index/store.py) reads through one of these. Open one on the serving generation with
+    `cairn.index.generations.open_serving`."""
 
-    def __init__(self, client: MilvusClient, config: MilvusConfig) -> None:
-        self.client = client
+    def __init__(self, connection: Connection, config: MilvusConfig) -> None:
+        self.connection = connection
         self.config = config
         self.collection = config.collection
 
-    @classmethod
-    def open(cls, config: MilvusConfig, error: type[StoreError] = StoreError) -> "CollectionReader":
-        """Open, check the collection exists and load it; `error` is the kind raised when it cannot be read."""
-        if config.is_lite and not Path(config.uri).exists():
-            raise error(f"no index at {config.uri}: run `cairn ingest` first (or set [milvus] uri)")
-        try:
-            client = open_client(config, create=False)
-        except StoreError as exc:
-            raise error(str(exc)) from None
-        try:
-            exists = collection_exists(client, config)
-        except StoreError as exc:
-            raise error(str(exc)) from None
-        if not exists:
-            raise error(f"no collection {config.collection!r} at {config.uri}: run `cairn ingest` first")
-        load_collection(client, config)
-        return cls(client, config)
+    @property
+    def client(self) -> MilvusClient:
+        return self.connection.client
 
     def search_dense(self, field: str, vectors: list[list[float]], expr: str, limit: int, fields: list[str]) -> list[list[dict]]:
         """Nearest rows to each vector on a dense field, per vector, best first."""
@@ -280,5 +288,19 @@ class CollectionReader:
             groups.update(row["access_control_list"])
         return tenants, groups
 
+    def counts(self) -> Counter:
+        """Rows per (tenant, source, chunk_type)."""
+        counter: Counter = Counter()
+        for row in self.iterate("", ["tenant_id", "source_name", "chunk_type"]):
+            counter[(row["tenant_id"], row["source_name"], row["chunk_type"])] += 1
+        return counter
+
     def close(self) -> None:
-        close_client(self.client, self.config)
+        """Close the connection (shared with whatever else reads or writes through it)."""
+        self.connection.close()
+
+    def __enter__(self) -> "CollectionReader":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,15 +1,15 @@
 """The writer of the one collection: create or check it, upsert, retire and delete rows, read its ledger back.
-Opening, loading and encoder checks are the access layer's (index/milvus.py), shared with the query side."""
+Connecting, loading, encoder checks and reads are the access layer's (index/milvus.py), shared with the query side:
+the writer reads through a CollectionReader on its own connection."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import Iterable, Iterator
 
 from pymilvus import MilvusClient
 
 from cairn.errors import StoreError
 from cairn.index.milvus import (
-    CollectionReader, check_encoder, close_client, collection_exists, load_collection, open_client, quiet_lite_refusals,
+    CollectionReader, Connection, check_encoder, collection_exists, load_collection, quiet_lite_refusals,
 )
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import (
@@ -31,11 +31,19 @@ ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_F
 
 
 class MilvusStore:
-    def __init__(self, config: MilvusConfig, dim: int, client: MilvusClient | None = None) -> None:
+    """The writer of `config.collection`, its vectors `dim` wide, on `connection` (opened, creating a Lite folder,
+    when not given); `close` closes the connection."""
+
+    def __init__(self, config: MilvusConfig, dim: int, connection: Connection | None = None) -> None:
         self.config = config
         self.dim = dim
         self.collection = config.collection
-        self.client = client or open_client(config, create=True)
+        self.connection = connection or Connection.open(config, create=True)
+        self.reader = CollectionReader(self.connection, config)
+
+    @property
+    def client(self) -> MilvusClient:
+        return self.connection.client
 
     def exists(self) -> bool:
         return collection_exists(self.client, self.config)
@@ -123,19 +131,12 @@ class MilvusStore:
     # ---- reading -------------------------------------------------------------------------------
     def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
         """Every matching row, paged."""
-        return CollectionReader(self.client, self.config).iterate(filter, fields, batch_size)
+        return self.reader.iterate(filter, fields, batch_size)
 
     def ledger(self, source_name: str):
         from cairn.index.ledger import read_ledger
 
-        return read_ledger(self, source_name)
-
-    def counts(self) -> Counter:
-        """Rows per (tenant, source, chunk_type)."""
-        counter: Counter = Counter()
-        for row in self.iterate("", ["tenant_id", "source_name", "chunk_type"]):
-            counter[(row["tenant_id"], row["source_name"], row["chunk_type"])] += 1
-        return counter
+        return read_ledger(self.reader, source_name)
 
     def close(self) -> None:
-        close_client(self.client, self.config)
+        self.connection.close()

@@ -11,18 +11,17 @@ if not __name__.startswith("cairn."):  # the folder is mapped into the cairn nam
 from cairn.schemas.config import CairnConfig
 
 
-def check_rows(config: CairnConfig, expr: str, dim: int, name: str = "report", title: str = "Cairn data quality", store=None):
-    """Read the rows matching `expr` (current rows only unless the filter says otherwise) and report on them."""
-    from cairn.index.store import MilvusStore
+def check_rows(config: CairnConfig, expr: str, dim: int, name: str = "report", title: str = "Cairn data quality",
+               reader=None):
+    """Read the rows matching `expr` (current rows only unless the filter says otherwise) and report on them, through
+    `reader` (a CollectionReader, or anything with its `iterate`) or else one of the generation the name serves."""
+    from cairn.index.generations import open_serving
     from cairn.quality.frames import read_rows
     from cairn.quality.report import write_report
 
-    own = store is None
-    store = store or MilvusStore(config.milvus, dim)
-    try:
-        store.load()
-        frame = read_rows(store, expr)
-    finally:
-        if own:
-            store.close()
+    if reader is None:
+        with open_serving(config.milvus) as own:
+            frame = read_rows(own, expr)
+    else:
+        frame = read_rows(reader, expr)
     return write_report(frame, config, dim, name, title)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cairn.index.store import MilvusStore
+from cairn.index.milvus import CollectionReader
 from cairn.schemas.collection import DENSE_FIELDS
 from cairn.schemas.row_links import ChildMarks, ParentLinks
 
@@ -43,8 +43,8 @@ def flatten(row: dict) -> dict:
     return flat
 
 
-def read_rows(store: MilvusStore, expr: str) -> pd.DataFrame:
-    frame = pd.DataFrame([flatten(row) for row in store.iterate(expr, FIELDS, batch_size=500)])
+def read_rows(reader: CollectionReader, expr: str) -> pd.DataFrame:
+    frame = pd.DataFrame([flatten(row) for row in reader.iterate(expr, FIELDS, batch_size=500)])
     if frame.empty:
         return pd.DataFrame(columns=[*FIELDS, "acl_size", "text_length"])
     parents = set(frame.loc[frame["chunk_type"] == "full_text", "chunk_id"])

@@ -26,8 +26,9 @@ from pymilvus.exceptions import MilvusException
 
 from cairn.embedding import Encoder, query_encoder_for
 from cairn.embedding.model import cosine_scale
-from cairn.errors import RetrievalError
-from cairn.index.milvus import CollectionReader
+from cairn.errors import NoCollection, RetrievalError, StoreError
+from cairn.index.generations import open_serving
+from cairn.index.milvus import CollectionReader, Connection
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
 from cairn.query.filters import ACCESS_FIELDS, Access, search_expr
@@ -61,8 +62,13 @@ def one_version_per_document(rows: list[dict]) -> set[str]:
 
 
 def connect(config: MilvusConfig) -> CollectionReader:
-    """The query side's reader of the configured collection (RetrievalError naming what to fix)."""
-    return CollectionReader.open(config, error=RetrievalError)
+    """The query side's reader of the generation the configured name serves (RetrievalError naming what to fix)."""
+    try:
+        return open_serving(config)
+    except NoCollection:
+        raise RetrievalError(f"no collection {config.collection!r} at {config.uri}: run `cairn ingest` first") from None
+    except StoreError as exc:
+        raise RetrievalError(str(exc)) from None
 
 
 class _Clock:
@@ -81,14 +87,17 @@ class _Clock:
 
 class Retriever:
     def __init__(self, milvus: MilvusConfig, settings: QueryConfig, encoder: Encoder,
-                 client: "CollectionReader | object | None" = None) -> None:
-        """`client`: a CollectionReader, or a pymilvus client to read through (the default opens the collection)."""
+                 client: "CollectionReader | Connection | object | None" = None) -> None:
+        """`client`: a CollectionReader, a Connection or a pymilvus client to read through (the default opens the
+        generation the configured name serves); `close` closes it."""
         self.milvus = milvus
         self.settings = settings
         self.encoder = encoder
         if client is None:
             client = connect(milvus)
-        self.reader = client if isinstance(client, CollectionReader) else CollectionReader(client, milvus)
+        if not isinstance(client, CollectionReader):
+            client = CollectionReader(client if isinstance(client, Connection) else Connection(client), milvus)
+        self.reader = client
         # the generation the configured name serves, and the encoder its vectors came from (query/serving.py)
         self.serving = ServedCollection(self.reader, milvus, encoder, settings.serving_check_seconds)
         self.reader, self.encoder = self.serving.reader, self.serving.encoder

@@ -19,8 +19,8 @@ from pymilvus.exceptions import MilvusException
 from cairn.embedding import encoder_for_identity
 from cairn.embedding.model import DEFAULT_ONNX_CACHE
 from cairn.errors import RetrievalError, StoreError
-from cairn.index.generations import Generations
-from cairn.index.milvus import CollectionReader, collection_encoder, load_collection, open_client
+from cairn.index.generations import Generations, read_generation
+from cairn.index.milvus import CollectionReader, Connection, collection_encoder
 from cairn.schemas.config import MilvusConfig
 
 log = logging.getLogger("cairn.query")
@@ -56,11 +56,11 @@ class ServedCollection:
             self.reader.close()
         except READ_FAILURES:
             pass
-        try:  # not CollectionReader.open: the name may serve nothing for a moment (a legacy index's migration)
-            client = open_client(self.milvus, create=False)
+        try:  # not open_serving: the name may serve nothing for a moment (a legacy index's migration), waited out below
+            connection = Connection.open(self.milvus, create=False)
         except StoreError as exc:
             raise RetrievalError(str(exc)) from None
-        self.reader = CollectionReader(client, self.milvus)
+        self.reader = CollectionReader(connection, self.milvus)
         self.collection = None
         self._follow()
         return self.reader, self.encoder
@@ -79,11 +79,9 @@ class ServedCollection:
             return
         identity = collection_encoder(self.reader.client, collection)
         encoder = self._encoder_for(collection, identity)
-        physical = self.milvus.model_copy(update={"collection": collection})
-        load_collection(self.reader.client, physical)
+        self.reader = read_generation(self.reader.connection, self.milvus, collection)
         if self.collection is not None:
             log.info("collection %r now serves %s (encoder %s)", self.milvus.collection, collection, identity)
-        self.reader = CollectionReader(self.reader.client, physical)
         self.collection, self.encoder = collection, encoder
 
     def _encoder_for(self, collection: str, identity: str | None):

@@ -8,6 +8,7 @@ import pytest
 
 from cairn.errors import RetrievalError, StoreError
 from cairn.flows.ingest import ingest_flow
+from cairn.index.generations import open_serving
 from cairn.index.milvus import CollectionReader, check_encoder
 from cairn.query.filters import ACCESS_FIELDS, Access, access_expr
 from cairn.schemas import Principal
@@ -25,7 +26,7 @@ def reader(tmp_path_factory, prefect_server):
         {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
     ])
     ingest_flow(config_path=str(config))
-    opened = CollectionReader.open(load_config(config).milvus)
+    opened = open_serving(load_config(config).milvus)
     yield opened
     opened.close()
 
@@ -90,4 +91,4 @@ def test_tenants_and_groups_and_the_encoder_check(reader):
     with pytest.raises(RetrievalError, match="not comparable"):
         check_encoder(reader.client, reader.collection, "another-model/seq1/d384", error=RetrievalError)
     with pytest.raises(StoreError, match="no index at"):
-        CollectionReader.open(reader.config.model_copy(update={"uri": str(reader.config.uri) + "-missing.db"}))
+        open_serving(reader.config.model_copy(update={"uri": str(reader.config.uri) + "-missing.db"}))

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from cairn.flows.ingest import ingest_flow
-from cairn.index.milvus import open_client
+from cairn.index.milvus import Connection
 from cairn.schemas.config import MilvusConfig
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
@@ -73,7 +73,8 @@ def bench(*args, env=None):
 
 
 def test_query_speed_bench_runs_on_a_server_and_drops_what_it_made(milvus, tmp_path):
-    client = open_client(MilvusConfig(uri=milvus.uri), create=False)
+    connection = Connection.open(MilvusConfig(uri=milvus.uri), create=False)
+    client = connection.client
     client.create_collection("users_own", dimension=4)  # not the benchmark's: must survive it
     result = bench("bench.query_speed", "--rows", "300", "--queries", "3", "--store", "server", "--uri", milvus.uri,
                    env={"CAIRN_BENCH_RESULTS": str(tmp_path / "results")})
@@ -84,7 +85,7 @@ def test_query_speed_bench_runs_on_a_server_and_drops_what_it_made(milvus, tmp_p
     assert size["rows"] == 300 and size["queries"] == 3
     assert size["retrieve_p95_ms"] >= size["retrieve_p50_ms"] > 0 and size["raw_hybrid_p95_ms"] >= size["raw_hybrid_p50_ms"] > 0
     assert client.list_collections() == ["users_own"]
-    client.close()
+    connection.close()
 
 
 def test_bench_store_server_names_an_unreachable_uri():

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,7 +62,7 @@ def collection(tmp_path):
 
 def test_a_corpus_inside_the_sla_passes_and_the_report_folder_is_complete(collection):
     config, store, _ = collection
-    report = check_rows(config, "is_current == true", 384, store=store)
+    report = check_rows(config, "is_current == true", 384, reader=store.reader)
     assert report.success, [r.to_dict() for r in report.failed()]
     assert len(report.results) >= 20 and report.rows > 0
     folder = report.report_dir
@@ -73,11 +74,11 @@ def test_a_corpus_inside_the_sla_passes_and_the_report_folder_is_complete(collec
 
 def test_reports_show_parameters_per_source_counts_a_trend_and_latest_leads_to_the_newest(collection):
     config, store, rows = collection
-    first = check_rows(config, "is_current == true", 384, store=store, name="first")
+    first = check_rows(config, "is_current == true", 384, reader=store.reader, name="first")
     parents = [r for r in rows if r["chunk_type"] == "full_text"]
     store.upsert([dict(parents[0], token_count=2400)])  # one section over the band
     store.flush()
-    second = check_rows(config, "is_current == true", 384, store=store, name="second")
+    second = check_rows(config, "is_current == true", 384, reader=store.reader, name="second")
 
     size = next(r for r in second.results if r.column == "full_text token_count")
     assert size.params == {"min_value": config.chunking.parent_min_tokens, "max_value": config.chunking.parent_max_tokens,
@@ -100,7 +101,7 @@ def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(c
     broken = [dict(parents[0], token_count=2400), dict(parents[1], token_count=35), dict(parents[2], tenant_id="")]
     store.upsert(broken)  # the same ids: rows now carrying the defects
     store.flush()
-    report = check_rows(config, "is_current == true", 384, store=store)
+    report = check_rows(config, "is_current == true", 384, reader=store.reader)
     failed = {(r.column, r.expectation): r for r in report.failed()}
     assert not report.success
     size = failed[("full_text token_count", "expect_column_values_to_be_between")]
@@ -109,6 +110,16 @@ def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(c
     tenant = failed[("tenant_id", "expect_column_values_to_not_be_null")]
     assert [e["chunk_id"] for e in tenant.examples] == [parents[2]["chunk_id"]]
     assert ("chunk_id", "expect_column_values_to_be_unique") not in failed
+
+
+def test_cairn_report_in_a_long_lived_process_lets_go_of_the_index_it_read(collection):
+    from cairn.flows.report import quality_report
+    from cairn.index import liteserver
+
+    config, store, _ = collection
+    assert liteserver.leases(Path(config.milvus.uri)) == 1  # the writer's, held by the fixture
+    assert quality_report(config).success
+    assert liteserver.leases(Path(config.milvus.uri)) == 1  # the report's own connection is closed
 
 
 @pytest.mark.core

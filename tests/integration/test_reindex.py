@@ -19,7 +19,7 @@ from cairn.embedding import load_encoder
 from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
 from cairn.index.generations import Generations
-from cairn.index.milvus import open_client
+from cairn.index.milvus import Connection
 from cairn.index.store import MilvusStore
 from cairn.query import Principal, Retriever
 from cairn.schemas.config import MilvusConfig, QueryConfig, load_config
@@ -54,11 +54,8 @@ def minilm_config(path, index, sources):
 
 def index_state(config) -> tuple[dict, list[str]]:
     milvus = load_config(config).milvus
-    client = open_client(milvus, create=False)
-    try:
-        return Generations(client, milvus).status(), sorted(client.list_collections())
-    finally:
-        MilvusStore(milvus, 384, client).close()
+    with Connection.open(milvus, create=False) as connection:
+        return Generations(connection.client, milvus).status(), sorted(connection.client.list_collections())
 
 
 def answer(retriever: Retriever, question: str) -> list[str]:
@@ -111,7 +108,7 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     retriever = Retriever.from_config(config)  # the config says bge; the serving collection holds MiniLM vectors
     assert retriever.encoder.identity == TORCH
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
-    retriever.close()  # this process lets go of the Lite folder (index/milvus.py close_client)
+    retriever.close()  # this process lets go of the Lite folder
 
     (tmp_path / "kafka-away").rename(tmp_path / "kafka")
     killed = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"], cwd=REPO,
@@ -131,13 +128,14 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
 
 def test_a_retriever_moves_to_the_new_generation_and_its_encoder_together_when_the_alias_switches(tmp_path, onnx_cache):
     milvus = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"))
-    client = open_client(milvus, create=True)
+    connection = Connection.open(milvus, create=True)
+    client = connection.client
     generations = Generations(client, milvus)
     for collection, identity in (("cairn__g1", TORCH), ("cairn__g2", ONNX)):
-        MilvusStore(generations.physical(collection), 384, client).ensure_collection(embedder=identity)
+        MilvusStore(generations.physical(collection), 384, connection).ensure_collection(embedder=identity)
     client.create_alias("cairn__g1", "cairn")
     onnx = load_encoder("all-MiniLM-L6-v2", "onnx-int8", onnx_cache)  # what the config names, mid-rebuild
-    retriever = Retriever(milvus, QueryConfig(serving_check_seconds=0), onnx, client=client)  # 0: check at every query
+    retriever = Retriever(milvus, QueryConfig(serving_check_seconds=0), onnx, client=connection)  # 0: check every query
     assert (retriever.reader.collection, retriever.encoder.identity) == ("cairn__g1", TORCH)
     client.alter_alias("cairn__g2", "cairn")  # what a writer's switch does
     assert retriever.retrieve("how do I promote the ledger replica", SRE).status == "no_results"

@@ -80,7 +80,7 @@ def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_
     milvus = load_config(config).milvus
     store = MilvusStore(milvus, dim=384)
     store.ensure_collection()
-    rows = sum(store.counts().values())
+    rows = sum(store.reader.counts().values())
     store.close()
     assert first["documents"]["indexed"] == 3 and rows > 0
 

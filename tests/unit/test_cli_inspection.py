@@ -23,12 +23,12 @@ def test_status_before_any_ingest_says_to_ingest_and_prints_nothing_on_stdout(tm
 
 
 def test_status_of_an_index_without_the_collection_names_it(tmp_path, capsys):
-    from cairn.index.milvus import close_client, open_client
+    from cairn.index.milvus import Connection
     from cairn.schemas.config import load_config
 
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [], collection="runbooks")
     milvus = load_config(config).milvus
-    close_client(open_client(milvus, create=True), milvus)  # an index folder with no collection in it
+    Connection.open(milvus, create=True).close()  # an index folder with no collection in it
     assert main(["--config", str(config), "status"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cairn: no collection 'runbooks' at ") and "run `cairn ingest`" in err
