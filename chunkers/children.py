@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from cairn.chunkers.blocks import fenced_runs, is_list_item_line, line_pieces, sentence_spans, word_pieces
-from cairn.chunkers.packing import Band, plan_segments
+from cairn.chunkers.segmentation import Band, plan_segments
 from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import UNIT_JOINER, Unit, glued_to_next
 from cairn.schemas.config import ChunkingConfig

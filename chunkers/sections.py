@@ -23,7 +23,7 @@ from typing import Sequence
 from cairn.chunkers.abstracts import document_idf, extractive_abstract
 from cairn.chunkers.children import split_children
 from cairn.chunkers.health import chunk_health_score
-from cairn.chunkers.packing import Band, plan_segments
+from cairn.chunkers.segmentation import Band, plan_segments
 from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import UNIT_JOINER, Unit, glued_to_next
 from cairn.schemas.config import ChunkingConfig

@@ -174,7 +174,7 @@ def _load(spec: ModelSpec):
 
 def _load_onnx(spec: ModelSpec, cache: Path):
     from cairn.embedding.onnx import export_int8
-    from cairn.embedding.query_model import SentenceOnnx
+    from cairn.embedding.onnx_runtime import SentenceOnnx
 
     model_dir = _model_dir(spec)
     return SentenceOnnx(export_int8(model_dir, cache, spec.name), model_dir / "tokenizer.json", spec.max_seq_length,
@@ -182,7 +182,7 @@ def _load_onnx(spec: ModelSpec, cache: Path):
 
 
 def _load_bundled(spec: ModelSpec):
-    from cairn.embedding.query_model import SentenceOnnx
+    from cairn.embedding.onnx_runtime import SentenceOnnx
 
     onnx_file, tokenizer = bundled_files(spec)
     return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True)

@@ -7,7 +7,7 @@ onnxruntime.
               exporter's versions: a new model package or onnxruntime never reuses an old export. The
               export writes to a temporary folder and renames it into place, so a crash leaves nothing
               half-written, and concurrent first runs (Dask workers) each export and one rename wins.
-    encode:   embedding/query_model.SentenceOnnx: the model's own tokenizer.json (truncation at max_seq_length,
+    encode:   embedding/onnx_runtime.SentenceOnnx: the model's own tokenizer.json (truncation at max_seq_length,
               like sentence-transformers), one text per run (int8: see SentenceOnnx), mean pooling over the
               attention mask, L2 norm: the pipeline sentence-transformers runs for this model (modules.json:
               Transformer, Pooling mean, Normalize), so only the int8 arithmetic differs. bench.embedding
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cairn.embedding.query_model import INPUTS
+from cairn.embedding.onnx_runtime import INPUTS
 
 # How the file is made; part of the digest, so a change here re-exports. Eager attention exports as plain
 # MatMul/Softmax ops, which onnxruntime runs ~20% faster than the SDPA export (measured on 300 runbook texts).

@@ -58,7 +58,7 @@ def publish_run(report: RunReport, title: str) -> None:
 
 def publish_quality(result) -> None:
     """The quality report's table as markdown, and a link to its HTML (the uploaded copy when there is one)."""
-    from cairn.quality.report import report_markdown
+    from cairn.quality.report_folder import report_markdown
 
     create_markdown_artifact(key=artifact_key("quality-report"), markdown=report_markdown(result), description="Cairn data quality")
     page = f"{result.uploaded_to.rstrip('/')}/index.html" if result.uploaded_to else Path(result.report_dir, "index.html").resolve().as_uri()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cairn.index.cache import open_or_rebuild
+from cairn.index.sqlite import open_or_rebuild
 
 
 class SourceState:

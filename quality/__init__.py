@@ -17,7 +17,7 @@ def check_rows(config: CairnConfig, expr: str, dim: int, name: str = "report", t
     `reader` (a CollectionReader, or anything with its `iterate`) or else one of the generation the name serves."""
     from cairn.index.generations import open_serving
     from cairn.quality.frames import read_rows
-    from cairn.quality.report import write_report
+    from cairn.quality.report_folder import write_report
 
     if reader is None:
         with open_serving(config.milvus) as own:

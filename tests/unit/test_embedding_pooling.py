@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cairn.embedding.model import MODELS, cosine_scale, load_encoder
-from cairn.embedding.query_model import pooled
+from cairn.embedding.onnx_runtime import pooled
 
 HIDDEN = np.array([[[3.0, 4.0], [1.0, 0.0], [9.0, 9.0]],   # the third token is padding
                    [[0.0, 2.0], [2.0, 0.0], [2.0, 2.0]]], dtype=np.float32)

@@ -1,4 +1,4 @@
-from cairn.quality.report import prune
+from cairn.quality.report_folder import prune
 
 
 def test_only_the_newest_report_folders_are_kept(tmp_path):
@@ -29,7 +29,7 @@ def test_the_latest_link_is_never_counted_or_pruned_and_follows_the_newest(tmp_p
 def test_plots_show_the_rows_the_size_expectations_check():
     import pandas as pd
 
-    from cairn.quality.report import checked_rows
+    from cairn.quality.report_folder import checked_rows
 
     frame = pd.DataFrame([
         {"chunk_type": "full_text", "token_count": 120, "whole_document": True, "is_remainder": False},  # exempt: short doc

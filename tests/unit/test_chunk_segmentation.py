@@ -1,5 +1,5 @@
 """plan_segments: the band-packing dynamic programme shared by sections and children."""
-from cairn.chunkers.packing import Band, plan_segments
+from cairn.chunkers.segmentation import Band, plan_segments
 
 BAND = Band(minimum=40, target=60, maximum=90)
 
