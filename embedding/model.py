@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cairn.embedding.encoder import Encoder
 from cairn.schemas.config import MODEL_BACKENDS, EmbeddingConfig
 
 # Before transformers/huggingface_hub are imported: no hub look-ups, no telemetry.
@@ -73,7 +74,9 @@ BACKENDS = ("auto", "torch", "onnx-int8")
 
 
 @dataclass
-class Encoder:
+class ModelEncoder:
+    """A bundled model (MODELS) run by a backend, loaded on first use: an `Encoder` (embedding/encoder.py)."""
+
     spec: ModelSpec
     backend: str = "torch"
     onnx_cache: str = DEFAULT_ONNX_CACHE  # where the onnx-int8 export is kept (made once, on first use)
@@ -188,7 +191,7 @@ def _load_bundled(spec: ModelSpec):
     return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True)
 
 
-def load_encoder(name: str = DEFAULT_MODEL, backend: str = "auto", onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
+def load_encoder(name: str = DEFAULT_MODEL, backend: str = "auto", onnx_cache: str = DEFAULT_ONNX_CACHE) -> ModelEncoder:
     """The process-wide encoder for a model name and backend (weights load on first use); backend "auto" is
     the model's first (torch for all-MiniLM-L6-v2, onnx-int8 for bge-small-en-v1.5, the only one it has)."""
     if name not in MODELS:
@@ -203,16 +206,16 @@ def load_encoder(name: str = DEFAULT_MODEL, backend: str = "auto", onnx_cache: s
 
 
 @lru_cache(maxsize=8)
-def _encoder(name: str, backend: str, onnx_cache: str) -> Encoder:
-    return Encoder(MODELS[name], backend, onnx_cache)
+def _encoder(name: str, backend: str, onnx_cache: str) -> ModelEncoder:
+    return ModelEncoder(MODELS[name], backend, onnx_cache)
 
 
-def encoder_for(config) -> Encoder:
+def encoder_for(config) -> ModelEncoder:
     """The encoder an `[embedding]` config section names."""
     return load_encoder(config.model, config.backend, config.onnx_cache)
 
 
-def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) -> Encoder:
+def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) -> ModelEncoder:
     """The encoder whose `identity` a collection records (model/seq<N>/d<N>[/backend]), to embed queries against
     vectors it made. ValueError naming the identity when this install does not know that model as recorded."""
     name, seq, dim, *rest = identity.split("/") + ["", ""]
@@ -224,7 +227,7 @@ def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) ->
     return load_encoder(name, backend, onnx_cache)
 
 
-def query_encoder_for(config):
+def query_encoder_for(config) -> Encoder:
     """What embeds queries: the exported query model when `query_model` names one (no torch needed), else
     the encoder itself. Without either a model export or what the encoder runs on (torch, or the package that
     ships the model file: neither is in a `cairn[query]` install) it says what to do."""
@@ -242,7 +245,7 @@ def query_encoder_for(config):
 
 
 @lru_cache(maxsize=4)
-def _query_model(folder: str):
+def _query_model(folder: str) -> Encoder:
     from cairn.embedding.query_model import QueryModel
 
     return QueryModel(folder)

@@ -52,8 +52,7 @@ def export_query_model(encoder, folder: Path) -> Path:
 
 
 class QueryModel:
-    """Sentence vectors from an exported folder; `identity`, `dim`, `encode` and `encode_queries` as
-    cairn.embedding.Encoder."""
+    """Sentence vectors from an exported folder: an `Encoder` (embedding/encoder.py)."""
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = Path(folder)

@@ -32,7 +32,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from cairn.embedding import Encoder, load_encoder
+from cairn.embedding import ModelEncoder, load_encoder
 from cairn.embedding.model import BATCH_SIZE, DEFAULT_ONNX_CACHE
 from cairn.schemas.config import CairnConfig, RunnerConfig
 
@@ -97,7 +97,7 @@ def runner_for_run(config: RunnerConfig) -> Iterator[TaskRunner | None]:
 
 
 @dataclass
-class RunnerEncoder(Encoder):
+class RunnerEncoder(ModelEncoder):
     """An Encoder whose encode() runs as `encode_texts` tasks on a task runner, in up to `parts` slices.
 
     It is the encoder it wraps (same model, backend, identity and dimension), so the embedding cache keys stay
@@ -107,7 +107,7 @@ class RunnerEncoder(Encoder):
     parts: int = 1
 
     @classmethod
-    def around(cls, encoder: Encoder, runner: TaskRunner, parts: int) -> "RunnerEncoder":
+    def around(cls, encoder: ModelEncoder, runner: TaskRunner, parts: int) -> "RunnerEncoder":
         return cls(encoder.spec, encoder.backend, encoder.onnx_cache, runner=runner, parts=max(1, parts))
 
     @property

@@ -16,7 +16,7 @@ import time
 
 from pymilvus.exceptions import MilvusException
 
-from cairn.embedding import encoder_for_identity
+from cairn.embedding import Encoder, encoder_for_identity
 from cairn.embedding.model import DEFAULT_ONNX_CACHE
 from cairn.errors import RetrievalError, StoreError
 from cairn.index.generations import Generations, read_generation
@@ -31,7 +31,7 @@ READ_FAILURES = (MilvusException, StoreError)
 class ServedCollection:
     """The serving generation's reader and encoder, re-checked at most every `check_seconds`."""
 
-    def __init__(self, reader: CollectionReader, milvus: MilvusConfig, encoder, check_seconds: float) -> None:
+    def __init__(self, reader: CollectionReader, milvus: MilvusConfig, encoder: Encoder, check_seconds: float) -> None:
         self.milvus = milvus
         self.configured = encoder  # what the config embeds with: used whenever the serving collection records it
         self.check_seconds = check_seconds
@@ -42,7 +42,7 @@ class ServedCollection:
         self._checked = float("-inf")
         self._follow()
 
-    def current(self) -> tuple[CollectionReader, object]:
+    def current(self) -> tuple[CollectionReader, Encoder]:
         """The reader and encoder to use now (re-checked when `check_seconds` have passed)."""
         # A plain collection named like the alias (an index made before generations) is checked on every query:
         # once migrated, the same name resolves to the alias, and reads would succeed against the new vectors.
@@ -50,7 +50,7 @@ class ServedCollection:
             self._follow()
         return self.reader, self.encoder
 
-    def recover(self) -> tuple[CollectionReader, object]:
+    def recover(self) -> tuple[CollectionReader, Encoder]:
         """After a failed read: reopen the client (the engine may have restarted) and follow the alias again."""
         try:
             self.reader.close()
@@ -84,7 +84,7 @@ class ServedCollection:
             log.info("collection %r now serves %s (encoder %s)", self.milvus.collection, collection, identity)
         self.collection, self.encoder = collection, encoder
 
-    def _encoder_for(self, collection: str, identity: str | None):
+    def _encoder_for(self, collection: str, identity: str | None) -> Encoder:
         """The configured encoder when it made the collection's vectors (or the collection does not say), else
         the one it records, loaded now so that a process unable to run it says so before answering."""
         if identity is None or identity == self.configured.identity:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cairn.embedding import Encoder, load_encoder
+from cairn.embedding import ModelEncoder, load_encoder
 from cairn.embedding.model import encoder_for_identity
 from cairn.errors import StoreError
 from cairn.index.store import MilvusStore
@@ -23,7 +23,7 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def onnx_encoder(onnx_cache) -> Encoder:
+def onnx_encoder(onnx_cache) -> ModelEncoder:
     return load_encoder("all-MiniLM-L6-v2", "onnx-int8", onnx_cache)
 
 
@@ -44,7 +44,7 @@ def test_the_export_is_made_once_and_reused(onnx_encoder, tmp_path):
     exports = list(path.parent.parent.iterdir())
     assert [p.name for p in exports] == [path.parent.name]  # no scratch folder left behind
     stamp = path.stat().st_mtime_ns
-    again = Encoder(onnx_encoder.spec, "onnx-int8", onnx_encoder.onnx_cache)  # a fresh process would do this
+    again = ModelEncoder(onnx_encoder.spec, "onnx-int8", onnx_encoder.onnx_cache)  # a fresh process would do this
     assert np.allclose(again.encode(TEXTS[:2]), onnx_encoder.encode(TEXTS[:2]), atol=1e-6)
     assert again.model().path == path and path.stat().st_mtime_ns == stamp
 

@@ -1,0 +1,29 @@
+"""Every encoder Cairn runs answers to the one Encoder protocol (embedding/encoder.py), without loading a model."""
+from __future__ import annotations
+
+import numpy as np
+
+from cairn.embedding import Encoder, ModelEncoder, load_encoder
+from cairn.flows.runner import RunnerEncoder
+
+
+def test_the_bundled_models_are_encoders_without_loading_their_weights():
+    encoder = load_encoder("all-MiniLM-L6-v2", "torch")
+    assert isinstance(encoder, ModelEncoder) and isinstance(encoder, Encoder)
+    assert (encoder.identity, encoder.dim, encoder.loaded) == ("all-MiniLM-L6-v2/seq256/d384", 384, False)
+
+
+def test_the_task_runner_encoder_is_an_encoder():
+    runner_encoder = RunnerEncoder.around(load_encoder("all-MiniLM-L6-v2", "torch"), runner=None, parts=2)
+    assert isinstance(runner_encoder, Encoder) and runner_encoder.identity == "all-MiniLM-L6-v2/seq256/d384"
+
+
+def test_an_object_missing_a_method_is_not_an_encoder():
+    class NoQueries:
+        identity = "x"
+        dim = 2
+
+        def encode(self, texts: list[str], batch_size: int = 8) -> np.ndarray:
+            return np.zeros((len(texts), 2), dtype=np.float32)
+
+    assert not isinstance(NoQueries(), Encoder)
