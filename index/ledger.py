@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import quote
@@ -66,12 +67,22 @@ class IndexedDocument:
         return out
 
 
-def read_ledger(store, source_name: str) -> dict[str, IndexedDocument]:
-    """document_id -> its current rows, for one source (two paged scans: parents, then children)."""
-    docs: dict[str, IndexedDocument] = {}
+PARENT_FIELDS = ["chunk_id", "document_id", "version_hash", "extra"]
+CHILD_FIELDS = ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]
+
+
+def ledger_filters(source_name: str) -> tuple[str, str]:
+    """The rows a source's ledger is read from, as two Milvus filters: its current parents, its current children."""
     base = f"source_name == {quote(source_name)} and is_current == true"
-    parent_expr = f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}"
-    for row in store.iterate(parent_expr, ["chunk_id", "document_id", "version_hash", "extra"]):
+    return (f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}",
+            f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}")
+
+
+def read_ledger(parents: Iterable[dict], children: Iterable[dict]) -> dict[str, IndexedDocument]:
+    """document_id -> its current rows, for one source, from its current parent rows (PARENT_FIELDS), then its
+    current child rows (CHILD_FIELDS): from any store (MilvusStore.ledger pages them from the collection)."""
+    docs: dict[str, IndexedDocument] = {}
+    for row in parents:
         doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
         extra = row.get("extra") or {}
         doc.versions.add(row["version_hash"])
@@ -80,8 +91,7 @@ def read_ledger(store, source_name: str) -> dict[str, IndexedDocument]:
         doc.parents[row["chunk_id"]] = (
             row["version_hash"], int(extra.get("section_count", -1)), int(extra.get("child_count", -1))
         )
-    child_expr = f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}"
-    for row in store.iterate(child_expr, ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]):
+    for row in children:
         doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
         doc.versions.add(row["version_hash"])
         doc.rows[row["chunk_id"]] = row["version_hash"]

@@ -130,9 +130,10 @@ class MilvusStore:
         return CollectionReader(self.client, self.config).iterate(filter, fields, batch_size)
 
     def ledger(self, source_name: str):
-        from cairn.index.ledger import read_ledger
+        from cairn.index.ledger import CHILD_FIELDS, PARENT_FIELDS, ledger_filters, read_ledger
 
-        return read_ledger(self, source_name)
+        parents, children = ledger_filters(source_name)  # two paged scans, the children's once the parents are read
+        return read_ledger(self.iterate(parents, PARENT_FIELDS), self.iterate(children, CHILD_FIELDS))
 
     def counts(self) -> Counter:
         """Rows per (tenant, source, chunk_type)."""
