@@ -31,7 +31,8 @@ class Discoverer:
     retried: ClassVar[bool] = False
 
     def run(self, source: Source) -> Discovery:
-        refs, failures = [], []
+        refs: list[DocumentRef] = []
+        failures: list[DiscoveryFailure] = []
         for item in source.discover():
             (failures if isinstance(item, DiscoveryFailure) else refs).append(item)
         return Discovery(refs, failures)

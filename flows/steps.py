@@ -207,7 +207,11 @@ class Step(Protocol):
 
     name: ClassVar[str]
     retried: ClassVar[bool]
-    run: Callable[..., Any]
+
+    @property
+    def run(self) -> Callable[..., Any]:
+        """The step itself, typed by each component."""
+        ...
 
 
 class StepRunner(Protocol):

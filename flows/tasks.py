@@ -27,7 +27,7 @@ from cairn.errors import CairnError
 from cairn.flows.runner import RunnerEncoder
 from cairn.flows.steps import Embedder, Step
 
-WRITE_RETRY_DELAYS = [1, 4]  # seconds before the 2nd and 3rd attempt of a write the store refused as a whole
+WRITE_RETRY_DELAYS: list[float] = [1, 4]  # seconds before a 2nd and 3rd attempt of a write the store refused as a whole
 
 
 def transient(task, task_run, state) -> bool:
@@ -59,7 +59,9 @@ class PrefectRunner:
 
     def _task(self, step: Step) -> Task:
         if step not in self._tasks:
-            retried = dict(retries=len(WRITE_RETRY_DELAYS), retry_delay_seconds=WRITE_RETRY_DELAYS,
-                           retry_condition_fn=transient) if step.retried else {}
-            self._tasks[step] = task(step.run, name=step.name, cache_policy=NO_CACHE, **retried)
+            as_task = task(name=step.name, cache_policy=NO_CACHE)
+            if step.retried:
+                as_task = task(name=step.name, cache_policy=NO_CACHE, retries=len(WRITE_RETRY_DELAYS),
+                               retry_delay_seconds=WRITE_RETRY_DELAYS, retry_condition_fn=transient)
+            self._tasks[step] = as_task(step.run)
         return self._tasks[step]
