@@ -16,7 +16,6 @@ HASHING = ModelSpec("hashing-bag-of-words", package="", dim=16, max_seq_length=2
 @dataclass
 class HashingEncoder(Encoder):
     spec: ModelSpec = field(default=HASHING)
-    calls: int = 0  # encode() calls that had texts: how often the "model" ran
 
     def encode(self, texts: list[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -25,5 +24,4 @@ class HashingEncoder(Encoder):
             for word in text.lower().split():
                 bucket = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=4).digest(), "little")
                 vectors[row, bucket % self.dim] += 1.0
-        self.calls += bool(texts)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
