@@ -1,23 +1,26 @@
-"""What a run holds open while it syncs its sources: the store, the encoder, the embedding cache, the cursors,
-the writer lock, the task runner and the progress display. Opened once per run, closed whatever happens."""
+"""What a run holds open while it syncs its sources: the store, the cursors, the steps (bound once to the encoder,
+the embedding cache and the store), the writer lock, the task runner and the progress display. Opened once per
+run, closed whatever happens."""
 from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from cairn.embedding import Encoder, encoder_for
+from cairn.embedding import encoder_for
 from cairn.flows import progress as progress_display
 from cairn.flows.concurrency import index_writer
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Progress
 from cairn.flows.runner import RunnerEncoder, runner_for_run
-from cairn.flows.tasks import PrefectSteps
+from cairn.flows.steps import Steps
+from cairn.flows.tasks import PrefectRunner
 from cairn.index.cache import EmbeddingCache
 from cairn.index.generations import Generations, Target
 from cairn.index.milvus import Connection
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
+from cairn.index.protocol import IndexStore
 from cairn.schemas.config import CairnConfig
 
 
@@ -25,14 +28,14 @@ from cairn.schemas.config import CairnConfig
 class RunContext:
     config: CairnConfig
     options: RunOptions
-    store: MilvusStore
-    encoder: Encoder
-    cache: EmbeddingCache
+    store: IndexStore
     state: SourceState
-    steps: PrefectSteps
+    steps: Steps
     progress: Progress
-    generations: Generations
-    target: Target  # where this run writes: the serving generation, or the next one built beside it
+    # where this run writes: the serving generation, or the next one built beside it; None for a store without
+    # generations (InMemoryStore: a unit test's run), which has nothing to publish or switch
+    generations: Generations | None = None
+    target: Target | None = None
 
     @classmethod
     @contextmanager
@@ -59,17 +62,20 @@ class RunContext:
             stack.callback(display.close)
             store.ensure_collection(embedder=encoder.identity)
             generations.publish(target)
-            yield cls(config, options, store, encoder, cache, state, PrefectSteps(), display, generations, target)
+            steps = Steps.bind(config, encoder, cache, store, PrefectRunner())
+            yield cls(config, options, store, state, steps, display, generations, target)
 
     def source_done(self, name: str, ok: bool) -> None:
         """A source finished: into a generation being built, it counts towards the switch."""
-        if ok and self.target.rebuilding:
+        if ok and self.target is not None and self.generations is not None and self.target.rebuilding:
             self.generations.mark_built(self.target.collection, name)
 
     def conclude(self) -> dict:
         """After every selected source ran: a build that now holds every configured source starts serving
         (flows/ingest.py); what the run report says about the index."""
         target = self.target
+        if target is None or self.generations is None:
+            return {}
         info = {"collection": target.collection, "serving": target.serving or target.collection}
         if not target.rebuilding:
             return info

@@ -36,7 +36,7 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
             report.close_source(source_config.name, SourceSync(run, source_config).sync())
             run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
         report.index = run.conclude()
-        dim, written = run.encoder.dim, config.model_copy(update={"milvus": run.store.config})
+        dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
     if report.index.get("switch") == "pending":
         get_run_logger().warning("collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
                                  report.index["collection"], report.index["serving"], report.index["rebuild"],

@@ -25,7 +25,7 @@ from cairn.index.generations import Generations, open_serving
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
-from cairn.schemas.report import RunReport
+from cairn.schemas.report import RunReport, SourceReport
 
 
 def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOptions = RunOptions()) -> dict | None:
@@ -51,7 +51,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
                 planned = plan_source(source_config, config.s3, store, state, options)
                 if planned.has_work:
                     return None
-                part = RunReport(run_id="")
+                part = SourceReport()
                 planned.account(part, source_config.name)
                 report.close_source(source_config.name, part)
     except Exception:  # busy, unreachable, damaged, a failing source: the flow meets it again and reports it properly

@@ -17,13 +17,12 @@ class Window:
         return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
 
 
-
 @dataclass(frozen=True)
 class RunOptions:
     """What the caller asked of this run, beyond the configuration."""
 
     cleanup: Literal["incremental", "full", "none"] | None = None  # None: each source's own mode
     backfill: Window | None = None  # re-process the documents in this window (an open window: all of them)
-    wait_seconds: float = 0.0
-    allow_mass_delete: bool = False  # remove what a source no longer yields even past its max_delete_share  # how long to queue behind another run holding an embedded index
+    wait_seconds: float = 0.0  # how long to queue behind another run holding an embedded index
+    allow_mass_delete: bool = False  # remove what a source no longer yields even past its max_delete_share
     title: str = "Cairn ingest"

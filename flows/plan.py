@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
 from cairn.index.state import SourceState
-from cairn.index.store import MilvusStore
+from cairn.index.protocol import IndexStore
 from cairn.index.sync import SyncPlan, plan_sync
 from cairn.schemas import DocumentRef, stable_id
 from cairn.schemas.config import S3Config, SourceConfig
-from cairn.schemas.report import RunReport
+from cairn.schemas.report import SourceReport
 from cairn.sources import DiscoveryFailure, Source, open_source
 
 
@@ -24,11 +24,18 @@ class Discovery:
     failures: list[DiscoveryFailure]
 
 
-def discover(source: Source) -> Discovery:
-    refs, failures = [], []
-    for item in source.discover():
-        (failures if isinstance(item, DiscoveryFailure) else refs).append(item)
-    return Discovery(refs, failures)
+class Discoverer:
+    """The discover step: what a source lists now (each document's id and version), and what it could not read."""
+
+    name: ClassVar[str] = "discover"
+    retried: ClassVar[bool] = False
+
+    def run(self, source: Source) -> Discovery:
+        refs: list[DocumentRef] = []
+        failures: list[DiscoveryFailure] = []
+        for item in source.discover():
+            (failures if isinstance(item, DiscoveryFailure) else refs).append(item)
+        return Discovery(refs, failures)
 
 
 @dataclass
@@ -44,7 +51,7 @@ class Planned:
     def has_work(self) -> bool:
         return bool(self.plan.to_index or self.plan.stale_document_ids)
 
-    def account(self, report: RunReport, name: str) -> None:
+    def account(self, report: SourceReport, name: str) -> None:
         """What discovery and the plan already tell: documents seen, unchanged, unreadable."""
         report.documents.seen += len(self.found.refs) + len(self.found.failures)
         report.documents.unchanged += len(self.plan.unchanged)
@@ -59,8 +66,8 @@ def access_fingerprint(source_config: SourceConfig) -> str:
     return stable_id(json.dumps(settings, sort_keys=True), length=16)
 
 
-def plan_source(source_config: SourceConfig, s3: S3Config, store: MilvusStore, state: SourceState,
-                options: RunOptions, discover: Callable[[Source], Discovery] = discover) -> Planned:
+def plan_source(source_config: SourceConfig, s3: S3Config, store: IndexStore, state: SourceState,
+                options: RunOptions, discover: Callable[[Source], Discovery] = Discoverer().run) -> Planned:
     """Discover the source (raising SourceError when it is unusable) and plan against the collection."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from cairn.errors import NoCollection
 from cairn.flows.plan import access_fingerprint
 from cairn.index.generations import open_serving
-from cairn.index.ledger import read_ledger
+from cairn.index.ledger import collection_ledger
 from cairn.index.milvus import CollectionReader
 from cairn.index.sync import plan_sync
 from cairn.schemas.config import CairnConfig, S3Config, SourceConfig
@@ -51,7 +51,7 @@ def check_source(source_config: SourceConfig, reader: CollectionReader, s3: S3Co
         return drift
     refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
     unreadable = [i for i in items if isinstance(i, DiscoveryFailure)]
-    ledger = read_ledger(reader, source_config.name)
+    ledger = collection_ledger(reader, source_config.name)
     plan = plan_sync(refs, ledger, keep_ids={i.document_id for i in unreadable}, cleanup=source.complete,
                      access=access_fingerprint(source_config))
     locator = {r.document_id: r.locator for r in refs}

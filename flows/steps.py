@@ -1,26 +1,30 @@
-"""The steps of an ingest, as plain functions over typed records: discover, parse+chunk, embed, write, retire.
+"""The steps of an ingest as components: each built once per run with what it needs (RunContext.open), each with
+one typed `run()`: Chunker (parse+chunk), Embedder, Writer, StaleRetirer; Discoverer is flows/plan.py's.
 
-No Prefect here: flows/tasks.py runs each step as a Prefect task, flows/sync.py decides which step runs on
-what. Discovery and planning live in flows/plan.py (the no-op check uses them without the rest). The logic
-itself lives in the layers below (sources/, chunkers/, index/); these functions only join
-them and account for every input.
+No Prefect here: `Steps` is what flows/sync.py drives, and every call goes through one `StepRunner`, flows/tasks.py
+PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly: unit
+tests, in-process paths). The logic itself lives in the layers below (sources/, chunkers/, index/); these
+components only join them and account for every input.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Callable, ClassVar, Protocol
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
 from cairn.errors import DocumentError, Fault, fault_of
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import Window
+from cairn.flows.plan import Discoverer, Discovery
 from cairn.index.cache import EmbeddingCache
 from cairn.index.ledger import IndexedDocument
+from cairn.index.protocol import IndexStore
 from cairn.index.rows import ChunkedDocument, EmbedStats, build_rows
-from cairn.index.store import MilvusStore
 from cairn.schemas import DocumentRef
-from cairn.schemas.config import ChunkingConfig
+from cairn.schemas.config import CairnConfig, ChunkingConfig
 from cairn.sources import Source
 
 
@@ -52,29 +56,47 @@ class WriteBatch:
     history: bool  # keep superseded versions (is_current false) instead of deleting them
 
 
-def parse_and_chunk(source: Source, refs: list[DocumentRef], chunking: ChunkingConfig, skip: Skip | None = None) -> Chunked:
-    """Load and chunk each document; one that fails is reported by its locator and the rest go on."""
-    out = Chunked()
-    for ref in refs:
-        try:
-            document = source.load(ref)
-            if skip is not None and skip(ref.document_id, document.updated_at):
-                out.skipped += 1
-                continue
-            sections = chunk_document(document, chunking)
-            if not sections:
-                raise DocumentError(ref.locator, "no text to index after parsing")
-            out.documents.append(ChunkedDocument(document, sections))
-        except DocumentError as exc:
-            out.failures.append((ref.locator, exc.reason))
-        except Exception as exc:  # a parser bug on one input must not stop the others
-            out.failures.append((ref.locator, f"unexpected {type(exc).__name__}: {exc}"))
-    return out
+class Chunker:
+    """Load and chunk a batch of documents; one that fails is reported by its locator and the rest go on."""
+
+    name: ClassVar[str] = "parse-and-chunk"
+    retried: ClassVar[bool] = False
+
+    def __init__(self, chunking: ChunkingConfig) -> None:
+        self.chunking = chunking
+
+    def run(self, source: Source, refs: list[DocumentRef], skip: Skip | None = None) -> Chunked:
+        out = Chunked()
+        for ref in refs:
+            try:
+                document = source.load(ref)
+                if skip is not None and skip(ref.document_id, document.updated_at):
+                    out.skipped += 1
+                    continue
+                sections = chunk_document(document, self.chunking)
+                if not sections:
+                    raise DocumentError(ref.locator, "no text to index after parsing")
+                out.documents.append(ChunkedDocument(document, sections))
+            except DocumentError as exc:
+                out.failures.append((ref.locator, exc.reason))
+            except Exception as exc:  # a parser bug on one input must not stop the others
+                out.failures.append((ref.locator, f"unexpected {type(exc).__name__}: {exc}"))
+        return out
 
 
-def embed(documents: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int) -> tuple[list[dict], EmbedStats]:
-    """Rows with both vectors for a batch; only texts the cache lacks reach the model."""
-    return build_rows(documents, encoder, cache, batch_size)
+class Embedder:
+    """Rows with both vectors for a batch (index/rows.py); only texts the cache lacks reach the model."""
+
+    name: ClassVar[str] = "embed"
+    retried: ClassVar[bool] = False
+
+    def __init__(self, encoder: Encoder, cache: EmbeddingCache, batch_size: int) -> None:
+        self.encoder = encoder
+        self.cache = cache
+        self.batch_size = batch_size
+
+    def run(self, documents: list[ChunkedDocument]) -> tuple[list[dict], EmbedStats]:
+        return build_rows(documents, self.encoder, self.cache, self.batch_size)
 
 
 @dataclass
@@ -85,42 +107,53 @@ class Written:
     refused: dict[str, str] = field(default_factory=dict)
 
 
-def write(store: MilvusStore, batch: WriteBatch) -> Written:
-    """New version first (children before parents), then everything else the documents had in service:
-    a reader never finds a document missing. A document the index refuses fails alone (written again on its
-    own to find which); a store that refuses every document fails the batch, and so the source."""
-    try:
-        _upsert(store, batch.rows)
-    except Exception as exc:  # noqa: BLE001 - which document? write each alone (see _each_document)
-        by_document: dict[str, list[dict]] = {}
+class Writer:
+    """A batch's write: its rows, then the retirement of what they replace. Writes are idempotent (upserts by
+    deterministic id, deletes by id or version), so a retry is safe."""
+
+    name: ClassVar[str] = "write"
+    retried: ClassVar[bool] = True
+
+    def __init__(self, store: IndexStore) -> None:
+        self.store = store
+
+    def run(self, batch: WriteBatch) -> Written:
+        """New version first (children before parents), then everything else the documents had in service:
+        a reader never finds a document missing. A document the index refuses fails alone (written again on its
+        own to find which); a store that refuses every document fails the batch, and so the source."""
+        store = self.store
+        try:
+            _upsert(store, batch.rows)
+        except Exception as exc:  # noqa: BLE001 - which document? write each alone (see _each_document)
+            by_document: dict[str, list[dict]] = {}
+            for row in batch.rows:
+                by_document.setdefault(row["document_id"], []).append(row)
+            refused = _each_document(by_document, lambda rows: _upsert(store, rows), exc, "the index refused its rows")
+        else:
+            refused = {}
+        failpoint("written")
+        written_ids: dict[str, set[str]] = {}
         for row in batch.rows:
-            by_document.setdefault(row["document_id"], []).append(row)
-        refused = _each_document(by_document, lambda rows: _upsert(store, rows), exc, "the index refused its rows")
-    else:
-        refused = {}
-    failpoint("written")
-    written_ids: dict[str, set[str]] = {}
-    for row in batch.rows:
-        written_ids.setdefault(row["document_id"], set()).add(row["chunk_id"])
-    retiring = {
-        item.document.document_id: (item.document, batch.ledger[item.document.document_id])
-        for item in batch.documents  # a past version (history backfill) sits beside the current one; a
-        if item.document.is_current  # document with no current rows when the run began has nothing to retire
-        and item.document.document_id in batch.ledger and item.document.document_id not in refused
-    }
+            written_ids.setdefault(row["document_id"], set()).add(row["chunk_id"])
+        retiring = {
+            item.document.document_id: (item.document, batch.ledger[item.document.document_id])
+            for item in batch.documents  # a past version (history backfill) sits beside the current one; a
+            if item.document.is_current  # document with no current rows when the run began has nothing to retire
+            and item.document.document_id in batch.ledger and item.document.document_id not in refused
+        }
 
-    def retire(pair: tuple) -> None:
-        doc, previous = pair
-        store.retire_other_versions(doc.document_id, doc.version_hash, batch.history, at=doc.temporal_start)
-        store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
+        def retire(pair: tuple) -> None:
+            doc, previous = pair
+            store.retire_other_versions(doc.document_id, doc.version_hash, batch.history, at=doc.temporal_start)
+            store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
 
-    refused.update(_each_document(retiring, retire, None, "retiring its previous version failed"))
-    failpoint("retired")
-    store.settle()  # Milvus Lite: memory and per-document cost stay those of one batch (index/store.py)
-    return Written(sum(1 for row in batch.rows if row["document_id"] not in refused), refused)
+        refused.update(_each_document(retiring, retire, None, "retiring its previous version failed"))
+        failpoint("retired")
+        store.settle()  # Milvus Lite: memory and per-document cost stay those of one batch (index/store.py)
+        return Written(sum(1 for row in batch.rows if row["document_id"] not in refused), refused)
 
 
-def _upsert(store: MilvusStore, rows: list[dict]) -> None:
+def _upsert(store: IndexStore, rows: list[dict]) -> None:
     size = store.config.write_batch_rows
     for start in range(0, len(rows), size):
         store.upsert(rows[start : start + size])
@@ -152,8 +185,87 @@ def _each_document(work: dict, action, first: Exception | None, what: str) -> di
 STORE_DOWN_AFTER = 3  # documents in a row refused (none written, none over its data) before the store is blamed
 
 
-def retire_stale(store: MilvusStore, document_ids: list[str], history: bool) -> int:
+class StaleRetirer:
     """Take documents the source no longer yields out of service (deleted, or superseded with history)."""
-    store.retire_documents(document_ids, history, at=int(time.time()))
-    failpoint("stale-retired")
-    return len(document_ids)
+
+    name: ClassVar[str] = "retire-stale"
+    retried: ClassVar[bool] = True
+
+    def __init__(self, store: IndexStore) -> None:
+        self.store = store
+
+    def run(self, document_ids: list[str], history: bool) -> int:
+        self.store.retire_documents(document_ids, history, at=int(time.time()))
+        failpoint("stale-retired")
+        return len(document_ids)
+
+
+class Step(Protocol):
+    """A component as a runner sees it: the task it runs as, whether a call the store refused is retried
+    (idempotent writes), and its one run()."""
+
+    name: ClassVar[str]
+    retried: ClassVar[bool]
+
+    @property
+    def run(self) -> Callable[..., Any]:
+        """The step itself, typed by each component."""
+        ...
+
+
+class StepRunner(Protocol):
+    """How each call of a step runs; `label` names what it works on (`wiki 3/12`)."""
+
+    def call(self, step: Step, label: str, *args: Any) -> Any:
+        """Run the step now, in this thread; its result."""
+        ...
+
+    def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
+        """The call, to be run by another thread (the writer's, flows/writer.py)."""
+        ...
+
+
+class InlineRunner:
+    """Each step called directly: no Prefect, no task runs, no retries (unit tests, in-process paths)."""
+
+    def call(self, step: Step, label: str, *args: Any) -> Any:
+        return step.run(*args)
+
+    def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
+        return partial(step.run, *args)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The run's steps, each bound once to what it needs, and the runner every call goes through. A label names
+    what a call works on (`wiki 3/12`): under Prefect, its task run is named after it (`parse-and-chunk wiki 3/12`)."""
+
+    discoverer: Discoverer
+    chunker: Chunker
+    embedder: Embedder
+    writer: Writer
+    retirer: StaleRetirer
+    runner: StepRunner
+
+    @classmethod
+    def bind(cls, config: CairnConfig, encoder: Encoder, cache: EmbeddingCache, store: IndexStore,
+             runner: StepRunner) -> Steps:
+        """Every step of a run over `store`, with the settings of `config` ([chunking], [embedding])."""
+        embedder = Embedder(encoder, cache, config.embedding.batch_size)
+        return cls(Discoverer(), Chunker(config.chunking), embedder, Writer(store), StaleRetirer(store), runner)
+
+    def discover(self, source: Source) -> Discovery:
+        return self.runner.call(self.discoverer, source.name, source)
+
+    def chunk(self, source: Source, refs: list[DocumentRef], skip: Skip | None, label: str) -> Chunked:
+        return self.runner.call(self.chunker, label, source, refs, skip)
+
+    def embed(self, documents: list[ChunkedDocument], label: str) -> tuple[list[dict], EmbedStats]:
+        return self.runner.call(self.embedder, label, documents)
+
+    def write_later(self, batch: WriteBatch, label: str) -> Callable[[], Written]:
+        """The batch's write, as a callable for the writer thread (flows/writer.py)."""
+        return self.runner.later(self.writer, label, batch)
+
+    def retire_stale(self, document_ids: list[str], history: bool, label: str) -> int:
+        return self.runner.call(self.retirer, label, document_ids, history)

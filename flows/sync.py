@@ -17,7 +17,7 @@ from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import SourceConfig
-from cairn.schemas.report import SOURCE_FAILURE, RunReport
+from cairn.schemas.report import SOURCE_FAILURE, SourceReport
 from cairn.sources import Source, source_cursor, source_history
 
 MASS_DELETE_FLOOR = 10  # under this many indexed documents, removals are not held to max_delete_share
@@ -40,11 +40,11 @@ class SourceSync:
     def access(self) -> str:
         return access_fingerprint(self.source_config)
 
-    def sync(self) -> RunReport:
+    def sync(self) -> SourceReport:
         """This source's report. Anything that stops the source (a SourceError, or any error no step accounted
         for: a write the store refused, a bug) fails this source alone, with what it had done so far; only an
         index that cannot be used at all (StoreError) stops the run."""
-        report = RunReport(run_id="", sources=[self.name])
+        report = SourceReport()
         try:
             self._sync(report)
         except StoreError:
@@ -55,7 +55,7 @@ class SourceSync:
             report.fail(self.name, SOURCE_FAILURE, f"unexpected {type(exc).__name__}: {exc}")
         return report
 
-    def _sync(self, report: RunReport) -> None:
+    def _sync(self, report: SourceReport) -> None:
         run, backfill = self.run, self.run.options.backfill
         planned = plan_source(self.source_config, run.config.s3, run.store, run.state, run.options, run.steps.discover)
         planned.account(report, self.name)
@@ -74,7 +74,7 @@ class SourceSync:
         if refusal:
             report.fail(self.name, SOURCE_FAILURE, refusal)
         elif plan.stale_document_ids:
-            report.documents.deleted = run.steps.retire_stale(run.store, plan.stale_document_ids, self.source_config.keep_history,
+            report.documents.deleted = run.steps.retire_stale(plan.stale_document_ids, self.source_config.keep_history,
                                                               self.name)
         run.store.flush()
         saved = source_cursor(source)
@@ -93,14 +93,14 @@ class SourceSync:
                 "else check that its folder, bucket or repository is the right one and reachable")
 
     def _index(self, source: Source, todo: list[DocumentRef], ledger: dict[str, IndexedDocument], skip: Skip | None,
-               report: RunReport) -> None:
+               report: SourceReport) -> None:
         """Parse+chunk, embed and write each batch of `todo`, each write one batch behind (flows/writer.py)."""
         run, size = self.run, self.source_config.batch_size
         with BatchWriter(report, self.name) as writer:
             for start in range(0, len(todo), size):
                 batch = todo[start : start + size]
                 label = f"{self.name} {start // size + 1}/{-(-len(todo) // size)}"
-                chunked = run.steps.chunk(source, batch, run.config.chunking, skip, label)
+                chunked = run.steps.chunk(source, batch, skip, label)
                 failpoint("chunked")
                 for item in chunked.documents:  # the access settings it is written under (flows/plan.py)
                     item.document.access = self.access
@@ -111,13 +111,13 @@ class SourceSync:
                     for warning in item.document.warnings:
                         report.warn(self.name, item.document.locator, warning)
                 if chunked.documents:
-                    rows, stats = run.steps.embed(chunked.documents, run.encoder, run.cache, run.config.embedding.batch_size, label)
+                    rows, stats = run.steps.embed(chunked.documents, label)
                     failpoint("embedded")
                     for locator, reason in stats.failed:
                         report.fail(self.name, locator, reason)
                     if stats.documents:
                         write = WriteBatch(rows, stats.documents, ledger, self.source_config.keep_history)
-                        writer.submit(run.steps.write_in_context(run.store, write, label), stats.documents, stats.computed)
+                        writer.submit(run.steps.write_later(write, label), stats.documents, stats.computed)
                 run.progress.update(self.name, start + len(batch), len(todo))
 
 

@@ -12,7 +12,7 @@ from typing import Callable
 
 from cairn.flows.steps import Written
 from cairn.index.rows import ChunkedDocument
-from cairn.schemas.report import RunReport
+from cairn.schemas.report import SourceReport
 
 
 @dataclass
@@ -25,7 +25,7 @@ class _Pending:
 class BatchWriter:
     """Runs each batch's write in the writer thread and counts the batch once its write has landed."""
 
-    def __init__(self, report: RunReport, source_name: str) -> None:
+    def __init__(self, report: SourceReport, source_name: str) -> None:
         self.report = report
         self.source_name = source_name
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-write")

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol
 
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import quote
 from cairn.schemas.row_links import DocumentStamp, ParentLinks
+
+
+class RowReader(Protocol):
+    def iterate(self, filter: str, fields: list[str]) -> Iterable[dict[str, Any]]: ...
 
 
 @dataclass
@@ -67,20 +72,29 @@ class IndexedDocument:
         return out
 
 
-def read_ledger(store, source_name: str) -> dict[str, IndexedDocument]:
-    """document_id -> its current rows, for one source (two paged scans: parents, then children)."""
-    docs: dict[str, IndexedDocument] = {}
+PARENT_FIELDS = ["chunk_id", "document_id", "version_hash", "extra"]
+CHILD_FIELDS = ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]
+
+
+def ledger_filters(source_name: str) -> tuple[str, str]:
+    """The rows a source's ledger is read from, as two Milvus filters: its current parents, its current children."""
     base = f"source_name == {quote(source_name)} and is_current == true"
-    parent_expr = f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}"
-    for row in store.iterate(parent_expr, ["chunk_id", "document_id", "version_hash", "extra"]):
+    return (f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}",
+            f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}")
+
+
+def read_ledger(parents: Iterable[dict], children: Iterable[dict]) -> dict[str, IndexedDocument]:
+    """document_id -> its current rows, for one source, from its current parent rows (PARENT_FIELDS), then its
+    current child rows (CHILD_FIELDS): from any store (MilvusStore.ledger pages them from the collection)."""
+    docs: dict[str, IndexedDocument] = {}
+    for row in parents:
         doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
         links = ParentLinks.from_row(row)
         doc.versions.add(row["version_hash"])
         doc.access.add(DocumentStamp.from_row(row).access)
         doc.rows[row["chunk_id"]] = row["version_hash"]
         doc.parents[row["chunk_id"]] = (row["version_hash"], links.section_count, links.child_count)
-    child_expr = f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}"
-    for row in store.iterate(child_expr, ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]):
+    for row in children:
         doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
         doc.versions.add(row["version_hash"])
         doc.rows[row["chunk_id"]] = row["version_hash"]
@@ -89,3 +103,9 @@ def read_ledger(store, source_name: str) -> dict[str, IndexedDocument]:
         else:
             doc.orphans.append(row["chunk_id"])
     return docs
+
+
+def collection_ledger(reader: RowReader, source_name: str) -> dict[str, IndexedDocument]:
+    """A source's ledger read from the collection: two paged scans, the children's once the parents are read."""
+    parents, children = ledger_filters(source_name)
+    return read_ledger(reader.iterate(parents, PARENT_FIELDS), reader.iterate(children, CHILD_FIELDS))

@@ -134,9 +134,9 @@ class MilvusStore:
         return self.reader.iterate(filter, fields, batch_size)
 
     def ledger(self, source_name: str):
-        from cairn.index.ledger import read_ledger
+        from cairn.index.ledger import collection_ledger
 
-        return read_ledger(self.reader, source_name)
+        return collection_ledger(self.reader, source_name)
 
     def close(self) -> None:
         self.connection.close()

@@ -25,7 +25,33 @@ class DocumentCounts:
 
 
 @dataclass
+class SourceReport:
+    """One source's part of a run (flows/sync.py): what RunReport.close_source folds in."""
+
+    documents: DocumentCounts = field(default_factory=DocumentCounts)
+    sections: int = 0
+    chunks: int = 0
+    tokens: int = 0
+    embeddings_computed: int = 0
+    rows_written: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    warnings: list[Failure] = field(default_factory=list)  # indexed, with a caveat (a PDF's scanned pages)
+    written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
+
+    def fail(self, source: str, document: str, error: str) -> None:
+        """Count one failed input; the message is stored without any URL's credentials."""
+        self.documents.failed += 1
+        self.failures.append(Failure(source, redact(document), redact(error)))
+
+    def warn(self, source: str, document: str, warning: str) -> None:
+        """Note a caveat about an indexed input (it counts as indexed, not failed)."""
+        self.warnings.append(Failure(source, redact(document), redact(warning)))
+
+
+@dataclass
 class RunReport:
+    """A whole run: each source's part folded in as the source closes (close_source)."""
+
     run_id: str
     documents: DocumentCounts = field(default_factory=DocumentCounts)
     sections: int = 0
@@ -54,33 +80,21 @@ class RunReport:
         """Sources that failed as a whole (a failure naming no document, "*")."""
         return sorted({f.source for f in self.failures if f.document == SOURCE_FAILURE})
 
-    def close_source(self, name: str, part: "RunReport") -> None:
-        """Merge one source's report and record how that source went: ok, partial (some documents failed)
+    def close_source(self, name: str, part: SourceReport) -> None:
+        """Fold one source's part in and record how that source went: ok, partial (some documents failed)
         or failed (the source as a whole, with its error)."""
-        self.merge(part)
+        for count in ("seen", "indexed", "unchanged", "deleted", "failed"):
+            setattr(self.documents, count, getattr(self.documents, count) + getattr(part.documents, count))
+        for total in ("sections", "chunks", "tokens", "embeddings_computed", "rows_written"):
+            setattr(self, total, getattr(self, total) + getattr(part, total))
+        self.failures.extend(part.failures)
+        self.warnings.extend(part.warnings)
+        for source, ids in part.written_documents.items():
+            self.written_documents.setdefault(source, []).extend(ids)
         self.sources.append(name)
         errors = [f.error for f in part.failures if f.document == SOURCE_FAILURE]
         status = "failed" if errors else "partial" if part.failures else "ok"
         self.per_source[name] = {"status": status, **asdict(part.documents), **({"error": errors[0]} if errors else {})}
-
-    def fail(self, source: str, document: str, error: str) -> None:
-        """Count one failed input; the message is stored without any URL's credentials."""
-        self.documents.failed += 1
-        self.failures.append(Failure(source, redact(document), redact(error)))
-
-    def warn(self, source: str, document: str, warning: str) -> None:
-        """Note a caveat about an indexed input (it counts as indexed, not failed)."""
-        self.warnings.append(Failure(source, redact(document), redact(warning)))
-
-    def merge(self, other: "RunReport") -> None:
-        for name in ("seen", "indexed", "unchanged", "deleted", "failed"):
-            setattr(self.documents, name, getattr(self.documents, name) + getattr(other.documents, name))
-        for name in ("sections", "chunks", "tokens", "embeddings_computed", "rows_written"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.failures.extend(other.failures)
-        self.warnings.extend(other.warnings)
-        for source, ids in other.written_documents.items():
-            self.written_documents.setdefault(source, []).extend(ids)
 
     def to_dict(self) -> dict:
         data = asdict(self)

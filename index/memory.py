@@ -1,0 +1,66 @@
+"""A collection held in a dict: the store protocol (index/protocol.py) without Milvus, for tests of the sync
+logic. A real implementation with MilvusStore's semantics (tests/integration/test_index_memory.py runs the
+same writes on both and compares), not a mock: upserts replace by chunk_id, retiring deletes or with history
+marks superseded, and the ledger is computed by the same code (index/ledger.py read_ledger). Nothing persists."""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from cairn.index.ledger import IndexedDocument, read_ledger
+from cairn.schemas import ChunkType
+from cairn.schemas.config import MilvusConfig
+
+
+class Refused(Exception):
+    """What InMemoryStore raises for rows of a document it was built to refuse: a request the store turns down,
+    as a Milvus server does (nothing of it lands), not a fault of the data."""
+
+
+class InMemoryStore:
+    """Rows keyed by chunk_id. `refuse`: document ids whose rows every upsert is refused for."""
+
+    def __init__(self, config: MilvusConfig | None = None, refuse: Iterable[str] = ()) -> None:
+        self.config = config or MilvusConfig()
+        self.rows: dict[str, dict] = {}
+        self.refuse = frozenset(refuse)
+
+    def upsert(self, rows: list[dict]) -> int:
+        refused = sorted({row["document_id"] for row in rows} & self.refuse)
+        if refused:
+            raise Refused(f"rows of document(s) {', '.join(refused)} refused (InMemoryStore refuse=...)")
+        for row in rows:
+            self.rows[row["chunk_id"]] = dict(row)
+        return len(rows)
+
+    def retire_other_versions(self, document_id: str, keep_version: str, history: bool, at: int) -> int:
+        return self._retire(lambda row: row["document_id"] == document_id and row["version_hash"] != keep_version,
+                            history, at)
+
+    def retire_documents(self, document_ids: Iterable[str], history: bool, at: int) -> None:
+        ids = set(document_ids)
+        self._retire(lambda row: row["document_id"] in ids, history, at)
+
+    def _retire(self, match: Callable[[dict], bool], history: bool, at: int) -> int:
+        retiring = [row for row in self.rows.values() if row["is_current"] and match(row)]
+        for row in retiring:
+            if history:
+                row["is_current"] = False
+                row["temporal_end"] = min(int(row["temporal_end"]), at)
+            else:
+                del self.rows[row["chunk_id"]]
+        return len(retiring)
+
+    def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
+        for chunk_id in chunk_ids:
+            self.rows.pop(chunk_id, None)
+
+    def flush(self) -> None:
+        pass  # nothing is buffered
+
+    def settle(self) -> None:
+        pass
+
+    def ledger(self, source_name: str) -> dict[str, IndexedDocument]:
+        current = [row for row in self.rows.values() if row["source_name"] == source_name and row["is_current"]]
+        return read_ledger([row for row in current if row["chunk_type"] == ChunkType.FULL_TEXT.value],
+                           [row for row in current if row["chunk_type"] == ChunkType.CHILD.value])
