@@ -1,5 +1,5 @@
 """A small deterministic encoder for tests of what surrounds the model (the sync, the store): a hashing bag of
-words, normalised, in 16 dimensions. It is an Encoder (identity, dim, encode) that needs no weights."""
+words, normalised, in 16 dimensions. It is an Encoder (embedding/encoder.py) that needs no weights."""
 from __future__ import annotations
 
 import hashlib
@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cairn.embedding import Encoder
+from cairn.embedding import ModelEncoder
 from cairn.embedding.model import BATCH_SIZE, ModelSpec
 
-HASHING = ModelSpec("hashing-bag-of-words", package="", dim=16, max_seq_length=256)
+HASHING = ModelSpec("hashing-bag-of-words", package="", dim=16, max_seq_length=256, backends=("torch",))
 
 
 @dataclass
-class HashingEncoder(Encoder):
+class HashingEncoder(ModelEncoder):
     spec: ModelSpec = field(default=HASHING)
 
     def encode(self, texts: list[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
