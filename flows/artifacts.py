@@ -13,7 +13,7 @@ from pathlib import Path
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 
-from cairn.schemas.report import RunReport
+from cairn.schemas.run_report import RunReport
 
 
 def artifact_key(kind: str) -> str:

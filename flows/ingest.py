@@ -22,7 +22,7 @@ from cairn.flows.sync import SourceSync
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 from cairn.schemas.records import parse_day
-from cairn.schemas.report import RunReport
+from cairn.schemas.run_report import RunReport
 
 
 def run_sources(config_path: str | None, source: str | None, options: RunOptions) -> dict:

@@ -2,7 +2,7 @@
 
 From the shell, most of an unchanged re-ingest's wall time was Prefect's temporary server starting (8-18 s)
 around a run that took a second. Before starting the flow, the CLI asks `unchanged_run`: it discovers every
-selected source and compares it with the collection exactly as the flow's first step does (flows/plan.py
+selected source and compares it with the collection exactly as the flow's first step does (flows/discovery.py
 plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
 comparison is the run: its report is returned and no flow run is made. Only where a flow run would start a
 temporary server (no Prefect API configured, flows/prefect_api.py): with a Prefect server, every run is recorded
@@ -18,14 +18,14 @@ from contextlib import ExitStack
 
 from cairn.embedding import encoder_for
 from cairn.flows.options import RunOptions
-from cairn.flows.plan import plan_source
+from cairn.flows.discovery import plan_source
 from cairn.flows.prefect_api import prefect_api_configured
 from cairn.index.lock import writer_lock
 from cairn.index.generations import Generations, open_serving
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
-from cairn.schemas.report import RunReport, SourceReport
+from cairn.schemas.run_report import RunReport, SourceReport
 
 
 def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOptions = RunOptions()) -> dict | None:

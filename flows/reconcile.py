@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from cairn.errors import NoCollection
-from cairn.flows.plan import access_fingerprint
+from cairn.flows.discovery import access_fingerprint
 from cairn.index.generations import open_serving
 from cairn.index.ledger import collection_ledger
 from cairn.index.milvus import CollectionReader
-from cairn.index.sync import plan_sync
+from cairn.index.plan import plan_sync
 from cairn.schemas.config import CairnConfig, S3Config, SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, open_source
 

@@ -1,5 +1,5 @@
 """The steps of an ingest as components: each built once per run with what it needs (RunContext.open), each with
-one typed `run()`: Chunker (parse+chunk), Embedder, Writer, StaleRetirer; Discoverer is flows/plan.py's.
+one typed `run()`: Chunker (parse+chunk), Embedder, Writer, StaleRetirer; Discoverer is flows/discovery.py's.
 
 No Prefect here: `Steps` is what flows/sync.py drives, and every call goes through one `StepRunner`, flows/tasks.py
 PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly: unit
@@ -18,7 +18,7 @@ from cairn.embedding import Encoder
 from cairn.errors import DocumentError, Fault, fault_of
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import Window
-from cairn.flows.plan import Discoverer, Discovery
+from cairn.flows.discovery import Discoverer, Discovery
 from cairn.index.cache import EmbeddingCache
 from cairn.index.ledger import IndexedDocument
 from cairn.index.protocol import IndexStore

@@ -11,13 +11,13 @@ from functools import cached_property
 from cairn.errors import SourceError, StoreError
 from cairn.flows.context import RunContext
 from cairn.flows.failpoints import failpoint
-from cairn.flows.plan import access_fingerprint, plan_source
+from cairn.flows.discovery import access_fingerprint, plan_source
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import SourceConfig
-from cairn.schemas.report import SOURCE_FAILURE, SourceReport
+from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
 from cairn.sources import Source, source_cursor, source_history
 
 MASS_DELETE_FLOOR = 10  # under this many indexed documents, removals are not held to max_delete_share
@@ -102,7 +102,7 @@ class SourceSync:
                 label = f"{self.name} {start // size + 1}/{-(-len(todo) // size)}"
                 chunked = run.steps.chunk(source, batch, skip, label)
                 failpoint("chunked")
-                for item in chunked.documents:  # the access settings it is written under (flows/plan.py)
+                for item in chunked.documents:  # the access settings it is written under (flows/discovery.py)
                     item.document.access = self.access
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:

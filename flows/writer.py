@@ -12,7 +12,7 @@ from typing import Callable
 
 from cairn.flows.steps import Written
 from cairn.index.rows import ChunkedDocument
-from cairn.schemas.report import SourceReport
+from cairn.schemas.run_report import SourceReport
 
 
 @dataclass

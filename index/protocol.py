@@ -1,4 +1,4 @@
-"""What an ingest asks of the collection it writes (flows/sync.py, flows/steps.py, flows/plan.py): the store
+"""What an ingest asks of the collection it writes (flows/sync.py, flows/steps.py, flows/discovery.py): the store
 protocol that MilvusStore (index/store.py) and InMemoryStore (index/memory.py) both meet."""
 from __future__ import annotations
 

@@ -136,7 +136,7 @@ class SourceDocument:
     doc_tag: str = ""
     extra: dict = field(default_factory=dict)  # source-specific metadata (commit, pages, parties...)
     is_current: bool = True  # False for a past version written by a history backfill
-    access: str = ""  # fingerprint of the access settings its rows are written under (flows/plan.py), set by the sync
+    access: str = ""  # fingerprint of the access settings its rows are written under (flows/discovery.py), set by the sync
     warnings: list[str] = field(default_factory=list)  # caveats on a document it could index (a PDF's scanned pages)
 
 

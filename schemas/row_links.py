@@ -26,7 +26,7 @@ class DocumentStamp:
 
     # In the order rows have always held them: a source's warnings among its metadata, then the access stamp.
     warnings: list[str] = field(default_factory=list)  # e.g. a PDF's pages without a text layer
-    access: str = ""  # flows/plan.py access_fingerprint; "" on a row written before rows recorded it
+    access: str = ""  # flows/discovery.py access_fingerprint; "" on a row written before rows recorded it
 
     @classmethod
     def of(cls, doc: SourceDocument) -> DocumentStamp:

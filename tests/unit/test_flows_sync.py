@@ -17,7 +17,7 @@ from cairn.index.memory import InMemoryStore
 from cairn.index.state import SourceState
 from cairn.schemas import TEMPORAL_OPEN, ChunkType, DocumentRef
 from cairn.schemas.config import WikiSourceConfig, load_config
-from cairn.schemas.report import SOURCE_FAILURE, RunReport, SourceReport
+from cairn.schemas.run_report import SOURCE_FAILURE, RunReport, SourceReport
 from cairn.sources.wiki import WikiSource
 from tests.conftest import write_config, write_page
 from tests.encoders import HashingEncoder

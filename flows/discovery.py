@@ -11,10 +11,10 @@ from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
 from cairn.index.state import SourceState
 from cairn.index.protocol import IndexStore
-from cairn.index.sync import SyncPlan, plan_sync
+from cairn.index.plan import SyncPlan, plan_sync
 from cairn.schemas import DocumentRef, stable_id
 from cairn.schemas.config import S3Config, SourceConfig
-from cairn.schemas.report import SourceReport
+from cairn.schemas.run_report import SourceReport
 from cairn.sources import DiscoveryFailure, Source, open_source
 
 

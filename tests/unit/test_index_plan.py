@@ -1,7 +1,7 @@
 from collections import Counter
 
 from cairn.index.ledger import IndexedDocument
-from cairn.index.sync import plan_sync
+from cairn.index.plan import plan_sync
 from cairn.schemas import DocumentRef
 
 
