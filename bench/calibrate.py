@@ -11,6 +11,7 @@ the dense leg alone with each model; the quantiles (5%..95%) of the best cosine 
 set, are matched by least squares. Prints (a, b) and how well the fitted quantiles agree; ModelSpec takes the
 printed pair. Results: bench/results/calibrate.json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,9 @@ from cairn.embedding.model import MODELS
 
 REFERENCE = "all-MiniLM-L6-v2"  # the model whose cosines the [query] settings were first set in
 QUANTILES = np.linspace(0.05, 0.95, 19)
-DENSE_ONLY = {"steps": {"keyword_leg": False, "floors": False, "gate": False, "second_pass": False,
-                        "sparse_doc_recall": False}}
+DENSE_ONLY = {
+    "steps": {"keyword_leg": False, "floors": False, "gate": False, "second_pass": False, "sparse_doc_recall": False}
+}
 
 
 def raw_cosines(dev: DevSet, limit: int | None) -> tuple[list[float], list[float]]:
@@ -81,9 +83,17 @@ def main() -> None:
         per_set[name] = {k: [round(float(v), 4) for v in q] for k, q in quantiles.items()}
     a, b, error = fit(reference, model)
     print(f"{args.model}: cosine_scale = ({a:.3f}, {b:.3f})  mean |error| over the matched quantiles {error:.4f}")
-    save("calibrate", {"model": args.model, "reference": REFERENCE, "cosine_scale": [round(a, 4), round(b, 4)],
-                       "mean_abs_error": round(error, 4), "quantiles": [round(float(q), 2) for q in QUANTILES],
-                       "sets": per_set})
+    save(
+        "calibrate",
+        {
+            "model": args.model,
+            "reference": REFERENCE,
+            "cosine_scale": [round(a, 4), round(b, 4)],
+            "mean_abs_error": round(error, 4),
+            "quantiles": [round(float(q), 2) for q in QUANTILES],
+            "sets": per_set,
+        },
+    )
 
 
 if __name__ == "__main__":

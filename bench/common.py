@@ -1,4 +1,5 @@
 """Shared by the benchmarks: scratch configs, where their collections live, the shared corpora, medians."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,9 +8,9 @@ import json
 import os
 import statistics
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from cairn.embedding.model import DEFAULT_MODEL  # the configuration's default model
 
@@ -61,10 +62,17 @@ LITE = BenchStore()
 
 
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", choices=["lite", "server"], default="lite",
-                        help="lite: a Milvus Lite file in scratch (default); server: the Milvus at --uri")
-    parser.add_argument("--uri", default=os.environ.get("CAIRN_MILVUS_URI") or "http://127.0.0.1:19530",
-                        help="the Milvus server of --store server (default $CAIRN_MILVUS_URI, else %(default)s)")
+    parser.add_argument(
+        "--store",
+        choices=["lite", "server"],
+        default="lite",
+        help="lite: a Milvus Lite file in scratch (default); server: the Milvus at --uri",
+    )
+    parser.add_argument(
+        "--uri",
+        default=os.environ.get("CAIRN_MILVUS_URI") or "http://127.0.0.1:19530",
+        help="the Milvus server of --store server (default $CAIRN_MILVUS_URI, else %(default)s)",
+    )
 
 
 @contextlib.contextmanager
@@ -99,15 +107,23 @@ def bench_store(args: argparse.Namespace) -> Iterator[BenchStore]:
 
 
 def scratch_config(
-    workdir: Path, sources: list[dict], collection: str = "bench", backend: str = "auto", store: BenchStore = LITE,
+    workdir: Path,
+    sources: list[dict],
+    collection: str = "bench",
+    backend: str = "auto",
+    store: BenchStore = LITE,
     model: str = DEFAULT_MODEL,
 ) -> Path:
     uri, name = store.place(workdir, collection)
     lines = [
         f"state_path = {json.dumps(str(workdir / 'index' / 'state.sqlite'))}",
-        "[milvus]", f"uri = {json.dumps(uri)}", f"collection = {json.dumps(name)}",
-        "[embedding]", f"cache_path = {json.dumps(str(workdir / 'index' / 'embeddings.sqlite'))}",
-        f"model = {json.dumps(model)}", f"backend = {json.dumps(backend)}",
+        "[milvus]",
+        f"uri = {json.dumps(uri)}",
+        f"collection = {json.dumps(name)}",
+        "[embedding]",
+        f"cache_path = {json.dumps(str(workdir / 'index' / 'embeddings.sqlite'))}",
+        f"model = {json.dumps(model)}",
+        f"backend = {json.dumps(backend)}",
     ]
     for source in sources:
         lines.append("[[sources]]")

@@ -14,6 +14,7 @@ Then (unless --no-scifact, ~35 min on 2 cores) SciFact nDCG@10 of the full retri
 built by each backend (bench.eval's dev set and harness; the onnx index lives in --work/onnx-int8), into
 bench/results/embedding_scifact.json, which a --no-scifact run leaves as it was.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,18 @@ def sample_texts(shared: Path, limit: int) -> list[str]:
     from bench.runbooks import texts_embedded
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = scratch_config(Path(tmp), [{"name": "openshift", "type": "wiki", "tenant": "bench", "acl": ["all"],
-                                             "path": str(shared / "corpora/wiki/openshift-runbooks")}])
+        config = scratch_config(
+            Path(tmp),
+            [
+                {
+                    "name": "openshift",
+                    "type": "wiki",
+                    "tenant": "bench",
+                    "acl": ["all"],
+                    "path": str(shared / "corpora/wiki/openshift-runbooks"),
+                }
+            ],
+        )
         return texts_embedded(config)[:limit]
 
 
@@ -47,9 +58,13 @@ def scifact_ndcg(work: Path, backend: str, queries: int) -> dict:
     report = ingest(dev)
     encoder = MemoEncoder(encoder_for(load_config(dev.config).embedding))
     result = evaluate(dev, VARIANTS["full"], encoder, 10, queries or None)
-    return {"ndcg@10": result["metrics"]["ndcg@10"], "recall@10": result["metrics"]["recall@10"],
-            "queries": result["queries"], "index_documents": report.get("documents"),
-            "ingest_seconds_this_run": round(time.perf_counter() - started, 1)}
+    return {
+        "ndcg@10": result["metrics"]["ndcg@10"],
+        "recall@10": result["metrics"]["recall@10"],
+        "queries": result["queries"],
+        "index_documents": report.get("documents"),
+        "ingest_seconds_this_run": round(time.perf_counter() - started, 1),
+    }
 
 
 def main() -> None:
@@ -83,10 +98,15 @@ def main() -> None:
             started = time.perf_counter()
             vectors = model.encode(texts, batch_size=BATCH_SIZE)
             timings[name] = (time.perf_counter() - started, vectors)
-        runs.append({"torch_seconds": round(timings["torch"][0], 2), "onnx_int8_seconds": round(timings["onnx-int8"][0], 2),
-                     "speedup": round(timings["torch"][0] / timings["onnx-int8"][0], 3),
-                     "bge_seconds": round(timings["bge-small-en-v1.5"][0], 2),
-                     "bge_time_over_torch": round(timings["bge-small-en-v1.5"][0] / timings["torch"][0], 3)})
+        runs.append(
+            {
+                "torch_seconds": round(timings["torch"][0], 2),
+                "onnx_int8_seconds": round(timings["onnx-int8"][0], 2),
+                "speedup": round(timings["torch"][0] / timings["onnx-int8"][0], 3),
+                "bge_seconds": round(timings["bge-small-en-v1.5"][0], 2),
+                "bge_time_over_torch": round(timings["bge-small-en-v1.5"][0] / timings["torch"][0], 3),
+            }
+        )
         for size in sizes:
             for name, model in backends:
                 started = time.perf_counter()
@@ -97,7 +117,8 @@ def main() -> None:
     own_neighbour = float(np.mean((int8 @ exact.T).argmax(axis=1) == np.arange(len(texts))))
     tokens = [len(t.split()) for t in texts]
     results = {
-        "texts": len(texts), "texts_from": "openshift-runbooks model inputs (children and abstracts)",
+        "texts": len(texts),
+        "texts_from": "openshift-runbooks model inputs (children and abstracts)",
         "median_words_per_text": median(tokens),
         "onnx_first_load_seconds": round(first_load, 2),
         "runs": runs,
@@ -107,21 +128,32 @@ def main() -> None:
         "onnx_int8_texts_per_s": round(len(texts) / median([r["onnx_int8_seconds"] for r in runs]), 1),
         "bge_texts_per_s": round(len(texts) / median([r["bge_seconds"] for r in runs]), 1),
         "bge_median_time_over_torch": median([r["bge_time_over_torch"] for r in runs]),
-        "cosine_to_fp32": {"mean": round(float(cosines.mean()), 4), "p1": round(float(np.percentile(cosines, 1)), 4),
-                           "min": round(float(cosines.min()), 4)},
+        "cosine_to_fp32": {
+            "mean": round(float(cosines.mean()), 4),
+            "p1": round(float(np.percentile(cosines, 1)), 4),
+            "min": round(float(cosines.min()), 4),
+        },
         "nearest_torch_neighbour_is_itself": round(own_neighbour, 4),
         "batch_size_sweep": {  # texts per second on the first 300 texts, median over runs
             name: {str(size): round(min(300, len(texts)) / median(seconds), 1) for size, seconds in by_size.items()}
             for name, by_size in sweep.items()
         },
     }
-    print(f"bge-small-en-v1.5 {results['bge_texts_per_s']} texts/s, {results['bge_median_time_over_torch']}x MiniLM torch's time; "
-          f"MiniLM onnx-int8 speed-up {results['median_speedup']}x at batch size {BATCH_SIZE}, cosine mean "
-          f"{results['cosine_to_fp32']['mean']}; texts/s by batch size: {results['batch_size_sweep']}", flush=True)
+    print(
+        f"bge-small-en-v1.5 {results['bge_texts_per_s']} texts/s, {results['bge_median_time_over_torch']}x MiniLM torch's time; "
+        f"MiniLM onnx-int8 speed-up {results['median_speedup']}x at batch size {BATCH_SIZE}, cosine mean "
+        f"{results['cosine_to_fp32']['mean']}; texts/s by batch size: {results['batch_size_sweep']}",
+        flush=True,
+    )
     save("embedding", results)
     if not args.no_scifact:
-        save("embedding_scifact", {backend: scifact_ndcg(Path(args.work), backend, args.scifact_queries)
-                                   for backend in ("torch", "onnx-int8")})
+        save(
+            "embedding_scifact",
+            {
+                backend: scifact_ndcg(Path(args.work), backend, args.scifact_queries)
+                for backend in ("torch", "onnx-int8")
+            },
+        )
 
 
 if __name__ == "__main__":

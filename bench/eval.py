@@ -17,6 +17,7 @@ separate runs. With --readme the ablation table in README.md, between its two ma
 saved results once they hold every set, every variant and all SciFact dev queries (each set's date is in the
 table): each default is justified by a number there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,9 @@ import time
 from pathlib import Path
 
 from bench.common import DEFAULT_MODEL, REPO, RESULTS, require_shared, save
+from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 from cairn.embedding.model import BACKENDS, MODELS
 from cairn.schemas.config import QueryConfig
-from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 
 _DEFAULTS = QueryConfig()
 # name -> QueryConfig overrides
@@ -43,7 +44,10 @@ VARIANTS: dict[str, dict] = {
     "with_abstract_leg": {"steps": {"abstract_leg": True}},
     "candidate_floors": {"floor_scope": "candidate"},
     "rrf_fusion": {"fusion": "rrf"},
-    "unscoped_weights": {"vector_weight_scoped": _DEFAULTS.vector_weight, "keyword_weight_scoped": _DEFAULTS.keyword_weight},
+    "unscoped_weights": {
+        "vector_weight_scoped": _DEFAULTS.vector_weight,
+        "keyword_weight_scoped": _DEFAULTS.keyword_weight,
+    },
     "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
     "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
@@ -59,15 +63,22 @@ LABELS = {
     "with_abstract_leg": "with the abstract-vector leg (off by default)",
     "candidate_floors": "floors that cut each candidate (Cairn 0.3)",
     "rrf_fusion": "RRF fusion instead of the weighted sum (Cairn 0.3)",
-    "unscoped_weights": (f"scoped questions weighted as the others ({_DEFAULTS.vector_weight} / {_DEFAULTS.keyword_weight}, "
-                         f"not {_DEFAULTS.vector_weight_scoped} / {_DEFAULTS.keyword_weight_scoped})"),
+    "unscoped_weights": (
+        f"scoped questions weighted as the others ({_DEFAULTS.vector_weight} / {_DEFAULTS.keyword_weight}, "
+        f"not {_DEFAULTS.vector_weight_scoped} / {_DEFAULTS.keyword_weight_scoped})"
+    ),
     "dense_only": "dense leg only (no BM25, no floors)",
     "bm25_only": "BM25 only (no dense, no floors)",
 }
 # (set, metric, column heading)
-COLUMNS = [("scifact", "ndcg@10", "SciFact nDCG@10"), ("scifact", "recall@10", "SciFact recall@10"),
-           ("runbooks", "recall@5", "runbooks recall@5"), ("runbooks", "ndcg@10", "runbooks nDCG@10"),
-           ("cuad", "recall@5", "CUAD answer in top 5"), ("cuad", "ndcg@10", "CUAD nDCG@10")]
+COLUMNS = [
+    ("scifact", "ndcg@10", "SciFact nDCG@10"),
+    ("scifact", "recall@10", "SciFact recall@10"),
+    ("runbooks", "recall@5", "runbooks recall@5"),
+    ("runbooks", "ndcg@10", "runbooks nDCG@10"),
+    ("cuad", "recall@5", "CUAD answer in top 5"),
+    ("cuad", "ndcg@10", "CUAD nDCG@10"),
+]
 TABLE_START = "<!-- ablation table: written by `python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --readme` -->"
 TABLE_END = "<!-- end of the ablation table -->"
 
@@ -87,12 +98,17 @@ def ablation_table(results: dict) -> str:
             value, base = entry[variant]["metrics"][metric], entry["full"]["metrics"][metric]
             cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({value - base:+.3f})")
         lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
-    queries = ", ".join(f"{name} {sets[name]['variants']['full']['queries']}"
-                        + (f" (measured {sets[name]['measured']})" if "measured" in sets[name] else "")
-                        for name in ("scifact", "runbooks", "cuad") if name in sets)
+    queries = ", ".join(
+        f"{name} {sets[name]['variants']['full']['queries']}"
+        + (f" (measured {sets[name]['measured']})" if "measured" in sets[name] else "")
+        for name in ("scifact", "runbooks", "cuad")
+        if name in sets
+    )
     lines.append("")
-    lines.append(f"Queries: {queries}; k = {results['k']}; model {results.get('model', 'all-MiniLM-L6-v2')}, backend {results['backend']}. In parentheses: the difference "
-                 "from the default pipeline.")
+    lines.append(
+        f"Queries: {queries}; k = {results['k']}; model {results.get('model', 'all-MiniLM-L6-v2')}, backend {results['backend']}. In parentheses: the difference "
+        "from the default pipeline."
+    )
     return "\n".join(lines)
 
 
@@ -165,10 +181,14 @@ def memo_reader(config):
             key = (call.__name__, repr(args), repr(sorted(kwargs.items())))
             if key not in memo:
                 found = call(*args, **kwargs)  # pymilvus's result types, as plain lists and dicts
-                found = ([[dict(hit) for hit in hits] for hits in found] if call.__name__ == "search"
-                         else [dict(row) for row in found])
+                found = (
+                    [[dict(hit) for hit in hits] for hits in found]
+                    if call.__name__ == "search"
+                    else [dict(row) for row in found]
+                )
                 memo[key] = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
             return pickle.loads(memo[key])
+
         return memoised
 
     for name in ("search", "get", "query"):
@@ -217,8 +237,9 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         for hit in result.hits:
             if hit.recall_injected:
                 injected_ok = query.relevant.get(hit.document_id, 0) > 0
-                statuses["injected_relevant" if injected_ok else "injected_irrelevant"] = statuses.get(
-                    "injected_relevant" if injected_ok else "injected_irrelevant", 0) + 1
+                statuses["injected_relevant" if injected_ok else "injected_irrelevant"] = (
+                    statuses.get("injected_relevant" if injected_ok else "injected_irrelevant", 0) + 1
+                )
     if reader is None:
         retriever.close()
     latencies.sort()
@@ -243,13 +264,24 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--work", default="/tmp/cairn-eval")
     parser.add_argument("--out", default="eval")
-    parser.add_argument("--model", default=DEFAULT_MODEL, choices=list(MODELS),
-                        help="embedding model (its indexes live in --work/<model>)")
-    parser.add_argument("--backend", default="auto", choices=BACKENDS,
-                        help="embedding backend (its indexes live in --work/<backend> unless it is the model's first)")
-    parser.add_argument("--readme", action="store_true",
-                        help="rewrite README.md's ablation table from the saved results (they must hold every set, "
-                             "every variant, all SciFact queries)")
+    parser.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        choices=list(MODELS),
+        help="embedding model (its indexes live in --work/<model>)",
+    )
+    parser.add_argument(
+        "--backend",
+        default="auto",
+        choices=BACKENDS,
+        help="embedding backend (its indexes live in --work/<backend> unless it is the model's first)",
+    )
+    parser.add_argument(
+        "--readme",
+        action="store_true",
+        help="rewrite README.md's ablation table from the saved results (they must hold every set, "
+        "every variant, all SciFact queries)",
+    )
     args = parser.parse_args()
     require_shared()
     from cairn.embedding import encoder_for
@@ -273,8 +305,11 @@ def main() -> None:
         for variant in args.variants.split(","):
             entry["variants"][variant] = evaluate(dev, VARIANTS[variant], encoder, args.k, limit, reader)
             m = entry["variants"][variant]["metrics"]
-            print(f"{name:9} {variant:22} ndcg@10 {m['ndcg@10']:.3f} r@1 {m['recall@1']:.3f} r@5 {m['recall@5']:.3f} "
-                  f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {entry['variants'][variant]['latency_ms_p50']} ms", flush=True)
+            print(
+                f"{name:9} {variant:22} ndcg@10 {m['ndcg@10']:.3f} r@1 {m['recall@1']:.3f} r@5 {m['recall@5']:.3f} "
+                f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {entry['variants'][variant]['latency_ms_p50']} ms",
+                flush=True,
+            )
         reader.close()
         entry["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
         results["sets"][name] = entry

@@ -5,6 +5,7 @@ kept between runs: the ingest flow's own idempotence makes a second run embed an
 the query side costs only queries. SciFact's BEIR corpus becomes one Markdown page per abstract (file name =
 corpus id), so it goes through the normal wiki source, chunkers and index like any page.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,11 @@ from cairn.schemas import stable_id
 def eval_config(folder: Path, sources: list[dict], backend: str = "auto", model: str = DEFAULT_MODEL) -> Path:
     """The bench scratch config, without per-ingest data-quality reports (not what is measured here)."""
     path = scratch_config(folder, sources, collection="eval", backend=backend, model=model)
-    path.write_text(path.read_text() + f"[quality]\non_ingest = false\nreport_dir = {json.dumps(str(folder / 'reports'))}\n")
+    path.write_text(
+        path.read_text() + f"[quality]\non_ingest = false\nreport_dir = {json.dumps(str(folder / 'reports'))}\n"
+    )
     return path
+
 
 TENANT, GROUP = "eval", "all"
 
@@ -67,10 +71,9 @@ def runbooks(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> D
 
 def scifact(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:
     """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us."""
+    from cairn.flows.beir import write_pages  # the same pages `cairn eval beir` writes
     from cairn.schemas import SourceType
     from cairn.sources import document_id
-
-    from cairn.flows.beir import write_pages  # the same pages `cairn eval beir` writes
 
     folder = work / "scifact"
     pages = folder / "pages"
@@ -104,18 +107,30 @@ def cuad(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSe
     for contract in sorted({r["contract_id"] for r in rows}):
         page = pages / f"{stable_id('cuad', contract)}.md"
         if not page.exists():
-            text = (SHARED / "corpora" / "legal" / "cuad-txt" / f"{contract}.txt").read_text(encoding="utf-8", errors="replace")
+            text = (SHARED / "corpora" / "legal" / "cuad-txt" / f"{contract}.txt").read_text(
+                encoding="utf-8", errors="replace"
+            )
             title = contract.rsplit("_", 1)[-1]
-            page.write_text(f"---\ntitle: {json.dumps(title)}\ndoc_tag: {json.dumps(stable_id('cuad', contract))}\n---\n"
-                            f"# {title}\n\n{text.strip()}\n", encoding="utf-8")
+            page.write_text(
+                f"---\ntitle: {json.dumps(title)}\ndoc_tag: {json.dumps(stable_id('cuad', contract))}\n---\n"
+                f"# {title}\n\n{text.strip()}\n",
+                encoding="utf-8",
+            )
     config = eval_config(folder, [_source("cuad", pages)], backend, model)
     queries = []
     for r in rows:
         if r["is_impossible"] or not r["answers"]:
             continue
         details = r["question"].split("Details:", 1)[-1].strip()
-        queries.append(Query(r["id"], f"{r['category']}: {details}", {}, stable_id("cuad", r["contract_id"]),
-                             [a["text"] for a in r["answers"] if a["text"].strip()]))
+        queries.append(
+            Query(
+                r["id"],
+                f"{r['category']}: {details}",
+                {},
+                stable_id("cuad", r["contract_id"]),
+                [a["text"] for a in r["answers"] if a["text"].strip()],
+            )
+        )
     return DevSet("cuad", config, queries)
 
 
@@ -175,7 +190,10 @@ def bulk_load(dev: DevSet) -> dict:
                 counts["chunks"] += sum(r["chunk_type"] == "child" for r in rows)
                 counts["embeddings_computed"] += stats.computed
                 batch = []
-                print(f"bulk {dev.name}: {number}/{len(refs)} documents, {time.perf_counter() - started:.0f} s", flush=True)
+                print(
+                    f"bulk {dev.name}: {number}/{len(refs)} documents, {time.perf_counter() - started:.0f} s",
+                    flush=True,
+                )
     store.flush()
     store.close()
     cache.close()

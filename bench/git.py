@@ -8,6 +8,7 @@ have 400 tokens and overall; children in 100-200) for the full ingest, then file
 repository and wall time vs the full ingest for the incremental run. Wall times are around the flow call,
 Prefect included; the embedding cache starts empty.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,9 @@ def sla(config_path: str) -> dict:
         return round(sum(lo <= r["token_count"] <= hi for r in items) / len(items), 3) if items else None
 
     return {
-        "documents": len(doc_tokens), "sections": len(parents), "chunks": len(children),
+        "documents": len(doc_tokens),
+        "sections": len(parents),
+        "chunks": len(children),
         "parents_in_band_of_documents_with_400_tokens": share(big, 400, 900),
         "parents_in_band_overall": share(parents, 400, 900),
         "children_in_band": share(children, 100, 200),
@@ -62,11 +65,22 @@ def main() -> None:
         head = heads.stdout.split()[0]
         mirror = work / "clone"
         subprocess.run(["git", "clone", "--quiet", "--bare", str(bundle), str(mirror)], check=True)
-        log = subprocess.run(["git", "--git-dir", str(mirror), "rev-list", "--first-parent", head],
-                             capture_output=True, text=True, check=True).stdout.split()
+        log = subprocess.run(
+            ["git", "--git-dir", str(mirror), "rev-list", "--first-parent", head],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         older = log[args.gap]
-        source = {"name": "eks", "type": "git", "repo": str(bundle), "tenant": "bench", "acl": ["all"],
-                  "cache_dir": str(work / "git"), "include": ["**/*.tf", "**/*.md", "**/*.yaml", "**/*.yml"]}
+        source = {
+            "name": "eks",
+            "type": "git",
+            "repo": str(bundle),
+            "tenant": "bench",
+            "acl": ["all"],
+            "cache_dir": str(work / "git"),
+            "include": ["**/*.tf", "**/*.md", "**/*.yaml", "**/*.yml"],
+        }
         config = str(scratch_config(work, [dict(source, ref=older)]))
         started = time.perf_counter()
         full = ingest_flow(config_path=config)
@@ -76,20 +90,38 @@ def main() -> None:
         started = time.perf_counter()
         incremental = ingest_flow(config_path=config)
         incremental_wall = time.perf_counter() - started
-        changed = subprocess.run(["git", "--git-dir", str(mirror), "diff", "--name-only", older, head],
-                                 capture_output=True, text=True, check=True).stdout.split()
+        changed = subprocess.run(
+            ["git", "--git-dir", str(mirror), "diff", "--name-only", older, head],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
     d = incremental["documents"]
-    save("git", {
-        "corpus": "terraform-aws-eks.bundle", "full_ref": older, "incremental_ref": head, "gap_commits": args.gap,
-        "full": {"files": full["documents"]["seen"], "failed": full["documents"]["failed"],
-                 "seconds": round(full_wall, 1), **full_sla},
-        "incremental": {
-            "files_in_repo": d["seen"], "files_processed": d["indexed"] + d["deleted"] + d["failed"],
-            "indexed": d["indexed"], "deleted": d["deleted"], "unchanged": d["unchanged"],
-            "paths_changed_in_git_diff": len(changed),
-            "seconds": round(incremental_wall, 1), "wall_vs_full": round(incremental_wall / full_wall, 3),
+    save(
+        "git",
+        {
+            "corpus": "terraform-aws-eks.bundle",
+            "full_ref": older,
+            "incremental_ref": head,
+            "gap_commits": args.gap,
+            "full": {
+                "files": full["documents"]["seen"],
+                "failed": full["documents"]["failed"],
+                "seconds": round(full_wall, 1),
+                **full_sla,
+            },
+            "incremental": {
+                "files_in_repo": d["seen"],
+                "files_processed": d["indexed"] + d["deleted"] + d["failed"],
+                "indexed": d["indexed"],
+                "deleted": d["deleted"],
+                "unchanged": d["unchanged"],
+                "paths_changed_in_git_diff": len(changed),
+                "seconds": round(incremental_wall, 1),
+                "wall_vs_full": round(incremental_wall / full_wall, 3),
+            },
         },
-    })
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ the flow call, Prefect included), then `runs` unchanged re-runs (median wall tim
 first, with 0 embeddings computed), then one edited sentence in one page: embeddings computed against the
 texts of that page that actually changed (re-derived by chunking both versions).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,7 +64,9 @@ def main() -> None:
         before = model_inputs(corpus, locator, "openshift")
         text = page.read_text()
         paragraph_end = text.index("\n\n", len(text) // 2)
-        page.write_text(text[:paragraph_end] + " This sentence was added by the incremental benchmark." + text[paragraph_end:])
+        page.write_text(
+            text[:paragraph_end] + " This sentence was added by the incremental benchmark." + text[paragraph_end:]
+        )
         after = model_inputs(corpus, locator, "openshift")
         edited, edited_wall = timed(ingest_flow, config_path=config)
 
@@ -71,8 +74,12 @@ def main() -> None:
         "corpus": "openshift-runbooks",
         "store": store.describe(),
         "documents": first["documents"],
-        "first_ingest": {"wall_seconds": round(first_wall, 2), "embeddings_computed": first["embeddings_computed"],
-                         "chunks": first["chunks"], "sections": first["sections"]},
+        "first_ingest": {
+            "wall_seconds": round(first_wall, 2),
+            "embeddings_computed": first["embeddings_computed"],
+            "chunks": first["chunks"],
+            "sections": first["sections"],
+        },
         "unchanged_reruns": {
             "wall_seconds": [round(w, 2) for w in rerun_walls],
             "embeddings_computed": [r["embeddings_computed"] for r, _ in reruns],

@@ -16,6 +16,7 @@ Milvus Lite server, Prefect's server) and of the whole tree. Runs are interleave
 memory means: the long and heavy documents peak within a small margin of the small one (the model, Prefect
 and Milvus are the floor; the document's own share is what grows).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,13 +29,15 @@ from bench.common import REPO, median, save, scratch_config
 from bench.rss import ingest
 
 sys.path.insert(0, str(REPO))
-from tests import pdf_factory as pf  # noqa: E402  (the tests' deterministic contract writer)
-from tests import agreement_spec as spec_of  # noqa: E402  (what its contracts say)
+from tests import agreement_spec as spec_of
+from tests import pdf_factory as pf
 
-WORDS = ("the Supplier shall deliver services described in each Statement of Work within the period agreed by "
-         "the parties and the Customer may terminate this Agreement upon written notice if any material breach "
-         "remains uncured for thirty days after notice thereof including payment obligations confidentiality "
-         "indemnification limitation of liability insurance audit rights assignment governing law").split()
+WORDS = (
+    "the Supplier shall deliver services described in each Statement of Work within the period agreed by "
+    "the parties and the Customer may terminate this Agreement upon written notice if any material breach "
+    "remains uncured for thirty days after notice thereof including payment obligations confidentiality "
+    "indemnification limitation of liability insurance audit rights assignment governing law"
+).split()
 
 
 def _sentence(rng: random.Random) -> str:
@@ -53,15 +56,30 @@ def long_spec(articles: int, seed: int = 22) -> spec_of.AgreementSpec:
     for a in range(1, articles + 1):
         sections = []
         for s in range(1, 5):
-            definitions = ({f"Term {a}-{d}": f", for purposes of Article {a}, {_sentence(rng).lower()}" for d in range(1, 4)}
-                           if s == 1 else None)
-            clauses = [spec_of.Clause(f"({chr(96 + c)})", _sentence(rng), [(f"({'i' * r})", _sentence(rng)) for r in range(1, 3)])
-                       for c in range(1, 4)]
-            sections.append(spec_of.Sect(f"{a}.{s:02d}", f"Obligations {a}-{s}", [_paragraph(rng) for _ in range(2)],
-                                         definitions, clauses))
+            definitions = (
+                {f"Term {a}-{d}": f", for purposes of Article {a}, {_sentence(rng).lower()}" for d in range(1, 4)}
+                if s == 1
+                else None
+            )
+            clauses = [
+                spec_of.Clause(
+                    f"({chr(96 + c)})", _sentence(rng), [(f"({'i' * r})", _sentence(rng)) for r in range(1, 3)]
+                )
+                for c in range(1, 4)
+            ]
+            sections.append(
+                spec_of.Sect(
+                    f"{a}.{s:02d}", f"Obligations {a}-{s}", [_paragraph(rng) for _ in range(2)], definitions, clauses
+                )
+            )
         built.append(spec_of.Article(str(a), f"ARTICLE TITLE {a}", sections))
-    return spec_of.AgreementSpec("Master Services Agreement", ["Acme Corp.", "Globex LLC"], "March 1, 2024", built,
-                                 ["WHEREAS the parties wish to set out the terms of their relationship."])
+    return spec_of.AgreementSpec(
+        "Master Services Agreement",
+        ["Acme Corp.", "Globex LLC"],
+        "March 1, 2024",
+        built,
+        ["WHEREAS the parties wish to set out the terms of their relationship."],
+    )
 
 
 def write_long(path: Path, pages: int) -> int:
@@ -124,8 +142,14 @@ def _page_count(data: bytes) -> int:
 
 def config_for(work: Path, folder: Path) -> Path:
     work.mkdir(parents=True, exist_ok=True)
-    source = {"name": "legal", "type": "pdf", "path": str(folder), "tenant": "bench", "acl": ["all"],
-              "max_file_bytes": 200_000_000}
+    source = {
+        "name": "legal",
+        "type": "pdf",
+        "path": str(folder),
+        "tenant": "bench",
+        "acl": ["all"],
+        "max_file_bytes": 200_000_000,
+    }
     return scratch_config(work, [source])
 
 
@@ -158,23 +182,42 @@ def main() -> None:
                 result["polled_parse_worker_mb"] = max(worker) if worker else None
                 result["polled_lite_server_mb"] = max(server) if server else None
                 runs[label].append(result)
-                print(f"{label} run {run + 1}: {files[label]['pages']} pages, {files[label]['mb']} MB: "
-                      f"{result['peak_rss_mb']} MB peak, {result['seconds']} s, {result['chunks']} chunks, "
-                      f"{result['failures']} failed", file=sys.stderr)
+                print(
+                    f"{label} run {run + 1}: {files[label]['pages']} pages, {files[label]['mb']} MB: "
+                    f"{result['peak_rss_mb']} MB peak, {result['seconds']} s, {result['chunks']} chunks, "
+                    f"{result['failures']} failed",
+                    file=sys.stderr,
+                )
     out = {"runs": args.runs, "files": files}
     for label, measured in runs.items():
-        out[label] = {**files[label], **{f"median_{k}": round(median([r[k] for r in measured if r.get(k) is not None] or [0]), 1)
-                                         for k in ("peak_rss_mb", "polled_tree_sum_mb", "polled_parse_worker_mb",
-                                                   "polled_lite_server_mb", "seconds")},
-                      "chunks": measured[0]["chunks"], "failures": measured[0]["failures"], "runs": measured}
+        out[label] = {
+            **files[label],
+            **{
+                f"median_{k}": round(median([r[k] for r in measured if r.get(k) is not None] or [0]), 1)
+                for k in (
+                    "peak_rss_mb",
+                    "polled_tree_sum_mb",
+                    "polled_parse_worker_mb",
+                    "polled_lite_server_mb",
+                    "seconds",
+                )
+            },
+            "chunks": measured[0]["chunks"],
+            "failures": measured[0]["failures"],
+            "runs": measured,
+        }
     for label in ("long", "heavy"):
-        out[f"{label}_over_small_peak_mb"] = round(out[label]["median_peak_rss_mb"] - out["small"]["median_peak_rss_mb"], 1)
+        out[f"{label}_over_small_peak_mb"] = round(
+            out[label]["median_peak_rss_mb"] - out["small"]["median_peak_rss_mb"], 1
+        )
     save("large_pdf", out)
     for label in files:
         o = out[label]
-        print(f"{label:6} {o['pages']:4} pages {o['mb']:6.2f} MB: ingest peak {o['median_peak_rss_mb']} MB, "
-              f"tree {o['median_polled_tree_sum_mb']} MB, parse worker {o['median_polled_parse_worker_mb']} MB, "
-              f"{o['median_seconds']} s, {o['chunks']} chunks, {o['failures']} failed")
+        print(
+            f"{label:6} {o['pages']:4} pages {o['mb']:6.2f} MB: ingest peak {o['median_peak_rss_mb']} MB, "
+            f"tree {o['median_polled_tree_sum_mb']} MB, parse worker {o['median_polled_parse_worker_mb']} MB, "
+            f"{o['median_seconds']} s, {o['chunks']} chunks, {o['failures']} failed"
+        )
 
 
 if __name__ == "__main__":

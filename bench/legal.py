@@ -27,6 +27,7 @@ nDCG@10 by section: a separate k=10 search, gain 1 for a returned section that h
 same found rule), ideal = min(10, the contract's answer-bearing sections, counted over every section of the
 contract in the index).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,7 +64,16 @@ def found(answers: list[dict], texts: list[str]) -> bool:
     return any(n in h for n in needles for h in haystack)
 
 
-PLAIN_HYBRID_OFF = ("gate", "transform", "floors", "second_pass", "sparse_doc_recall", "dominance", "diversity", "abstract_leg")
+PLAIN_HYBRID_OFF = (
+    "gate",
+    "transform",
+    "floors",
+    "second_pass",
+    "sparse_doc_recall",
+    "dominance",
+    "diversity",
+    "abstract_leg",
+)
 
 
 def plain_hybrid(settings):
@@ -85,7 +95,9 @@ def _warm_up(folder: Path) -> None:
 
     (folder / "wiki").mkdir(parents=True, exist_ok=True)
     (folder / "wiki" / "w.md").write_text(WARM_UP)
-    config = scratch_config(folder, [{"name": "w", "type": "wiki", "path": str(folder / "wiki"), "tenant": "bench", "acl": ["all"]}])
+    config = scratch_config(
+        folder, [{"name": "w", "type": "wiki", "path": str(folder / "wiki"), "tenant": "bench", "acl": ["all"]}]
+    )
     ingest_flow(config_path=str(config))
     encoder_for(load_config(config).embedding).encode(["warm up"])
 
@@ -133,8 +145,12 @@ def model_share(config_path: str, wall: float) -> dict:
     started = time.perf_counter()
     encoder.encode(texts, batch_size=embedding.batch_size)
     raw = time.perf_counter() - started
-    return {"texts_embedded": len(texts), "cached_vectors_not_rederived": missed, "raw_model_seconds": round(raw, 1),
-            "model_share_of_wall": round(raw / wall, 3)}
+    return {
+        "texts_embedded": len(texts),
+        "cached_vectors_not_rederived": missed,
+        "raw_model_seconds": round(raw, 1),
+        "model_share_of_wall": round(raw / wall, 3),
+    }
 
 
 def parse_speed(folder: Path) -> dict:
@@ -158,12 +174,16 @@ def health(config_path: str) -> dict:
     store = MilvusStore(load_config(config_path).milvus, dim=384)
     store.ensure_collection()
     try:
-        scores = [r["quality_flags"].get("chunk_health_score", 1.0)
-                  for r in store.iterate('chunk_type == "full_text"', ["quality_flags"])]
+        scores = [
+            r["quality_flags"].get("chunk_health_score", 1.0)
+            for r in store.iterate('chunk_type == "full_text"', ["quality_flags"])
+        ]
     finally:
         store.close()
-    return {"health_mean": round(statistics.fmean(scores), 4) if scores else None,
-            "health_under_0_5": round(sum(s < 0.5 for s in scores) / len(scores), 4) if scores else None}
+    return {
+        "health_mean": round(statistics.fmean(scores), 4) if scores else None,
+        "health_under_0_5": round(sum(s < 0.5 for s in scores) / len(scores), 4) if scores else None,
+    }
 
 
 @contextlib.contextmanager
@@ -184,8 +204,14 @@ def main() -> None:
     questions = [json.loads(line) for line in open(shared / "eval/dev/cuad/qa.jsonl", encoding="utf-8")]
     questions = [q for q in questions if not q["is_impossible"]]
     reuse = bool(args.work) and (Path(args.work) / "index" / "cairn.db").exists()
-    with (tempfile.TemporaryDirectory() if not args.work else _kept(Path(args.work))) as tmp:
-        source = {"name": "cuad", "type": "pdf", "path": str(shared / "corpora/legal/cuad"), "tenant": "bench", "acl": ["all"]}
+    with tempfile.TemporaryDirectory() if not args.work else _kept(Path(args.work)) as tmp:
+        source = {
+            "name": "cuad",
+            "type": "pdf",
+            "path": str(shared / "corpora/legal/cuad"),
+            "tenant": "bench",
+            "acl": ["all"],
+        }
         config = str(scratch_config(Path(tmp), [source]))
         if not reuse:
             _warm_up(Path(tmp) / "warm")
@@ -196,16 +222,18 @@ def main() -> None:
         if not reuse:
             sizes.update(model_share(config, wall))
             sizes.update(parse_speed(shared / "corpora/legal/cuad"))
-        from cairn.schemas.config import load_config
         from cairn.index.store import MilvusStore
+        from cairn.schemas.config import load_config
 
         store = MilvusStore(load_config(config).milvus, dim=384)
         store.ensure_collection()
         try:
-            pages = {r["document_id"]: r["extra"].get("page_count", 0)
-                     for r in store.iterate("chunk_type == \"full_text\"", ["document_id", "extra"])}
+            pages = {
+                r["document_id"]: r["extra"].get("page_count", 0)
+                for r in store.iterate('chunk_type == "full_text"', ["document_id", "extra"])
+            }
             sections: dict[str, dict[str, str]] = {}
-            for r in store.iterate("chunk_type == \"full_text\"", ["chunk_id", "doc_tag", "text"]):
+            for r in store.iterate('chunk_type == "full_text"', ["chunk_id", "doc_tag", "text"]):
                 sections.setdefault(r["doc_tag"], {})[r["chunk_id"]] = r["text"]
         finally:
             store.close()
@@ -217,24 +245,33 @@ def main() -> None:
             variants[name] = _clause_recall(retriever, questions, sections, args.k)
     total_pages = sum(pages.values())
     ingest = {
-        "documents_seen": report["documents"]["seen"], "indexed": report["documents"]["indexed"],
-        "failed": report["failures"], "pages": total_pages, "seconds": round(wall, 1),
-        "pages_per_second": round(total_pages / wall, 2), **sizes,
+        "documents_seen": report["documents"]["seen"],
+        "indexed": report["documents"]["indexed"],
+        "failed": report["failures"],
+        "pages": total_pages,
+        "seconds": round(wall, 1),
+        "pages_per_second": round(total_pages / wall, 2),
+        **sizes,
     }
     previous = RESULTS / "legal.json"
     if reuse and previous.exists():
         ingest = json.loads(previous.read_text())["ingest"]
-    save("legal", {
-        "corpus": "cuad (50 contracts)",
-        "ingest": ingest,
-        "clause_recall": variants["default"],
-        "clause_recall_plain_hybrid": variants["plain_hybrid"],
-        "plain_hybrid_steps_off": list(PLAIN_HYBRID_OFF),
-    })
+    save(
+        "legal",
+        {
+            "corpus": "cuad (50 contracts)",
+            "ingest": ingest,
+            "clause_recall": variants["default"],
+            "clause_recall_plain_hybrid": variants["plain_hybrid"],
+            "plain_hybrid_steps_off": list(PLAIN_HYBRID_OFF),
+        },
+    )
     for name, v in variants.items():
         print(f"{name}: clause recall@{args.k} {v['recall']} ({v['found']}/{v['questions']}), nDCG@10 {v['ndcg@10']}")
-    print(f"model share of wall {ingest.get('model_share_of_wall')} (raw model {ingest.get('raw_model_seconds')} s / ingest "
-          f"{ingest['seconds']} s), {ingest['pages_per_second']} pages/s, parse {ingest.get('parse_ms_per_page')} ms/page")
+    print(
+        f"model share of wall {ingest.get('model_share_of_wall')} (raw model {ingest.get('raw_model_seconds')} s / ingest "
+        f"{ingest['seconds']} s), {ingest['pages_per_second']} pages/s, parse {ingest.get('parse_ms_per_page')} ms/page"
+    )
 
 
 def _clause_recall(retriever, questions: list[dict], sections: dict[str, dict[str, str]], k: int) -> dict:
@@ -260,9 +297,16 @@ def _clause_recall(retriever, questions: list[dict], sections: dict[str, dict[st
     finally:
         retriever.close()
     worst = sorted(((c, round(f / n, 2), n) for c, (f, n) in by_category.items()), key=lambda x: x[1])[:6]
-    return {"k": k, "questions": len(questions), "found": hits, "recall": round(hits / len(questions), 3),
-            "ndcg@10": round(statistics.fmean(ndcgs), 3) if ndcgs else None,
-            "p50_ms": round(statistics.median(latencies) * 1000, 1), "weakest_categories": worst, "missed": missed}
+    return {
+        "k": k,
+        "questions": len(questions),
+        "found": hits,
+        "recall": round(hits / len(questions), 3),
+        "ndcg@10": round(statistics.fmean(ndcgs), 3) if ndcgs else None,
+        "p50_ms": round(statistics.median(latencies) * 1000, 1),
+        "weakest_categories": worst,
+        "missed": missed,
+    }
 
 
 if __name__ == "__main__":

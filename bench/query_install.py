@@ -9,6 +9,7 @@ default pipeline twice: embedded by the torch model, and by the exported ONNX mo
 (the goal: within 0.005), the largest distance between the two query vectors, and the export's size.
 Results: bench/results/query_install.json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,9 +51,11 @@ def main() -> None:
         "export_mb": round(sum(p.stat().st_size for p in folder.iterdir()) / 2**20, 1),
     }
     save("query_install", result)
-    print(f"SciFact dev, {len(texts)} queries: nDCG@10 full install {full['ndcg@10']:.4f}, query install "
-          f"{query['ndcg@10']:.4f} (difference {result['ndcg@10_difference']:+.4f}); largest query-vector cosine "
-          f"distance {gap:.2e}; export {result['export_mb']} MB")
+    print(
+        f"SciFact dev, {len(texts)} queries: nDCG@10 full install {full['ndcg@10']:.4f}, query install "
+        f"{query['ndcg@10']:.4f} (difference {result['ndcg@10_difference']:+.4f}); largest query-vector cosine "
+        f"distance {gap:.2e}; export {result['export_mb']} MB"
+    )
 
 
 if __name__ == "__main__":

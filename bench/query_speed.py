@@ -11,6 +11,7 @@ default; RRF; no filter; the same candidate count), so noise hits both alike. Ev
 through a proxy: the pipeline's own overhead is the rest. Results: bench/results/query_speed.json, with
 `sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, raw_hybrid_p50_ms, raw_hybrid_p95_ms, ...}].
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,11 @@ SECTIONS, CHILDREN = 3, 3  # per document
 TENANTS = ["acme", "globex", "initech", "umbrella"]
 GROUPS = ["sre", "security", "platform", "payments", "legal", "ops", "data", "support"]
 rng = random.Random(11)
-VOCAB = [f"{a}{b}" for a in ("kafka", "ledger", "pod", "node", "cert", "disk", "dns", "queue", "cache", "db")
-         for b in ("", "-lag", "-restart", "-failover", "-timeout", "-leak", "-full", "-error", "-drain", "-scale")]
+VOCAB = [
+    f"{a}{b}"
+    for a in ("kafka", "ledger", "pod", "node", "cert", "disk", "dns", "queue", "cache", "db")
+    for b in ("", "-lag", "-restart", "-failover", "-timeout", "-leak", "-full", "-error", "-drain", "-scale")
+]
 
 
 class HashEncoder:
@@ -92,23 +96,76 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
     parent_ids = [f"p{doc}-{s}" for s in range(SECTIONS)]
     rows = []
     for s in range(SECTIONS):
-        base = dict(document_id=f"d{doc}", source_name="synthetic", source_type="wiki", source_uri=f"file:///s/{doc}.md",
-                    locator=f"{doc}.md", title=title, content_type="runbook", service_name="", environment="unspecified",
-                    severity="unspecified", tenant_id=tenant, access_control_list=acl, acl_key=acl_key(acl), version_hash=f"v{doc}",
-                    temporal_start=1_700_000_000, temporal_end=253402300799, is_current=True, created_at=1_700_000_000,
-                    updated_at=1_700_000_000, tags=[], doc_tag="", extra={}, section_id=f"s{doc}-{s}", parent_section_id="",
-                    breadcrumbs=[title, f"Step {s}"], section_level=2, section_order=s, quality_flags={})
+        base = dict(
+            document_id=f"d{doc}",
+            source_name="synthetic",
+            source_type="wiki",
+            source_uri=f"file:///s/{doc}.md",
+            locator=f"{doc}.md",
+            title=title,
+            content_type="runbook",
+            service_name="",
+            environment="unspecified",
+            severity="unspecified",
+            tenant_id=tenant,
+            access_control_list=acl,
+            acl_key=acl_key(acl),
+            version_hash=f"v{doc}",
+            temporal_start=1_700_000_000,
+            temporal_end=253402300799,
+            is_current=True,
+            created_at=1_700_000_000,
+            updated_at=1_700_000_000,
+            tags=[],
+            doc_tag="",
+            extra={},
+            section_id=f"s{doc}-{s}",
+            parent_section_id="",
+            breadcrumbs=[title, f"Step {s}"],
+            section_level=2,
+            section_order=s,
+            quality_flags={},
+        )
         abstract = unit()
         texts = [words(120) for _ in range(CHILDREN)]
-        rows.append(dict(base, chunk_id=parent_ids[s], parent_chunk_id="", chunk_type="full_text", chunk_order=-1, token_count=450,
-                         text=" ".join(texts), search_text=" ".join(texts), abstract_embedding=abstract, full_text_embedding=unit(),
-                         extra=ParentLinks(abstract=texts[0][:300], abstract_token_count=60, child_count=CHILDREN,
-                                           section_count=SECTIONS, document_child_count=SECTIONS * CHILDREN,
-                                           previous_section=parent_ids[s - 1] if s else "",
-                                           next_section=parent_ids[s + 1] if s + 1 < SECTIONS else "").to_row()))
-        rows.extend(dict(base, chunk_id=f"c{doc}-{s}-{i}", parent_chunk_id=parent_ids[s], chunk_type="child", chunk_order=i,
-                         token_count=150, text=t, search_text=t, abstract_embedding=abstract, full_text_embedding=unit())
-                    for i, t in enumerate(texts))
+        rows.append(
+            dict(
+                base,
+                chunk_id=parent_ids[s],
+                parent_chunk_id="",
+                chunk_type="full_text",
+                chunk_order=-1,
+                token_count=450,
+                text=" ".join(texts),
+                search_text=" ".join(texts),
+                abstract_embedding=abstract,
+                full_text_embedding=unit(),
+                extra=ParentLinks(
+                    abstract=texts[0][:300],
+                    abstract_token_count=60,
+                    child_count=CHILDREN,
+                    section_count=SECTIONS,
+                    document_child_count=SECTIONS * CHILDREN,
+                    previous_section=parent_ids[s - 1] if s else "",
+                    next_section=parent_ids[s + 1] if s + 1 < SECTIONS else "",
+                ).to_row(),
+            )
+        )
+        rows.extend(
+            dict(
+                base,
+                chunk_id=f"c{doc}-{s}-{i}",
+                parent_chunk_id=parent_ids[s],
+                chunk_type="child",
+                chunk_order=i,
+                token_count=150,
+                text=t,
+                search_text=t,
+                abstract_embedding=abstract,
+                full_text_embedding=unit(),
+            )
+            for i, t in enumerate(texts)
+        )
     return rows
 
 
@@ -147,7 +204,9 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     settings = QueryConfig(steps={"floors": False})
     retriever = Retriever(config, settings, HashEncoder(), client=client)
     limit = max(settings.candidates, 8 * 4)
-    questions = [f"{rng.choice(VOCAB)} {rng.choice(VOCAB)} {rng.choice(VOCAB)} on the primary" for _ in range(queries + 5)]
+    questions = [
+        f"{rng.choice(VOCAB)} {rng.choice(VOCAB)} {rng.choice(VOCAB)} on the primary" for _ in range(queries + 5)
+    ]
     principals = [Principal(TENANTS[i % 4], [GROUPS[i % 8], GROUPS[(i + 3) % 8]]) for i in range(len(questions))]
     encoder = HashEncoder()
     totals, raw, hybrid = [], [], []
@@ -158,8 +217,11 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         elapsed = (time.perf_counter() - t0) * 1000
         v = encoder.encode([q])[0].tolist()
         dense = {"params": {"ef": max(64, limit * 2)}}
-        legs = [AnnSearchRequest([v], field, dense, limit) for field, step in
-                (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg")) if settings.enabled(step)]
+        legs = [
+            AnnSearchRequest([v], field, dense, limit)
+            for field, step in (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg"))
+            if settings.enabled(step)
+        ]
         legs.append(AnnSearchRequest([q], SPARSE_FIELD, {}, limit))
         t1 = time.perf_counter()
         raw_client.hybrid_search(config.collection, legs, RRFRanker(60), limit=limit, output_fields=CHILD_FIELDS)
@@ -174,11 +236,17 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     q = lambda xs, f: round(sorted(xs)[min(len(xs) - 1, int(len(xs) * f))], 1)  # noqa: E731
     overhead = [(t - r) / r for t, r in zip(totals, raw) if r > 0]
     return {
-        "rows": children, "documents": children // (SECTIONS * CHILDREN), "insert_seconds": round(insert_s, 1), "queries": len(totals),
-        "retrieve_p50_ms": q(totals, 0.5), "retrieve_p95_ms": q(totals, 0.95),
-        "raw_hybrid_p50_ms": q(hybrid, 0.5), "raw_hybrid_p95_ms": q(hybrid, 0.95),
+        "rows": children,
+        "documents": children // (SECTIONS * CHILDREN),
+        "insert_seconds": round(insert_s, 1),
+        "queries": len(totals),
+        "retrieve_p50_ms": q(totals, 0.5),
+        "retrieve_p95_ms": q(totals, 0.95),
+        "raw_hybrid_p50_ms": q(hybrid, 0.5),
+        "raw_hybrid_p95_ms": q(hybrid, 0.95),
         "retrieve_vs_raw_hybrid_p95": round(q(totals, 0.95) / q(hybrid, 0.95), 3),
-        "milvus_calls_p50_ms": q(raw, 0.5), "pipeline_overhead_median": round(statistics.median(overhead), 4),
+        "milvus_calls_p50_ms": q(raw, 0.5),
+        "pipeline_overhead_median": round(statistics.median(overhead), 4),
         "milvus_ms_mean_by_call": {k: round(v / max(1, len(totals)), 1) for k, v in sorted(client.calls.items())},
     }
 

@@ -20,6 +20,7 @@ as its own child process). Measured:
 - polled every 0.2 s with psutil: the ingest process alone, the Prefect server, and the tree's summed RSS.
 The first ingest of a bench run (a one-page warm-up, not measured) creates the Prefect database.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,16 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import REPO, BenchStore, add_store_arguments, bench_store, median, require_shared, save, scratch_config
+from bench.common import (
+    REPO,
+    BenchStore,
+    add_store_arguments,
+    bench_store,
+    median,
+    require_shared,
+    save,
+    scratch_config,
+)
 
 CORPUS = "wiki/openshift-runbooks"
 MB = 1024 * 1024
@@ -110,7 +120,10 @@ def ingest(config: Path, prefect_home: Path) -> dict:
     with out.open("w") as stdout, err.open("w") as stderr:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
-            cwd=REPO, env=env, stdout=stdout, stderr=stderr,
+            cwd=REPO,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
         )
         poller = Poller(proc.pid)
         poller.start()
@@ -154,7 +167,9 @@ def summary(runs: list[dict]) -> dict:
     keys = ("peak_rss_mb", "polled_ingest_process_mb", "polled_prefect_server_mb", "polled_tree_sum_mb", "seconds")
     out = {f"median_{k}": median([r[k] for r in runs if r[k] is not None]) for k in keys}
     first = runs[0]
-    out.update({k: first[k] for k in ("documents", "sections", "chunks", "rows_written", "embeddings_computed", "failures")})
+    out.update(
+        {k: first[k] for k in ("documents", "sections", "chunks", "rows_written", "embeddings_computed", "failures")}
+    )
     out["runs"] = runs
     return out
 
@@ -186,22 +201,25 @@ def main() -> None:
                 work.mkdir()
                 result = ingest(config_for(work, corpus, store), prefect_home)
                 measured[label].append(result)
-                print(f"{label} run {run + 1}: {result['peak_rss_mb']} MB peak, {result['seconds']} s, "
-                      f"{result['embeddings_computed']} embeddings", file=sys.stderr)
+                print(
+                    f"{label} run {run + 1}: {result['peak_rss_mb']} MB peak, {result['seconds']} s, "
+                    f"{result['embeddings_computed']} embeddings",
+                    file=sys.stderr,
+                )
                 shutil.rmtree(work)
     small, large = summary(measured["1x"]), summary(measured[f"{args.scale}x"])
     growth = large["median_peak_rss_mb"] - small["median_peak_rss_mb"]
     extra_docs = large["documents"]["indexed"] - small["documents"]["indexed"]
     results = {
         "corpus": f"{CORPUS}: {len(pages)} of its pages (every ~{len(list(source.rglob('*.md'))) // len(pages)}th "
-                  f"by sorted path), as copy-01..copy-NN with '(copy k)' appended to each H1",
+        f"by sorted path), as copy-01..copy-NN with '(copy k)' appended to each H1",
         "pages": pages,
         "scale": args.scale,
         "store": store.describe(),
         "runs": args.runs,
         "measured": "peak_rss_mb = ru_maxrss (os.wait4) of a fresh `python -m cairn.cli ingest` process: the "
-                    "largest single process of its tree (the ingest process; Prefect's temporary server is a "
-                    "child and is polled separately); polled_* = psutil every 0.2 s",
+        "largest single process of its tree (the ingest process; Prefect's temporary server is a "
+        "child and is polled separately); polled_* = psutil every 0.2 s",
         "bytes": {"1x": bytes_1x, f"{args.scale}x": bytes_nx},
         "1x": small,
         f"{args.scale}x": large,

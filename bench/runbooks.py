@@ -8,6 +8,7 @@ encoding exactly the texts that ingest embedded, at the pipeline's batch size, (
 rates, for the whole run and for the run without its closing data-quality report (a fixed cost per run).
 Then recall@5 by document on ../shared/eval/dev/runbooks (query = the alert's summary).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,7 +18,14 @@ import time
 from pathlib import Path
 
 from bench.common import (
-    RESULTS, BenchStore, add_store_arguments, bench_store, median, require_shared, save, scratch_config,
+    RESULTS,
+    BenchStore,
+    add_store_arguments,
+    bench_store,
+    median,
+    require_shared,
+    save,
+    scratch_config,
 )
 
 CORPORA = {
@@ -74,7 +82,9 @@ def sla(config_path: Path) -> dict:
         "sections_within_400_900": round(within(parents), 4),
         "sections_within_400_900_docs_over_400_tokens": round(within(eligible), 4),
         "documents_under_400_tokens": sum(t < lo for t in doc_tokens.values()),
-        "children_within_100_200": round(sum(100 <= c["token_count"] <= 200 for c in children) / max(1, len(children)), 4),
+        "children_within_100_200": round(
+            sum(100 <= c["token_count"] <= 200 for c in children) / max(1, len(children)), 4
+        ),
         "abstracts_within_100_200": round(sum(100 <= a <= 200 for a in abstracts) / max(1, len(abstracts)), 4),
     }
 
@@ -84,7 +94,9 @@ def recall_at_5(config_path: Path, shared: Path, source_name: str) -> dict:
     from cairn.schemas import SourceType
     from cairn.sources import document_id
 
-    alerts = [json.loads(line) for line in (shared / "eval/dev/runbooks/prometheus-operator-runbooks.alerts.jsonl").open()]
+    alerts = [
+        json.loads(line) for line in (shared / "eval/dev/runbooks/prometheus-operator-runbooks.alerts.jsonl").open()
+    ]
     retriever = Retriever.from_config(config_path)
     principal = Principal("bench", ["all"])
     found_sections, found_docs, latencies = 0, 0, []
@@ -118,14 +130,34 @@ def measure(runs_per_corpus: int, shared: Path, store: BenchStore, corpora: list
         warm = Path(tmp) / "warm"
         (warm / "wiki").mkdir(parents=True)
         (warm / "wiki" / "w.md").write_text("# Warm up\n\nStarts Prefect's temporary server before timing.\n")
-        ingest_flow(config_path=str(scratch_config(warm, [{"name": "w", "type": "wiki", "path": str(warm / "wiki"), "tenant": "bench", "acl": ["all"]}], store=store)))
+        ingest_flow(
+            config_path=str(
+                scratch_config(
+                    warm,
+                    [{"name": "w", "type": "wiki", "path": str(warm / "wiki"), "tenant": "bench", "acl": ["all"]}],
+                    store=store,
+                )
+            )
+        )
         for name in corpora:
             relative = CORPORA[name]
             runs = []
             for run in range(runs_per_corpus):
                 work = Path(tmp) / f"{name}-{run}"
                 work.mkdir()
-                config = scratch_config(work, [{"name": name, "type": "wiki", "path": str(shared / "corpora" / relative), "tenant": "bench", "acl": ["all"]}], store=store)
+                config = scratch_config(
+                    work,
+                    [
+                        {
+                            "name": name,
+                            "type": "wiki",
+                            "path": str(shared / "corpora" / relative),
+                            "tenant": "bench",
+                            "acl": ["all"],
+                        }
+                    ],
+                    store=store,
+                )
                 report = ingest_flow(config_path=str(config))
                 texts = texts_embedded(config)
                 started = time.perf_counter()
@@ -134,20 +166,22 @@ def measure(runs_per_corpus: int, shared: Path, store: BenchStore, corpora: list
                 raw_rate = len(texts) / raw_seconds
                 quality_seconds = (report.get("quality") or {}).get("seconds", 0.0)
                 path_seconds = report["seconds"] - quality_seconds
-                runs.append({
-                    "ingest_seconds": report["seconds"],
-                    "quality_report_seconds": quality_seconds,
-                    "raw_encode_seconds": round(raw_seconds, 3),
-                    "texts_embedded": report["embeddings_computed"],
-                    "texts_rederived": len(texts),
-                    "ingest_chunks_per_s": round(report["chunks"] / report["seconds"], 2),
-                    "ingest_texts_per_s": round(report["embeddings_computed"] / report["seconds"], 2),
-                    "raw_texts_per_s": round(raw_rate, 2),
-                    "throughput_ratio": round((report["embeddings_computed"] / report["seconds"]) / raw_rate, 3),
-                    # the same without the data-quality report that ends the run (a fixed cost per run)
-                    "ingest_path_ratio": round((report["embeddings_computed"] / path_seconds) / raw_rate, 3),
-                    "documents": report["documents"],
-                })
+                runs.append(
+                    {
+                        "ingest_seconds": report["seconds"],
+                        "quality_report_seconds": quality_seconds,
+                        "raw_encode_seconds": round(raw_seconds, 3),
+                        "texts_embedded": report["embeddings_computed"],
+                        "texts_rederived": len(texts),
+                        "ingest_chunks_per_s": round(report["chunks"] / report["seconds"], 2),
+                        "ingest_texts_per_s": round(report["embeddings_computed"] / report["seconds"], 2),
+                        "raw_texts_per_s": round(raw_rate, 2),
+                        "throughput_ratio": round((report["embeddings_computed"] / report["seconds"]) / raw_rate, 3),
+                        # the same without the data-quality report that ends the run (a fixed cost per run)
+                        "ingest_path_ratio": round((report["embeddings_computed"] / path_seconds) / raw_rate, 3),
+                        "documents": report["documents"],
+                    }
+                )
             entry = {
                 "documents": runs[0]["documents"],
                 **sla(config),
@@ -168,7 +202,9 @@ def measure(runs_per_corpus: int, shared: Path, store: BenchStore, corpora: list
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--corpus", action="append", choices=list(CORPORA), help="one corpus (repeatable; default: all)")
+    parser.add_argument(
+        "--corpus", action="append", choices=list(CORPORA), help="one corpus (repeatable; default: all)"
+    )
     add_store_arguments(parser)
     args = parser.parse_args()
     shared = require_shared()

@@ -4,6 +4,7 @@
 
 It only reads what the benchmarks wrote; a missing result file is reported as not measured.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,29 +34,52 @@ def lines() -> list[str]:
     if runbooks:
         for corpus, entry in runbooks["corpora"].items():
             ratio = entry["median_throughput_ratio"]
-            out.append(_line(f"ingest / raw model throughput ({corpus}, {_on(runbooks)})", f"{ratio:.3f}",
-                             "goal >= 0.85", ratio >= 0.85))
+            out.append(
+                _line(
+                    f"ingest / raw model throughput ({corpus}, {_on(runbooks)})",
+                    f"{ratio:.3f}",
+                    "goal >= 0.85",
+                    ratio >= 0.85,
+                )
+            )
             if "median_ingest_path_ratio" in entry:
                 path = entry["median_ingest_path_ratio"]
-                out.append(_line(f"  the same without the {entry['median_quality_report_seconds']:.1f} s quality report",
-                                 f"{path:.3f}", "goal >= 0.85", path >= 0.85))
+                out.append(
+                    _line(
+                        f"  the same without the {entry['median_quality_report_seconds']:.1f} s quality report",
+                        f"{path:.3f}",
+                        "goal >= 0.85",
+                        path >= 0.85,
+                    )
+                )
     else:
         out.append(_line("ingest / raw model throughput", "not measured"))
     incremental = _load("incremental")
     if incremental:
         rerun = incremental["unchanged_reruns"]
         ratio, embedded = rerun["median_wall_ratio_to_first"], max(rerun["embeddings_computed"])
-        out.append(_line(f"unchanged re-ingest / first ingest ({_on(incremental)})", f"{ratio:.4f}, {embedded} embeddings",
-                         "goal <= 0.03, 0", ratio <= 0.03 and embedded == 0))
+        out.append(
+            _line(
+                f"unchanged re-ingest / first ingest ({_on(incremental)})",
+                f"{ratio:.4f}, {embedded} embeddings",
+                "goal <= 0.03, 0",
+                ratio <= 0.03 and embedded == 0,
+            )
+        )
     else:
         out.append(_line("unchanged re-ingest / first ingest", "not measured"))
     speed = _load("query_speed")
     if speed:
         for size in speed.get("sizes", []):
             ratio = size["retrieve_p95_ms"] / size["raw_hybrid_p95_ms"]
-            out.append(_line(f"retrieve() p95 at {size['rows']:,} rows / raw hybrid_search p95 ({_on(speed)})",
-                             f"{size['retrieve_p95_ms']:.0f} / {size['raw_hybrid_p95_ms']:.0f} ms = {ratio:.2f}",
-                             "goal <= 1.3", ratio <= 1.3))
+            out.append(
+                _line(
+                    f"retrieve() p95 at {size['rows']:,} rows / raw hybrid_search p95 ({_on(speed)})",
+                    f"{size['retrieve_p95_ms']:.0f} / {size['raw_hybrid_p95_ms']:.0f} ms = {ratio:.2f}",
+                    "goal <= 1.3",
+                    ratio <= 1.3,
+                )
+            )
     else:
         out.append(_line("retrieve() latency", "not measured"))
     rss = _load("rss")
@@ -68,8 +92,12 @@ def lines() -> list[str]:
     if large:
         for label in ("long", "heavy"):
             entry = large[label]
-            out.append(_line(f"peak RSS over a {large['small']['pages']}-page PDF: {entry['pages']} pages, {entry['mb']} MB",
-                             f"+{large[f'{label}_over_small_peak_mb']:.0f} MB"))
+            out.append(
+                _line(
+                    f"peak RSS over a {large['small']['pages']}-page PDF: {entry['pages']} pages, {entry['mb']} MB",
+                    f"+{large[f'{label}_over_small_peak_mb']:.0f} MB",
+                )
+            )
     else:
         out.append(_line("peak RSS of long and large PDFs", "not measured"))
     embedding = _load("embedding")

@@ -13,4 +13,5 @@ into it), so a service that imports Cairn collides with nothing of its own:
     cairn.flows      the Prefect flows that wire the layers above
     cairn.cli        the `cairn` command, on top of everything
 """
+
 __version__ = "0.5.0"

@@ -2,6 +2,7 @@
 AGREEMENT"). Shared by the PDF source (the document's title) and the legal layout (the section the title opens),
 so that both name a contract the same way. It lives in the package root, beside cairn.redact, because those two
 layers may not import each other (tests/unit/test_package_layout.py), and schemas/ holds records."""
+
 from __future__ import annotations
 
 import re
@@ -21,9 +22,11 @@ def agreement_title(block: str) -> str:
     if match := _CASED_TITLE.match(block):
         return match.group(1)
     match = _CAPS_TITLE.search(block[:300])
-    if not match or re.match(r"^\d{1,2}\.", block):  # "10. COVENANTS RELATING TO THE AGREEMENT": a clause, a contents line
+    if not match or re.match(
+        r"^\d{1,2}\.", block
+    ):  # "10. COVENANTS RELATING TO THE AGREEMENT": a clause, a contents line
         return ""
     words = match.group(1).replace(",", " ").split()
     while words and words[0] in _NOT_TITLE_WORDS:
         words.pop(0)
-    return " ".join(match.group(1).split()[len(match.group(1).split()) - len(words):]) if len(words) > 1 else ""
+    return " ".join(match.group(1).split()[len(match.group(1).split()) - len(words) :]) if len(words) > 1 else ""

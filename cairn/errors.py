@@ -37,6 +37,7 @@ fault of the data; a server restarting, a timeout or an error Cairn does not kno
 The ingest's writes are retried only when it says TRANSIENT (flows/tasks.py), and a store refusing every
 document is blamed only when none of the refusals says DATA (flows/steps.py).
 """
+
 from __future__ import annotations
 
 from enum import Enum

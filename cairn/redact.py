@@ -1,5 +1,6 @@
 """Credentials out of anything Cairn stores, shows or logs: a URL's user:password@ part is removed wherever it
 appears in a text (a clone URL, a server URI, a tool's error message)."""
+
 from __future__ import annotations
 
 import re

@@ -8,12 +8,13 @@ Every layout turns its document into units (units.py) and hands them to the one 
 
 An empty result means the document had no text to index; the caller reports it as a failure.
 """
+
 from __future__ import annotations
 
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
 
-from typing import Callable
+from collections.abc import Callable
 
 from cairn.chunkers.code import code_units, terraform_units, yaml_units
 from cairn.chunkers.legal import legal_units

@@ -6,12 +6,13 @@ carries terms that are rare across the document's sections (IDF), so the abstrac
 favours what sets diagnosis apart from the rest of the runbook. Prose is preferred over code lines
 and table rows, which are dense in identifiers but read poorly on their own.
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from cairn.chunkers.blocks import is_list_item_line, sentence_spans
 from cairn.chunkers.tokens import count_tokens, truncate_tokens

@@ -4,11 +4,12 @@ Shared by the layout chunkers (pre-splitting a block too large for a section) an
 (cutting a section into ~150-token children). Every piece stays valid Markdown on its own: a code
 fence cut by lines re-opens and re-closes its fence, a table cut by rows repeats its header.
 """
+
 from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from cairn.chunkers.tokens import count_tokens
 

@@ -10,10 +10,11 @@ lines into self-contained pieces. Headings stay attached to the text they introd
 Children concatenated reproduce the section: only whitespace between atoms is normalised, and a
 fence or table cut into pieces repeats its fence or header lines.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from cairn.chunkers.blocks import fenced_runs, is_list_item_line, line_pieces, sentence_spans, word_pieces
 from cairn.chunkers.segmentation import Band, plan_segments
@@ -62,8 +63,10 @@ def split_children(units: Sequence[Unit], config: ChunkingConfig) -> list[Chunk]
                 if run[: len(run) - lead]:
                     chunks += _split_run(run[: len(run) - lead], config)
                 if unit is not None:
-                    chunks += [replace(c, term=unit.term, alone=unit.alone)
-                               for c in _split_run([*run[len(run) - lead:], unit], config)]
+                    chunks += [
+                        replace(c, term=unit.term, alone=unit.alone)
+                        for c in _split_run([*run[len(run) - lead :], unit], config)
+                    ]
                 run = []
             else:
                 run.append(unit)

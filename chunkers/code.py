@@ -12,6 +12,7 @@ Small sibling blocks are merged by the packer (merge_count says so), a block lar
 is cut between lines (its continuation pieces become ".part-N" sections), so every layout lands in the
 same token SLA as Markdown. Invariant: every non-blank line of the file lands in exactly one unit.
 """
+
 from __future__ import annotations
 
 import re
@@ -57,7 +58,9 @@ def _attach_comments(lines: list[str], starts: list[int], is_comment) -> list[in
     floor = 0
     for start in starts:
         s = start
-        while s - 1 >= floor and (is_comment(lines[s - 1]) or (not lines[s - 1].strip() and s - 2 >= floor and is_comment(lines[s - 2]))):
+        while s - 1 >= floor and (
+            is_comment(lines[s - 1]) or (not lines[s - 1].strip() and s - 2 >= floor and is_comment(lines[s - 2]))
+        ):
             s -= 1
         while s < start and not lines[s].strip():
             s += 1

@@ -3,6 +3,7 @@
 The data-quality report quotes `chunk_health_score`'s docstring as the definition, so the two must
 not drift: change one, change the other.
 """
+
 from __future__ import annotations
 
 from cairn.schemas.config import ChunkingConfig

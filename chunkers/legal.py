@@ -25,15 +25,16 @@ question about the agreement's name, parties or date meets that sentence rather 
 legends around it. A table of contents opens no sections: its numbered lines would otherwise become empty
 articles, and the preamble after them would sit under the last one ("15. Dispute Resolution").
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
+from cairn.agreement_title import agreement_title
 from cairn.chunkers.blocks import sentence_pieces
 from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import Unit, UnitKind, piece_budget
-from cairn.agreement_title import agreement_title
 from cairn.schemas.config import ChunkingConfig
 from cairn.schemas.records import PAGE_BREAK
 
@@ -51,8 +52,9 @@ _DEFINITION = re.compile(
 _GLUED_SECTION = re.compile(r"(?<=[a-z.;:”\")])(?=\d{1,2}\.\d{1,2}\s+[A-Z“\"])")
 _TITLE_MAX_WORDS = 16
 # "This Agreement is made as of ... by and between", "THIS AGREEMENT is entered into ...": the opening statement
-_OPENING = re.compile(r"\bagreement\b.{0,400}?\b(?:between|among|made|entered\s+into|dated|executed)\b",
-                      re.IGNORECASE | re.DOTALL)
+_OPENING = re.compile(
+    r"\bagreement\b.{0,400}?\b(?:between|among|made|entered\s+into|dated|executed)\b", re.IGNORECASE | re.DOTALL
+)
 _CONTENTS = re.compile(r"^(?:TABLE\s+OF\s+CONTENTS|Table\s+of\s+Contents|CONTENTS|Contents|INDEX)\b")
 _PROSE_WORDS = 40  # a block this long without dot leaders is prose: the table of contents has ended
 _ROMAN = {"i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii"}
@@ -84,9 +86,17 @@ class _Builder:
 
     def add(self, block: str, page: int) -> None:
         previous = self.units[-1] if self.units else None
-        if previous and previous.kind == "paragraph" and block[0].islower() and previous.pages and previous.pages[1] < page:
+        if (
+            previous
+            and previous.kind == "paragraph"
+            and block[0].islower()
+            and previous.pages
+            and previous.pages[1] < page
+        ):
             joined = f"{previous.text} {block}"
-            self.units[-1] = replace(previous, text=joined, tokens=count_tokens(joined), pages=(previous.pages[0], page))
+            self.units[-1] = replace(
+                previous, text=joined, tokens=count_tokens(joined), pages=(previous.pages[0], page)
+            )
             return
         if self.front and self._front_matter(block, page):
             return
@@ -96,8 +106,13 @@ class _Builder:
         if previous and previous.is_heading and previous.level == 1 and not self.front and _is_caps_title(block):
             self.path[-1] = (1, f"{self.path[-1][1]} {block}")  # "ARTICLE I" then "DEFINITIONS" on its own line
             joined = f"{previous.text}\n{block}"
-            self.units[-1] = replace(previous, text=joined, tokens=count_tokens(joined),
-                                     heading_path=tuple(label for _, label in self.path), pages=(previous.pages[0], page))
+            self.units[-1] = replace(
+                previous,
+                text=joined,
+                tokens=count_tokens(joined),
+                heading_path=tuple(label for _, label in self.path),
+                pages=(previous.pages[0], page),
+            )
             return
         if (match := _SECTION.match(block)) and _DEFINITION.match(match.group(2).strip()):
             return self._paragraph(block, page, defines=match.group(2).strip())  # "1.26 “Term” means": a definition
@@ -160,7 +175,9 @@ class _Builder:
             self.path.pop()
         self.path.append((level, label))
 
-    def _paragraph(self, text: str, page: int, section_start: bool = False, defines: str = "", alone: bool = False) -> None:
+    def _paragraph(
+        self, text: str, page: int, section_start: bool = False, defines: str = "", alone: bool = False
+    ) -> None:
         definition = _DEFINITION.match(defines or text)
         term = definition.group(1).strip() if definition else ""
         budget = piece_budget(self.config)
@@ -168,11 +185,27 @@ class _Builder:
         for n, piece in enumerate(pieces):
             self.units.append(self._unit(piece, "paragraph", section_start and n == 0, (page, page), term, alone))
 
-    def _unit(self, text: str, kind: UnitKind, section_start: bool, pages: tuple[int, int], term: str = "",
-              alone: bool = False) -> Unit:
+    def _unit(
+        self,
+        text: str,
+        kind: UnitKind,
+        section_start: bool,
+        pages: tuple[int, int],
+        term: str = "",
+        alone: bool = False,
+    ) -> Unit:
         path = tuple(label for _, label in self.path)
-        return Unit(text, count_tokens(text), kind, path, self.path[-1][0] if self.path else 0, section_start, pages,
-                    term, alone)
+        return Unit(
+            text,
+            count_tokens(text),
+            kind,
+            path,
+            self.path[-1][0] if self.path else 0,
+            section_start,
+            pages,
+            term,
+            alone,
+        )
 
 
 def _is_prose(block: str) -> bool:
@@ -180,7 +213,7 @@ def _is_prose(block: str) -> bool:
 
 
 def _split_title(rest: str) -> tuple[str, str]:
-    """"Defined Terms. Capitalized terms used..." -> ("Defined Terms", "Capitalized terms used...")."""
+    """ "Defined Terms. Capitalized terms used..." -> ("Defined Terms", "Capitalized terms used...")."""
     match = re.match(r"^(.{1,120}?)[.:](?:\s+|$)(.*)$", rest, re.DOTALL)
     if match and len(match.group(1).split()) <= _HEADING_WORDS and not _DEFINITION.match(rest):
         return match.group(1).strip(), match.group(2).strip()
@@ -188,7 +221,7 @@ def _split_title(rest: str) -> tuple[str, str]:
 
 
 def _is_cased_title(text: str) -> bool:
-    """"Term and Termination", "No Control by the Company": a title, not a sentence ("Customer shall pay")."""
+    """ "Term and Termination", "No Control by the Company": a title, not a sentence ("Customer shall pay")."""
     words = text.split()
     return len(words) <= 8 and all(w[0].isupper() or len(w) <= 3 for w in words)
 

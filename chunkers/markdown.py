@@ -12,6 +12,7 @@ Invariant: only blank lines are dropped. Lines no block claims (link reference d
 valid and sentences whole: a fence or table cut above the hard limit repeats its fence or header
 lines, and a paragraph cut between sentences may divide a line between two units.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -12,13 +12,14 @@ Ids are slug paths of the heading path ("restart-auth-gateway.diagnosis"), "-2" 
 heading, ".part-N" for the N-th piece of a split section, "root" for text before any heading:
 the same document always yields the same ids, so re-indexing rewrites the same rows.
 """
+
 from __future__ import annotations
 
 import bisect
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from cairn.chunkers.abstracts import document_idf, extractive_abstract
 from cairn.chunkers.children import split_children
@@ -169,7 +170,9 @@ def _outline(units: Sequence[Unit], registry: _IdRegistry) -> _Outline:
             title = unit.heading_path[-1] if unit.heading_path else ""
             # a path whose ancestors open no section of their own (a Terraform "resource" > name) keeps
             # them in its id, so `variable.region` and `output.region` stay apart
-            base = f"{ids[up]}.{slug(title)}" if up is not None else ".".join(map(slug, unit.heading_path)) or slug(title)
+            base = (
+                f"{ids[up]}.{slug(title)}" if up is not None else ".".join(map(slug, unit.heading_path)) or slug(title)
+            )
             first_unit.append(i)
             parent.append(up)
             ids.append(registry.claim(base))

@@ -14,10 +14,11 @@ Segments above the maximum are never considered, unless indivisible: one item, o
 exceeds the maximum, each position looks back over at most `maximum` tokens' worth of items:
 O(n * w), not O(n^2), even for a document of ten thousand tiny sections.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 BELOW_MIN_BASE = 10.0
 BELOW_MIN_SLOPE = 10.0

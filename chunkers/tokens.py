@@ -4,6 +4,7 @@ tiktoken downloads its BPE file on first use, which fails without a network. The
 package ships the same file; we hand its ranks to tiktoken's own cl100k_base constructor (so the
 pattern and special tokens stay tiktoken's) after checking the bytes against tiktoken's expected hash.
 """
+
 from __future__ import annotations
 
 import base64

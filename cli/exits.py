@@ -10,6 +10,7 @@ To change what a command exits with, change a row of `EXIT_CODES` or an error ki
 returns a number. `cairn.cli.app` is the only caller: its result callback applies `for_outcome`, and `run`
 catches the errors and applies `for_error`.
 """
+
 from __future__ import annotations
 
 from enum import Enum

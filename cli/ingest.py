@@ -5,19 +5,20 @@ ingest flow for each drifting source.
 
 Each command function only declares its flags and hands a typed options record to its `run_*` function.
 """
+
 from __future__ import annotations
 
 import logging
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from cairn.cli import output
-from cairn.errors import UsageError
 from cairn.cli.exits import Outcome
 from cairn.cli.options import ConfigOption, IgnoredStrictOption, JsonOption, SourceOption, WaitOption, load, parse_date
+from cairn.errors import UsageError
 
 if TYPE_CHECKING:
     from prefect import Flow
@@ -61,13 +62,19 @@ def ingest(
     ctx: typer.Context,
     config: ConfigOption = None,
     source: SourceOption = None,
-    cleanup: Annotated[Optional[Cleanup], typer.Option(
-        "--cleanup", help="override each source's cleanup mode for this run", show_default=False)] = None,
+    cleanup: Annotated[
+        Cleanup | None,
+        typer.Option("--cleanup", help="override each source's cleanup mode for this run", show_default=False),
+    ] = None,
     wait: WaitOption = 0.0,
     as_json: JsonOption = False,
     strict: IgnoredStrictOption = False,
-    allow_mass_delete: Annotated[bool, typer.Option(
-        "--allow-mass-delete", help="remove what a source no longer yields even past its max_delete_share")] = False,
+    allow_mass_delete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mass-delete", help="remove what a source no longer yields even past its max_delete_share"
+        ),
+    ] = False,
 ) -> Outcome:
     """Bring the index in line with the configured sources."""
     return run_ingest(load(ctx, config), IngestOptions(source, cleanup, wait, as_json, allow_mass_delete))
@@ -77,10 +84,14 @@ def backfill(
     ctx: typer.Context,
     source: Annotated[str, typer.Option("--source", help="the configured source to re-process")],
     config: ConfigOption = None,
-    since: Annotated[Optional[str], typer.Option("--since", help="ISO date: documents updated at or after it")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", help="ISO date: documents updated before it")] = None,
-    commits: Annotated[Optional[int], typer.Option(
-        "--commits", help="git sources with keep_history: past versions written by the last N commits", min=1)] = None,
+    since: Annotated[str | None, typer.Option("--since", help="ISO date: documents updated at or after it")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="ISO date: documents updated before it")] = None,
+    commits: Annotated[
+        int | None,
+        typer.Option(
+            "--commits", help="git sources with keep_history: past versions written by the last N commits", min=1
+        ),
+    ] = None,
     full: Annotated[bool, typer.Option("--full", help="every document, whatever its date")] = False,
     wait: WaitOption = 0.0,
     as_json: JsonOption = False,
@@ -127,8 +138,15 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
     if report is None:
         from cairn.flows.ingest import ingest_flow
 
-        report = run_flow(ingest_flow, config, options.as_json, source=options.source, cleanup=options.cleanup,
-                          wait_seconds=options.wait, allow_mass_delete=options.allow_mass_delete)
+        report = run_flow(
+            ingest_flow,
+            config,
+            options.as_json,
+            source=options.source,
+            cleanup=options.cleanup,
+            wait_seconds=options.wait,
+            allow_mass_delete=options.allow_mass_delete,
+        )
     return print_run_report(report, options.as_json)
 
 
@@ -146,8 +164,16 @@ def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     from cairn.flows.ingest import backfill_flow
 
     # --full: no window, which the flow reads as every document
-    report = run_flow(backfill_flow, config, options.as_json, source=options.source, since=options.since,
-                      until=options.until, wait_seconds=options.wait, commits=options.commits)
+    report = run_flow(
+        backfill_flow,
+        config,
+        options.as_json,
+        source=options.source,
+        since=options.since,
+        until=options.until,
+        wait_seconds=options.wait,
+        commits=options.commits,
+    )
     return print_run_report(report, options.as_json)
 
 
@@ -172,16 +198,23 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
         output.print_json(report)
     else:
         d = report["documents"]
-        output.line(f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
-                    f"{d['deleted']} deleted, {d['failed']} failed", style="bold")
-        output.line(f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
-                    f"embeddings computed: {report['embeddings_computed']}")
+        output.line(
+            f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
+            f"{d['deleted']} deleted, {d['failed']} failed",
+            style="bold",
+        )
+        output.line(
+            f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
+            f"embeddings computed: {report['embeddings_computed']}"
+        )
         output.line(f"seconds: {report['seconds']:.1f}  chunks/s: {report['chunks_per_second']:.1f}")
         quality = report.get("quality")
         if quality:
             verdict = "passed" if quality["success"] else f"FAILED ({'; '.join(quality['failed'])})"
-            output.line(f"data quality: {verdict}; report: {quality['report_dir']}/index.html",
-                        style="green" if quality["success"] else "red")
+            output.line(
+                f"data quality: {verdict}; report: {quality['report_dir']}/index.html",
+                style="green" if quality["success"] else "red",
+            )
         for failure in report["failures"]:
             output.problem(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}")
         for warning in report.get("warnings") or []:  # indexed, with a caveat (a PDF's pages without text)
@@ -195,10 +228,14 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
 def print_index_switch(index: dict) -> None:
     """A rebuild beside the serving collection (index/generations.py): switched, or still waiting."""
     if index.get("switch") == "pending":
-        output.problem(f"rebuilding into {index['collection']} ({index['rebuild']}): {index['serving']} keeps serving "
-                       f"until every source is built; waiting for: {', '.join(index['waiting_for'])}")
+        output.problem(
+            f"rebuilding into {index['collection']} ({index['rebuild']}): {index['serving']} keeps serving "
+            f"until every source is built; waiting for: {', '.join(index['waiting_for'])}"
+        )
     elif index.get("switch") == "done":
-        output.line(f"rebuilt ({index['rebuild']}): now serving {index['serving']}; dropped {index['dropped']}", style="green")
+        output.line(
+            f"rebuilt ({index['rebuild']}): now serving {index['serving']}; dropped {index['dropped']}", style="green"
+        )
 
 
 def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
@@ -215,8 +252,9 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
 
         for drift in drifts:
             if not drift.clean and not drift.error:
-                configured(ingest_flow, config)(config_path=str(config.config_path), source=drift.source,
-                                                cleanup="full", wait_seconds=options.wait)
+                configured(ingest_flow, config)(
+                    config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=options.wait
+                )
         repaired = compare(config, options.source)
     final = repaired if repaired is not None else drifts
     if options.as_json:
@@ -234,8 +272,11 @@ def print_drifts(label: str, drifts: list[Drift]) -> None:
     """One line per source, then each missing, outdated, stale or incomplete document under it."""
     for d in drifts:
         state = "clean" if d.clean else "DRIFT"
-        output.line(f"[{label}] {d.source}: {state}: {d.documents_in_source} in source, {d.documents_indexed} indexed, "
-                    f"{d.rows_current} current rows", style="green" if d.clean else "bold red")
+        output.line(
+            f"[{label}] {d.source}: {state}: {d.documents_in_source} in source, {d.documents_indexed} indexed, "
+            f"{d.rows_current} current rows",
+            style="green" if d.clean else "bold red",
+        )
         for name in ("missing", "outdated", "stale"):
             for item in getattr(d, name):
                 output.line(f"  {name}: {item}")

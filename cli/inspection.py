@@ -4,6 +4,7 @@
 `status` reads row counts through the Milvus access layer only (no Prefect, no model); `report` runs the
 great-expectations suites the `cairn-report` flow runs, without a Prefect server.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,17 +37,20 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
     if as_json:
         output.print_json({"uri": cfg.milvus.uri, "collection": cfg.milvus.collection, "index": index, "rows": rows})
         return Outcome.OK
-    grid = output.Grid([output.Column("tenant"), output.Column("source"), output.Column("chunk_type"),
-                        output.Column("rows", "right")],
-                       title=f"{cfg.milvus.uri} / {cfg.milvus.collection} (serving {index['serving']}, "
-                             f"encoder {index['encoder']}): {sum(counts.values())} rows")
+    grid = output.Grid(
+        [output.Column("tenant"), output.Column("source"), output.Column("chunk_type"), output.Column("rows", "right")],
+        title=f"{cfg.milvus.uri} / {cfg.milvus.collection} (serving {index['serving']}, "
+        f"encoder {index['encoder']}): {sum(counts.values())} rows",
+    )
     for row in rows:
         grid.add(row["tenant"], row["source"], row["chunk_type"], row["rows"])
     output.print_grid(grid)
     building = index["building"]
     if building:
-        output.line(f"building {building['collection']} beside it (encoder {building['encoder']}); sources built: "
-                    f"{', '.join(building['built_sources']) or 'none yet'}; it serves once every source is built")
+        output.line(
+            f"building {building['collection']} beside it (encoder {building['encoder']}); sources built: "
+            f"{', '.join(building['built_sources']) or 'none yet'}; it serves once every source is built"
+        )
     return Outcome.OK
 
 
@@ -75,11 +79,19 @@ def run_report(config, options: ReportOptions) -> Outcome:
     else:
         failed = result.failed()
         verdict = "PASSED" if result.success else "FAILED"
-        output.line(f"{verdict}: {len(failed)} of {len(result.results)} expectations failed over {result.rows} rows",
-                    style="bold green" if result.success else "bold red")
+        output.line(
+            f"{verdict}: {len(failed)} of {len(result.results)} expectations failed over {result.rows} rows",
+            style="bold green" if result.success else "bold red",
+        )
         if failed:
-            grid = output.Grid([output.Column("suite"), output.Column("column"), output.Column("expectation"),
-                                output.Column("unexpected", "right")])
+            grid = output.Grid(
+                [
+                    output.Column("suite"),
+                    output.Column("column"),
+                    output.Column("expectation"),
+                    output.Column("unexpected", "right"),
+                ]
+            )
             for r in failed:
                 grid.add(r.suite, r.column, r.expectation, f"{r.unexpected_percent:.2f}%")
             output.print_grid(grid)
@@ -89,7 +101,9 @@ def run_report(config, options: ReportOptions) -> Outcome:
 
 def export_query_model(
     ctx: typer.Context,
-    folder: Annotated[Path, typer.Argument(help="the folder to write (model.onnx, tokenizer.json, cairn-query-model.json)")],
+    folder: Annotated[
+        Path, typer.Argument(help="the folder to write (model.onnx, tokenizer.json, cairn-query-model.json)")
+    ],
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> Outcome:

@@ -4,11 +4,12 @@ command (`cairn --config X status`).
 Typer reads a command's options from its function's parameters, so each command declares the ones it takes
 with the annotated types below; what a flag means and how it is spelt lives only here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,15 +20,15 @@ if TYPE_CHECKING:
     from cairn.schemas.records import Principal
 
 ConfigOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--config", help="config TOML (default: $CAIRN_CONFIG, else data/cairn.toml)", show_default=False),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout, and nothing else")]
-SourceOption = Annotated[Optional[str], typer.Option("--source", help="only this configured source", show_default=False)]
-TenantOption = Annotated[Optional[str], typer.Option("--tenant", help="only this tenant", show_default=False)]
-WaitOption = Annotated[
-    float, typer.Option("--wait", help="seconds to wait for another run holding the index", min=0.0)
+SourceOption = Annotated[
+    str | None, typer.Option("--source", help="only this configured source", show_default=False)
 ]
+TenantOption = Annotated[str | None, typer.Option("--tenant", help="only this tenant", show_default=False)]
+WaitOption = Annotated[float, typer.Option("--wait", help="seconds to wait for another run holding the index", min=0.0)]
 # --strict (before 0.2: exit 1 on failed documents, which every run now does) is still accepted so that scripts
 # passing it keep working; it is hidden from help and ignored.
 IgnoredStrictOption = Annotated[bool, typer.Option("--strict", hidden=True, help="deprecated, ignored")]

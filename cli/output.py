@@ -7,6 +7,7 @@ Rules every command follows:
   (scripts and tests read it). Text from the data (titles, paths, messages) is never read as Rich markup.
 - Streams are looked up at each call, so output follows a redirected sys.stdout/sys.stderr.
 """
+
 from __future__ import annotations
 
 import json
@@ -98,6 +99,7 @@ def print_grid(grid: Grid) -> None:
         print(grid.title)
     widths = [max([len(c.header), *(len(r[i]) for r in grid.rows)]) for i, c in enumerate(grid.columns)]
     for cells in [[c.header for c in grid.columns], *grid.rows]:
-        parts = [cell.rjust(w) if c.justify == "right" else cell.ljust(w)
-                 for cell, w, c in zip(cells, widths, grid.columns)]
+        parts = [
+            cell.rjust(w) if c.justify == "right" else cell.ljust(w) for cell, w, c in zip(cells, widths, grid.columns)
+        ]
         print("  ".join(parts).rstrip())

@@ -6,13 +6,14 @@ ranking sorts on (`fused`) and the calibrated relevance the floors and confidenc
 `score` of the JSON), labelled. With the default weighted fusion the two are the same number; with RRF they
 differ and only the first orders the list.
 """
+
 from __future__ import annotations
 
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,14 +23,26 @@ from cairn.cli.options import ConfigOption, JsonOption, load, parse_date, princi
 from cairn.errors import UsageError
 
 if TYPE_CHECKING:
-    from cairn.query import Principal, Retriever, RetrievalResult
+    from cairn.query import Principal, RetrievalResult, Retriever
 
 # What the list's order is, and what each score of a result is (the human listing prints the same).
-ORDER = ("rank: by `fused` (by default, fusion = \"weighted\", it is `score` itself, so the list is in the order of the "
-         "relevance it shows; with fusion = \"rrf\", the reciprocal-rank fusion of the legs), the main document's sections first; `score` is "
-         "the calibrated relevance in [0, 1] that the floors and the confidence read, `vector_score` the cosine, "
-         "`keyword_score` the BM25 score over the query's best")
-HIT_FIELDS = ("chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text", "citation")
+ORDER = (
+    'rank: by `fused` (by default, fusion = "weighted", it is `score` itself, so the list is in the order of the '
+    'relevance it shows; with fusion = "rrf", the reciprocal-rank fusion of the legs), the main document\'s sections first; `score` is '
+    "the calibrated relevance in [0, 1] that the floors and the confidence read, `vector_score` the cosine, "
+    "`keyword_score` the BM25 score over the query's best"
+)
+HIT_FIELDS = (
+    "chunk_id",
+    "document_id",
+    "section_id",
+    "breadcrumbs",
+    "title",
+    "source_uri",
+    "score",
+    "text",
+    "citation",
+)
 SNIPPET_CHARS = 240
 
 
@@ -61,31 +74,60 @@ class Scope:
 
 def query(
     ctx: typer.Context,
-    text: Annotated[Optional[str], typer.Argument(help="the question", show_default=False)] = None,
+    text: Annotated[str | None, typer.Argument(help="the question", show_default=False)] = None,
     config: ConfigOption = None,
-    tenant: Annotated[Optional[str], typer.Option(
-        "--tenant", help="the caller's tenant (required unless --queries)", show_default=False)] = None,
-    group: Annotated[Optional[list[str]], typer.Option(
-        "--group", help="a group of the caller (repeatable; required unless --queries)", show_default=False)] = None,
-    k: Annotated[Optional[int], typer.Option("--k", help="sections to return (default: [query] k)", min=1)] = None,
-    doc_tag: Annotated[Optional[str], typer.Option(
-        "--doc-tag", help="only sections of this document family (e.g. one contract)", show_default=False)] = None,
-    as_of: Annotated[Optional[str], typer.Option(
-        "--as-of", help="ISO date: answer with what was valid then (history kept on purpose)", show_default=False)] = None,
-    filters: Annotated[Optional[str], typer.Option(
-        "--filters", help='JSON metadata filter, e.g. {"service_name": "ledger", "severity": ["sev1"]}',
-        show_default=False)] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="print the per-stage trace (scores, floors, timings)")] = False,
-    queries: Annotated[Optional[Path], typer.Option(
-        "--queries", help="batch mode: a JSONL file of {id, text, tenant, groups, doc_tag?}", show_default=False,
-        exists=True, dir_okay=False)] = None,
-    output_path: Annotated[Optional[Path], typer.Option(
-        "--output", help="batch mode: write the JSONL results here (default: stdout)", show_default=False)] = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option("--tenant", help="the caller's tenant (required unless --queries)", show_default=False),
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--group", help="a group of the caller (repeatable; required unless --queries)", show_default=False
+        ),
+    ] = None,
+    k: Annotated[int | None, typer.Option("--k", help="sections to return (default: [query] k)", min=1)] = None,
+    doc_tag: Annotated[
+        str | None,
+        typer.Option("--doc-tag", help="only sections of this document family (e.g. one contract)", show_default=False),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of", help="ISO date: answer with what was valid then (history kept on purpose)", show_default=False
+        ),
+    ] = None,
+    filters: Annotated[
+        str | None,
+        typer.Option(
+            "--filters",
+            help='JSON metadata filter, e.g. {"service_name": "ledger", "severity": ["sev1"]}',
+            show_default=False,
+        ),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="print the per-stage trace (scores, floors, timings)")
+    ] = False,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            help="batch mode: a JSONL file of {id, text, tenant, groups, doc_tag?}",
+            show_default=False,
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    output_path: Annotated[
+        Path | None,
+        typer.Option("--output", help="batch mode: write the JSONL results here (default: stdout)", show_default=False),
+    ] = None,
     as_json: JsonOption = False,
 ) -> Outcome:
     """Hybrid search as a principal (tenant + groups)."""
-    options = QueryOptions(text, tenant, tuple(group or ()), k, doc_tag, as_of, filters, explain, queries,
-                           output_path, as_json)
+    options = QueryOptions(
+        text, tenant, tuple(group or ()), k, doc_tag, as_of, filters, explain, queries, output_path, as_json
+    )
     scope = check_query(options)
     return run_query(load(ctx, config), options, scope)
 
@@ -101,7 +143,9 @@ def check_query(options: QueryOptions) -> Scope:
     if options.output and not options.queries:
         raise UsageError("--output is for batch mode (--queries FILE.jsonl)")
     caller = principal(options.tenant, options.groups) if options.text else None
-    return Scope(options.k, parse_date(options.as_of, "--as-of"), parse_filters(options.filters), options.explain, caller)
+    return Scope(
+        options.k, parse_date(options.as_of, "--as-of"), parse_filters(options.filters), options.explain, caller
+    )
 
 
 def parse_filters(raw: str | None) -> dict | None:
@@ -125,8 +169,9 @@ def run_query(config, options: QueryOptions, scope: Scope) -> Outcome:
     try:
         if options.queries:
             return run_batch(retriever, options.queries, options.output, scope)
-        result = retriever.retrieve(options.text, scope.principal, k=scope.k, doc_tag=options.doc_tag,
-                                    as_of=scope.as_of, filters=scope.filters)
+        result = retriever.retrieve(
+            options.text, scope.principal, k=scope.k, doc_tag=options.doc_tag, as_of=scope.as_of, filters=scope.filters
+        )
     finally:
         retriever.close()
     if options.as_json:
@@ -142,8 +187,9 @@ def run_query(config, options: QueryOptions, scope: Scope) -> Outcome:
 def result_json(result: RetrievalResult) -> dict:
     """The `query --json` contract (scripts rely on these keys; fields are only ever added)."""
     data = result.to_dict()
-    data["results"] = [{"rank": rank, **{f: getattr(h, f) for f in HIT_FIELDS}, **h.to_dict()}
-                       for rank, h in enumerate(result.hits, 1)]
+    data["results"] = [
+        {"rank": rank, **{f: getattr(h, f) for f in HIT_FIELDS}, **h.to_dict()} for rank, h in enumerate(result.hits, 1)
+    ]
     data["ordered_by"] = ORDER
     return data
 
@@ -175,10 +221,21 @@ def answer_line(retriever: Retriever, item: dict, number: int, scope: Scope) -> 
     """One batch line's answer: {"id", "results", "confidence", "gaps", "status"[, "diagnostics"]}."""
     from cairn.query import Principal
 
-    result = retriever.retrieve(item["text"], Principal(item["tenant"], item["groups"]), k=scope.k,
-                                doc_tag=item.get("doc_tag"), as_of=scope.as_of, filters=item.get("filters", scope.filters))
-    record = {"id": item.get("id", number), "results": result_json(result)["results"], "confidence": result.confidence,
-              "gaps": result.gaps, "status": result.status}
+    result = retriever.retrieve(
+        item["text"],
+        Principal(item["tenant"], item["groups"]),
+        k=scope.k,
+        doc_tag=item.get("doc_tag"),
+        as_of=scope.as_of,
+        filters=item.get("filters", scope.filters),
+    )
+    record = {
+        "id": item.get("id", number),
+        "results": result_json(result)["results"],
+        "confidence": result.confidence,
+        "gaps": result.gaps,
+        "status": result.status,
+    }
     if scope.explain:
         record["diagnostics"] = result.diagnostics
     return record
@@ -193,12 +250,17 @@ def print_result(result: RetrievalResult, explain: bool) -> None:
     if result.gaps:
         output.line(f"not found in any result: {', '.join(result.gaps)}", style="yellow")
     if result.hits and all(hit.fused == hit.score for hit in result.hits):  # weighted fusion (the default)
-        output.line("ranked by relevance (the calibrated 0-1 score, JSON `score`; the main document's sections first)",
-                    style="dim")
+        output.line(
+            "ranked by relevance (the calibrated 0-1 score, JSON `score`; the main document's sections first)",
+            style="dim",
+        )
         output.line()
     elif result.hits:  # fusion = "rrf": the order is by a score of its own, shown beside the relevance
-        output.line("ranked by fused (the fusion score; the main document's sections first); "
-                    "relevance = calibrated 0-1 score, JSON `score`", style="dim")
+        output.line(
+            "ranked by fused (the fusion score; the main document's sections first); "
+            "relevance = calibrated 0-1 score, JSON `score`",
+            style="dim",
+        )
         output.line()
     for rank, hit in enumerate(result.hits, 1):
         snippet = " ".join(hit.text.split())[:SNIPPET_CHARS]

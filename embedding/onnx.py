@@ -15,6 +15,7 @@ onnxruntime.
 
 No optimum: its extra would downgrade sentence-transformers (see ../shared/STACK.md).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +23,6 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-
-import numpy as np
 
 from cairn.embedding.onnx_runtime import INPUTS
 
@@ -50,7 +49,9 @@ def check_pooling(model_dir: Path) -> None:
     pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
     modules = [m["type"].rsplit(".", 1)[-1] for m in json.loads((model_dir / "modules.json").read_text())]
     if not pooling.get("pooling_mode_mean_tokens") or modules != ["Transformer", "Pooling", "Normalize"]:
-        raise RuntimeError(f"{model_dir}: the onnx-int8 backend supports mean pooling + Normalize only ({modules}, {pooling})")
+        raise RuntimeError(
+            f"{model_dir}: the onnx-int8 backend supports mean pooling + Normalize only ({modules}, {pooling})"
+        )
 
 
 def export_int8(model_dir: Path, cache_dir: Path, name: str) -> Path:
@@ -118,7 +119,13 @@ def export_fp32(model_dir: Path, path: Path) -> Path:
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
         torch.onnx.export(
-            LastHiddenState(), tuple(sample[n] for n in INPUTS), str(path), input_names=list(INPUTS),
-            output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
+            LastHiddenState(),
+            tuple(sample[n] for n in INPUTS),
+            str(path),
+            input_names=list(INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
         )
     return path

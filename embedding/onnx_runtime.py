@@ -3,6 +3,7 @@
 The ingest side runs it for the onnx-int8 backend and the bundled bge file (embedding/model.py); a `cairn[query]`
 service runs it inside QueryModel (embedding/query_model.py). onnxruntime and `tokenizers` only: no torch.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,16 +47,20 @@ class SentenceOnnx:
     On a CPU that costs nothing: one text per run embedded at least as many texts a second as batches of 8
     or 32 (measured on SciFact abstracts)."""
 
-    def __init__(self, onnx_path: Path, tokenizer_path: Path, max_seq_length: int, pooling: str, threads: int,
-                 int8: bool = False) -> None:
+    def __init__(
+        self, onnx_path: Path, tokenizer_path: Path, max_seq_length: int, pooling: str, threads: int, int8: bool = False
+    ) -> None:
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(max_length=max_seq_length)
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
         self.session = cpu_session(onnx_path, threads)
-        self.inputs = [(name, field) for name, field in zip(INPUTS, _ENCODING_FIELDS)
-                       if name in {i.name for i in self.session.get_inputs()}]
+        self.inputs = [
+            (name, field)
+            for name, field in zip(INPUTS, _ENCODING_FIELDS)
+            if name in {i.name for i in self.session.get_inputs()}
+        ]
         self.pooling, self.path, self.int8 = pooling, Path(onnx_path), int8
 
     def encode(self, texts: list[str], batch_size: int = 32, **_: object) -> np.ndarray:
@@ -65,7 +70,9 @@ class SentenceOnnx:
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size]
             encodings = self.tokenizer.encode_batch([texts[i] for i in rows])
-            feed = {name: np.array([getattr(e, field) for e in encodings], dtype=np.int64) for name, field in self.inputs}
+            feed = {
+                name: np.array([getattr(e, field) for e in encodings], dtype=np.int64) for name, field in self.inputs
+            }
             vectors = pooled(self.session.run(None, feed)[0], feed["attention_mask"], self.pooling)
             if out.shape[1] == 0:
                 out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)

@@ -11,6 +11,7 @@ sentence-transformers does for this model (or take the first token's vector, for
 as the manifest records). The identity comes from the manifest: against a collection filled
 by another encoder, the Retriever embeds with that one if this install can run it, else refuses (query/serving.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,15 @@ def export_query_model(encoder, folder: Path) -> Path:
             export_fp32(model_dir, folder / MODEL_FILE)
         tokenizer = model_dir / "tokenizer.json"
     shutil.copyfile(tokenizer, folder / "tokenizer.json")
-    manifest = {"identity": encoder.identity, "model": spec.name, "backend": encoder.backend, "dim": encoder.dim,
-                "max_seq_length": spec.max_seq_length, "pooling": spec.pooling, "query_prefix": spec.query_prefix}
+    manifest = {
+        "identity": encoder.identity,
+        "model": spec.name,
+        "backend": encoder.backend,
+        "dim": encoder.dim,
+        "max_seq_length": spec.max_seq_length,
+        "pooling": spec.pooling,
+        "query_prefix": spec.query_prefix,
+    }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return folder
 
@@ -59,14 +67,21 @@ class QueryModel:
         try:
             manifest = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise FileNotFoundError(f"{self.folder} holds no query model ({MANIFEST}: {exc}); make one with "
-                                    "`cairn export-query-model DIR` where the full install runs") from None
+            raise FileNotFoundError(
+                f"{self.folder} holds no query model ({MANIFEST}: {exc}); make one with "
+                "`cairn export-query-model DIR` where the full install runs"
+            ) from None
         self.identity: str = manifest["identity"]
         self.dim: int = int(manifest["dim"])
         self.query_prefix: str = manifest.get("query_prefix", "")
-        self.model = SentenceOnnx(self.folder / MODEL_FILE, self.folder / "tokenizer.json", int(manifest["max_seq_length"]),
-                                  manifest.get("pooling", "mean"), max(1, min(4, os.cpu_count() or 1)),
-                                  int8=manifest.get("backend") == "onnx-int8")
+        self.model = SentenceOnnx(
+            self.folder / MODEL_FILE,
+            self.folder / "tokenizer.json",
+            int(manifest["max_seq_length"]),
+            manifest.get("pooling", "mean"),
+            max(1, min(4, os.cpu_count() or 1)),
+            int8=manifest.get("backend") == "onnx-int8",
+        )
 
     def encode(self, texts: list[str], batch_size: int = 8) -> np.ndarray:
         if not texts:

@@ -5,14 +5,15 @@ Artifact keys are unique per deployment (`cairn-run-report-nightly-ingest`), so 
 Prefect server keep separate histories; a run outside any deployment (`cairn ingest` from a shell) keeps the
 plain keys (`cairn-run-report`, `cairn-run-sources`, `cairn-quality-report`, `cairn-quality-link`).
 """
+
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.schemas.run_report import RunReport
 
 
@@ -53,14 +54,26 @@ def source_rows(report: RunReport) -> list[dict]:
 
 def publish_run(report: RunReport, title: str) -> None:
     create_markdown_artifact(key=artifact_key("run-report"), markdown=run_markdown(report, title), description=title)
-    create_table_artifact(key=artifact_key("run-sources"), table=source_rows(report), description=f"{title}: per source")
+    create_table_artifact(
+        key=artifact_key("run-sources"), table=source_rows(report), description=f"{title}: per source"
+    )
 
 
 def publish_quality(result) -> None:
     """The quality report's table as markdown, and a link to its HTML (the uploaded copy when there is one)."""
     from cairn.quality.report_folder import report_markdown
 
-    create_markdown_artifact(key=artifact_key("quality-report"), markdown=report_markdown(result), description="Cairn data quality")
-    page = f"{result.uploaded_to.rstrip('/')}/index.html" if result.uploaded_to else Path(result.report_dir, "index.html").resolve().as_uri()
-    create_link_artifact(key=artifact_key("quality-link"), link=page, link_text="Cairn data-quality report",
-                         description="the newest data-quality report")
+    create_markdown_artifact(
+        key=artifact_key("quality-report"), markdown=report_markdown(result), description="Cairn data quality"
+    )
+    page = (
+        f"{result.uploaded_to.rstrip('/')}/index.html"
+        if result.uploaded_to
+        else Path(result.report_dir, "index.html").resolve().as_uri()
+    )
+    create_link_artifact(
+        key=artifact_key("quality-link"),
+        link=page,
+        link_text="Cairn data-quality report",
+        description="the newest data-quality report",
+    )

@@ -5,6 +5,7 @@ folder, read by the ordinary wiki source into a scratch Milvus Lite collection b
 path relative to its source root is the corpus id, which is how `query.eval.corpus_id` matches qrels.
 The scratch folder is kept: a second run re-uses it and, the pipeline being incremental, embeds nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -60,14 +61,26 @@ def scratch_config(corpus: Path, work: Path | None = None) -> Path:
     q = json.dumps
     config = work / "cairn.toml"
     config.write_text(
-        "\n".join([
-            f"state_path = {q(str(index / 'state.sqlite'))}",
-            "[milvus]", f"uri = {q(str(index / 'cairn.db'))}", 'collection = "beir"',
-            "[embedding]", f"cache_path = {q(str(index / 'embeddings.sqlite'))}",
-            "[quality]", "on_ingest = false", f"report_dir = {q(str(work / 'reports'))}",
-            "[[sources]]", 'name = "beir"', 'type = "wiki"', f"path = {q(str(pages))}",
-            f"tenant = {q(TENANT)}", f"acl = [{q(GROUP)}]",
-        ]) + "\n",
+        "\n".join(
+            [
+                f"state_path = {q(str(index / 'state.sqlite'))}",
+                "[milvus]",
+                f"uri = {q(str(index / 'cairn.db'))}",
+                'collection = "beir"',
+                "[embedding]",
+                f"cache_path = {q(str(index / 'embeddings.sqlite'))}",
+                "[quality]",
+                "on_ingest = false",
+                f"report_dir = {q(str(work / 'reports'))}",
+                "[[sources]]",
+                'name = "beir"',
+                'type = "wiki"',
+                f"path = {q(str(pages))}",
+                f"tenant = {q(TENANT)}",
+                f"acl = [{q(GROUP)}]",
+            ]
+        )
+        + "\n",
         encoding="utf-8",
     )
     return config

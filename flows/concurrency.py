@@ -10,6 +10,7 @@
 
 A run that cannot have the index within its `wait_seconds` fails with IndexBusy (exit 2), as for Lite.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,8 +44,10 @@ def index_writer(config: MilvusConfig, wait_seconds: float = 0.0):
     from prefect.concurrency.sync import concurrency
 
     name = limit_name(config)
-    busy = IndexBusy(f"collection {config.collection!r} is being written by another Cairn run (Prefect concurrency "
-                     f"limit {name}); wait for it to finish, or pass --wait SECONDS to queue behind it")
+    busy = IndexBusy(
+        f"collection {config.collection!r} is being written by another Cairn run (Prefect concurrency "
+        f"limit {name}); wait for it to finish, or pass --wait SECONDS to queue behind it"
+    )
     if not _wait_for_a_free_slot(name, wait_seconds):
         raise busy
     try:  # free a moment ago: a timeout now means another run took it in between

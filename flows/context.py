@@ -1,11 +1,12 @@
 """What a run holds open while it syncs its sources: the store, the cursors, the steps (bound once to the encoder,
 the embedding cache and the store), the writer lock, the task runner and the progress display. Opened once per
 run, closed whatever happens."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 from cairn.embedding import encoder_for
 from cairn.flows import progress as progress_display
@@ -18,9 +19,9 @@ from cairn.flows.tasks import PrefectRunner
 from cairn.index.cache import EmbeddingCache
 from cairn.index.generations import Generations, Target
 from cairn.index.milvus import Connection
+from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
-from cairn.index.protocol import IndexStore
 from cairn.schemas.config import CairnConfig
 
 
@@ -39,7 +40,7 @@ class RunContext:
 
     @classmethod
     @contextmanager
-    def open(cls, config: CairnConfig, options: RunOptions) -> Iterator["RunContext"]:
+    def open(cls, config: CairnConfig, options: RunOptions) -> Iterator[RunContext]:
         """Take the index's writer slot (flows/concurrency.py), start the task runner, open everything a sync needs; close it all after."""
         with ExitStack() as stack:
             stack.enter_context(index_writer(config.milvus, options.wait_seconds))

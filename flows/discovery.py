@@ -1,17 +1,19 @@
 """Discovery and the plan: what a source holds now against what the collection holds for it. The first step of
 every sync (flows/sync.py), and all of the no-op check (flows/noop.py), so it imports nothing heavy."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
-from cairn.index.state import SourceState
-from cairn.index.protocol import IndexStore
 from cairn.index.plan import SyncPlan, plan_sync
+from cairn.index.protocol import IndexStore
+from cairn.index.state import SourceState
 from cairn.schemas import DocumentRef, stable_id
 from cairn.schemas.config import S3Config, SourceConfig
 from cairn.schemas.run_report import SourceReport
@@ -66,8 +68,14 @@ def access_fingerprint(source_config: SourceConfig) -> str:
     return stable_id(json.dumps(settings, sort_keys=True), length=16)
 
 
-def plan_source(source_config: SourceConfig, s3: S3Config, store: IndexStore, state: SourceState,
-                options: RunOptions, discover: Callable[[Source], Discovery] = Discoverer().run) -> Planned:
+def plan_source(
+    source_config: SourceConfig,
+    s3: S3Config,
+    store: IndexStore,
+    state: SourceState,
+    options: RunOptions,
+    discover: Callable[[Source], Discovery] = Discoverer().run,
+) -> Planned:
     """Discover the source (raising SourceError when it is unusable) and plan against the collection."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
@@ -80,7 +88,9 @@ def plan_source(source_config: SourceConfig, s3: S3Config, store: IndexStore, st
     found = discover(source)
     failpoint("discovered")
     plan = plan_sync(
-        found.refs, ledger, keep_ids={f.document_id for f in found.failures},
+        found.refs,
+        ledger,
+        keep_ids={f.document_id for f in found.failures},
         cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
         force={r.document_id for r in found.refs} if backfill is not None else None,
         access=access,

@@ -6,6 +6,7 @@ costs one dictionary lookup. Points: discovered, chunked, embedded, rows-batch-w
 stale-retired. With CAIRN_FAILPOINT_HOLD=FILE the process is paused there instead of killed: it creates FILE
 and waits until FILE is removed (what other processes see in the middle of an ingest).
 """
+
 from __future__ import annotations
 
 import os

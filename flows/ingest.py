@@ -4,16 +4,17 @@ A run opens its resources once (flows/context.py), syncs each source (flows/sync
 batch -> embed -> write -> retire, each step a Prefect task from flows/tasks.py), checks what it wrote with
 great-expectations, and publishes its run report. One source failing never stops another.
 """
+
 from __future__ import annotations
 
 import time
 import uuid
 
-import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
 
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.errors import QualityFailed, SourcesFailed
 from cairn.flows.artifacts import publish_quality, publish_run
 from cairn.flows.context import RunContext
@@ -38,15 +39,20 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
         report.index = run.conclude()
         dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
     if report.index.get("switch") == "pending":
-        get_run_logger().warning("collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
-                                 report.index["collection"], report.index["serving"], report.index["rebuild"],
-                                 ", ".join(report.index["waiting_for"]))
+        get_run_logger().warning(
+            "collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
+            report.index["collection"],
+            report.index["serving"],
+            report.index["rebuild"],
+            ", ".join(report.index["waiting_for"]),
+        )
     quality = None
     if config.quality.on_ingest and report.written_documents:
         checked = time.perf_counter()
         quality = check_quality(written, report.written_documents, dim, report.run_id)
         report.quality = {
-            "success": quality.success, "report_dir": quality.report_dir,
+            "success": quality.success,
+            "report_dir": quality.report_dir,
             "failed": [f"{r.suite}: {r.column}" for r in quality.failed()],
             "seconds": round(time.perf_counter() - checked, 3),
         }
@@ -57,7 +63,9 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
     for warning in report.warnings:
         get_run_logger().warning("%s: %s: %s", warning.source, warning.document, warning.error)
     if report.failed_sources:  # the flow run fails, after every other source ran and the report was published
-        raise SourcesFailed(f"source(s) failed: {', '.join(report.failed_sources)}; see the run report", report.to_dict())
+        raise SourcesFailed(
+            f"source(s) failed: {', '.join(report.failed_sources)}; see the run report", report.to_dict()
+        )
     if quality is not None and not quality.success:
         enforce_quality_policy(quality, [s.name for s in selected if s.quality_policy == "fail"])
     return report.to_dict()
@@ -68,7 +76,7 @@ def enforce_quality_policy(quality, strict_sources: list[str]) -> None:
     failed = set(strict_sources) & quality.failed_sources()
     if failed:
         raise QualityFailed(
-            f"data quality failed for {', '.join(sorted(failed))} (quality_policy = \"fail\"); "
+            f'data quality failed for {", ".join(sorted(failed))} (quality_policy = "fail"); '
             f"report: {quality.report_dir}/index.html"
         )
     get_run_logger().warning("data-quality expectations failed; report: %s/index.html", quality.report_dir)
@@ -101,8 +109,9 @@ def ingest_flow(
 ) -> dict:
     """Bring the collection in line with the configured sources (all, or the one named). The run fails when a
     source fails as a whole (after the others ran); documents that fail are in the report."""
-    return run_sources(config_path, source, RunOptions(cleanup=cleanup, wait_seconds=wait_seconds,
-                                                       allow_mass_delete=allow_mass_delete))
+    return run_sources(
+        config_path, source, RunOptions(cleanup=cleanup, wait_seconds=wait_seconds, allow_mass_delete=allow_mass_delete)
+    )
 
 
 @flow(name="cairn-backfill")
@@ -118,4 +127,6 @@ def backfill_flow(
     ingest path, idempotently; with keep_history, past versions in the window (or written by the last
     `commits` commits) too, for sources that have them."""
     window = Window(parse_day(since), parse_day(until), commits)
-    return run_sources(config_path, source, RunOptions(backfill=window, wait_seconds=wait_seconds, title="Cairn backfill"))
+    return run_sources(
+        config_path, source, RunOptions(backfill=window, wait_seconds=wait_seconds, title="Cairn backfill")
+    )

@@ -10,6 +10,7 @@ as a flow run. Anything else (work to do, a source that fails, an index another 
 another encoder, a rebuild under way) returns None and the flow runs as usual, so every outcome that is not
 "nothing to do" is still recorded by Prefect.
 """
+
 from __future__ import annotations
 
 import time
@@ -17,11 +18,11 @@ import uuid
 from contextlib import ExitStack
 
 from cairn.embedding import encoder_for
-from cairn.flows.options import RunOptions
 from cairn.flows.discovery import plan_source
+from cairn.flows.options import RunOptions
 from cairn.flows.prefect_api import prefect_api_configured
-from cairn.index.lock import writer_lock
 from cairn.index.generations import Generations, open_serving
+from cairn.index.lock import writer_lock
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig

@@ -1,4 +1,5 @@
 """What the caller asks of a run beyond the configuration: a cleanup mode, a backfill window, how long to queue."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

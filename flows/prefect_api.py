@@ -1,5 +1,6 @@
 """Whether flow runs go to a Prefect server: the one answer the no-op check (flows/noop.py) and the writer slot
 (flows/concurrency.py) both read."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """How a run shows its progress: decided once per process by whoever starts the run (the CLI), not passed
 through every call: a bar at a terminal, a line every few seconds on stderr otherwise (cron, CI, a worker's
 log), nothing under --quiet. The default is silence (a deployment's worker, a test, a library caller)."""
+
 from __future__ import annotations
 
 import sys

@@ -4,6 +4,7 @@ The comparison is discovery (cheap, nothing parsed) against the ledger read from
 (index/ledger.py); nothing else is trusted. The repair is an ordinary ingest with cleanup "full", which
 re-indexes every document that is not exactly and completely its current version and removes the rest.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -52,8 +53,13 @@ def check_source(source_config: SourceConfig, reader: CollectionReader, s3: S3Co
     refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
     unreadable = [i for i in items if isinstance(i, DiscoveryFailure)]
     ledger = collection_ledger(reader, source_config.name)
-    plan = plan_sync(refs, ledger, keep_ids={i.document_id for i in unreadable}, cleanup=source.complete,
-                     access=access_fingerprint(source_config))
+    plan = plan_sync(
+        refs,
+        ledger,
+        keep_ids={i.document_id for i in unreadable},
+        cleanup=source.complete,
+        access=access_fingerprint(source_config),
+    )
     locator = {r.document_id: r.locator for r in refs}
     drift.unreadable = [i.locator for i in unreadable]
     drift.documents_in_source = len(items)

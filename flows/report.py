@@ -4,15 +4,16 @@
 (`cairn-report`) runs it, publishes the `cairn-quality-report` artifact, and fails the flow run when an
 expectation fails (the CLI's exit 1), after the report folder is written.
 """
+
 from __future__ import annotations
 
-import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import flow
 
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.errors import QualityFailed
 from cairn.flows.artifacts import publish_quality
-from cairn.index.lock import writer_lock
 from cairn.index.generations import open_serving
+from cairn.index.lock import writer_lock
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 
@@ -36,8 +37,14 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
         expr += f" and tenant_id == {quote(tenant)}"
     scope = "-".join(filter(None, [source, tenant])) or "all"
     with open_serving(config.milvus) as reader:  # what the name serves (index/generations.py); NoCollection if nothing
-        return check_rows(config, expr, dim=model_dim(config), name=f"report-{scope}",
-                          title=f"Cairn data quality: {scope}", reader=reader)
+        return check_rows(
+            config,
+            expr,
+            dim=model_dim(config),
+            name=f"report-{scope}",
+            title=f"Cairn data quality: {scope}",
+            reader=reader,
+        )
 
 
 @flow(name="cairn-report")

@@ -16,30 +16,35 @@ A flow started by the CLI gets the runner as its own (`configured(ingest_flow, c
 Python) with a config saying dask opens the configured runner for the length of the run
 (`runner_for_run`), so the config decides either way.
 """
+
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
-
-import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import Flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.embedding import ModelEncoder, load_encoder
 from cairn.embedding.model import BATCH_SIZE, DEFAULT_ONNX_CACHE
 from cairn.schemas.config import CairnConfig, RunnerConfig
 
 
 @task(name="encode-texts", cache_policy=NO_CACHE)
-def encode_texts(model: str, texts: list[str], batch_size: int = BATCH_SIZE, backend: str = "torch",
-                 onnx_cache: str = DEFAULT_ONNX_CACHE) -> np.ndarray:
+def encode_texts(
+    model: str,
+    texts: list[str],
+    batch_size: int = BATCH_SIZE,
+    backend: str = "torch",
+    onnx_cache: str = DEFAULT_ONNX_CACHE,
+) -> np.ndarray:
     """Vectors for `texts`, computed where this task runs: the model is loaded there by name, never pickled."""
     return load_encoder(model, backend, onnx_cache).encode(texts, batch_size=batch_size)
 
@@ -107,7 +112,7 @@ class RunnerEncoder(ModelEncoder):
     parts: int = 1
 
     @classmethod
-    def around(cls, encoder: ModelEncoder, runner: TaskRunner, parts: int) -> "RunnerEncoder":
+    def around(cls, encoder: ModelEncoder, runner: TaskRunner, parts: int) -> RunnerEncoder:
         return cls(encoder.spec, encoder.backend, encoder.onnx_cache, runner=runner, parts=max(1, parts))
 
     @property
@@ -120,10 +125,16 @@ class RunnerEncoder(ModelEncoder):
         parts = min(self.parts, math.ceil(len(texts) / batch_size))  # no slice smaller than a model batch
         size = math.ceil(len(texts) / parts)
         futures = [
-            self.runner.submit(encode_texts, {
-                "model": self.spec.name, "texts": texts[i : i + size], "batch_size": batch_size,
-                "backend": self.backend, "onnx_cache": self.onnx_cache,
-            })
+            self.runner.submit(
+                encode_texts,
+                {
+                    "model": self.spec.name,
+                    "texts": texts[i : i + size],
+                    "batch_size": batch_size,
+                    "backend": self.backend,
+                    "onnx_cache": self.onnx_cache,
+                },
+            )
             for i in range(0, len(texts), size)
         ]
         vectors = np.concatenate([np.asarray(f.result(), dtype=np.float32) for f in futures])

@@ -6,19 +6,21 @@ PrefectRunner (each call a task of the current flow run) or InlineRunner (the st
 tests, in-process paths). The logic itself lives in the layers below (sources/, chunkers/, index/); these
 components only join them and account for every input.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
 from cairn.errors import DocumentError, Fault, fault_of
+from cairn.flows.discovery import Discoverer, Discovery
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import Window
-from cairn.flows.discovery import Discoverer, Discovery
 from cairn.index.cache import EmbeddingCache
 from cairn.index.ledger import IndexedDocument
 from cairn.index.protocol import IndexStore
@@ -139,7 +141,8 @@ class Writer:
             item.document.document_id: (item.document, batch.ledger[item.document.document_id])
             for item in batch.documents  # a past version (history backfill) sits beside the current one; a
             if item.document.is_current  # document with no current rows when the run began has nothing to retire
-            and item.document.document_id in batch.ledger and item.document.document_id not in refused
+            and item.document.document_id in batch.ledger
+            and item.document.document_id not in refused
         }
 
         def retire(pair: tuple) -> None:
@@ -248,8 +251,9 @@ class Steps:
     runner: StepRunner
 
     @classmethod
-    def bind(cls, config: CairnConfig, encoder: Encoder, cache: EmbeddingCache, store: IndexStore,
-             runner: StepRunner) -> Steps:
+    def bind(
+        cls, config: CairnConfig, encoder: Encoder, cache: EmbeddingCache, store: IndexStore, runner: StepRunner
+    ) -> Steps:
         """Every step of a run over `store`, with the settings of `config` ([chunking], [embedding])."""
         embedder = Embedder(encoder, cache, config.embedding.batch_size)
         return cls(Discoverer(), Chunker(config.chunking), embedder, Writer(store), StaleRetirer(store), runner)

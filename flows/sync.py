@@ -2,16 +2,17 @@
 save the cursor. What is indexed is read from the collection itself at the start (index/ledger.py), so a run
 killed anywhere is repaired by the next: incomplete or doubled documents are re-indexed under the same
 deterministic ids, leftovers removed."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 
 from cairn.errors import SourceError, StoreError
 from cairn.flows.context import RunContext
-from cairn.flows.failpoints import failpoint
 from cairn.flows.discovery import access_fingerprint, plan_source
+from cairn.flows.failpoints import failpoint
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
@@ -74,8 +75,9 @@ class SourceSync:
         if refusal:
             report.fail(self.name, SOURCE_FAILURE, refusal)
         elif plan.stale_document_ids:
-            report.documents.deleted = run.steps.retire_stale(plan.stale_document_ids, self.source_config.keep_history,
-                                                              self.name)
+            report.documents.deleted = run.steps.retire_stale(
+                plan.stale_document_ids, self.source_config.keep_history, self.name
+            )
         run.store.flush()
         saved = source_cursor(source)
         if saved is not None:
@@ -86,14 +88,24 @@ class SourceSync:
         nothing at all, however small), or ""."""
         share = self.source_config.max_delete_share
         emptied = stale > 0 and listed == 0
-        if self.run.options.allow_mass_delete or not (emptied or (indexed >= MASS_DELETE_FLOOR and stale > share * indexed)):
+        if self.run.options.allow_mass_delete or not (
+            emptied or (indexed >= MASS_DELETE_FLOOR and stale > share * indexed)
+        ):
             return ""
-        return (f"would remove {stale} of its {indexed} indexed documents ({stale / indexed:.0%}, over max_delete_share "
-                f"{share:.0%}): nothing removed. If the source really lost them, run `cairn ingest --allow-mass-delete`; "
-                "else check that its folder, bucket or repository is the right one and reachable")
+        return (
+            f"would remove {stale} of its {indexed} indexed documents ({stale / indexed:.0%}, over max_delete_share "
+            f"{share:.0%}): nothing removed. If the source really lost them, run `cairn ingest --allow-mass-delete`; "
+            "else check that its folder, bucket or repository is the right one and reachable"
+        )
 
-    def _index(self, source: Source, todo: list[DocumentRef], ledger: dict[str, IndexedDocument], skip: Skip | None,
-               report: SourceReport) -> None:
+    def _index(
+        self,
+        source: Source,
+        todo: list[DocumentRef],
+        ledger: dict[str, IndexedDocument],
+        skip: Skip | None,
+        report: SourceReport,
+    ) -> None:
         """Parse+chunk, embed and write each batch of `todo`, each write one batch behind (flows/writer.py)."""
         run, size = self.run, self.source_config.batch_size
         with BatchWriter(report, self.name) as writer:
@@ -122,4 +134,4 @@ class SourceSync:
 
 
 def _datetime(value: int | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+    return None if value is None else datetime.fromtimestamp(value, tz=UTC)

@@ -13,16 +13,18 @@ Prefect's quirks are handled here and nowhere else:
   flow run: a task submitted from inside a task carries its parent's parameters (the cache, the documents)
   to the worker with it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import copy_context
-from typing import Any, Callable
+from typing import Any
 
-import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote as unvisited
 
+import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.errors import Fault, fault_of
 from cairn.flows.runner import RunnerEncoder
 from cairn.flows.steps import Embedder, Step
@@ -61,7 +63,12 @@ class PrefectRunner:
         if step not in self._tasks:
             as_task = task(name=step.name, cache_policy=NO_CACHE)
             if step.retried:
-                as_task = task(name=step.name, cache_policy=NO_CACHE, retries=len(WRITE_RETRY_DELAYS),
-                               retry_delay_seconds=WRITE_RETRY_DELAYS, retry_condition_fn=transient)
+                as_task = task(
+                    name=step.name,
+                    cache_policy=NO_CACHE,
+                    retries=len(WRITE_RETRY_DELAYS),
+                    retry_delay_seconds=WRITE_RETRY_DELAYS,
+                    retry_condition_fn=transient,
+                )
             self._tasks[step] = as_task(step.run)
         return self._tasks[step]

@@ -4,11 +4,12 @@ The model keeps the CPU; a Milvus write mostly waits on Milvus. Writes stay in o
 thread of their own. A document the index refused is counted failed when its batch is accounted for; a
 write that failed as a whole (the store) is raised then, and stops the source.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 from cairn.flows.steps import Written
 from cairn.index.rows import ChunkedDocument
@@ -31,7 +32,7 @@ class BatchWriter:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-write")
         self._pending: _Pending | None = None
 
-    def __enter__(self) -> "BatchWriter":
+    def __enter__(self) -> BatchWriter:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -4,6 +4,7 @@ Embedding is the pipeline's bottleneck by two orders of magnitude, so a text is 
 model, ever: an edited page re-embeds only the chunks whose text changed. SQLite in WAL mode; a
 killed run loses at most the batch it had not committed, which is simply embedded again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,7 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB
 
 
 def text_key(model_identity: str, text: str) -> str:
-    return hashlib.sha256(f"{model_identity}\x1f{text}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{model_identity}\x1f{text}".encode()).hexdigest()
 
 
 class EmbeddingCache:

@@ -14,6 +14,7 @@ Each generation records its encoder (`cairn.embedder`) and, while it is built, t
 
 Every reader (`cairn status`, `report`, `reconcile`, a Retriever) opens what the name serves with `open_serving`.
 """
+
 from __future__ import annotations
 
 import json
@@ -126,15 +127,24 @@ class Generations:
             return Target(self.physical(generation_name(self.name, number)), None, publish=True)
         reason = self.problem(serving.collection, identity, dim)
         if reason is None:  # write what serves; a build abandoned (the config went back) is dropped
-            self._drop(generation_name(self.name, n) for n in numbers if generation_name(self.name, n) != serving.collection)
+            self._drop(
+                generation_name(self.name, n) for n in numbers if generation_name(self.name, n) != serving.collection
+            )
             return Target(self.physical(serving.collection), serving.collection)
         below = generation_number(self.name, serving.collection) or 1  # the plain legacy collection counts as 1
         newer = [n for n in numbers if n > below]
-        resume = newer[-1] if newer and self.problem(generation_name(self.name, newer[-1]), identity, dim) is None else None
+        resume = (
+            newer[-1] if newer and self.problem(generation_name(self.name, newer[-1]), identity, dim) is None else None
+        )
         number = resume or max([below, *numbers]) + 1
         self._drop(generation_name(self.name, n) for n in newer if n != number)
-        log.warning("%s serves %r, and %s: building %s beside it", serving.collection, self.name, reason,
-                    generation_name(self.name, number))
+        log.warning(
+            "%s serves %r, and %s: building %s beside it",
+            serving.collection,
+            self.name,
+            reason,
+            generation_name(self.name, number),
+        )
         return Target(self.physical(generation_name(self.name, number)), serving.collection, reason)
 
     def publish(self, target: Target) -> None:
@@ -179,11 +189,19 @@ class Generations:
         serving = self.serving()
         below = generation_number(self.name, serving.collection or "") or (1 if serving.collection else 0)
         building = [generation_name(self.name, n) for n in self.numbers() if n > below]
-        out: dict = {"serving": serving.collection, "aliased": serving.aliased, "encoder": serving.encoder, "building": None}
+        out: dict = {
+            "serving": serving.collection,
+            "aliased": serving.aliased,
+            "encoder": serving.encoder,
+            "building": None,
+        }
         if building:
             collection = building[-1]
-            out["building"] = {"collection": collection, "encoder": collection_encoder(self.client, collection),
-                               "built_sources": sorted(self.built(collection))}
+            out["building"] = {
+                "collection": collection,
+                "encoder": collection_encoder(self.client, collection),
+                "built_sources": sorted(self.built(collection)),
+            }
         return out
 
 

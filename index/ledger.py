@@ -6,11 +6,13 @@ before parents, so a parent row is only ever visible once its children are; a ru
 version that is visibly incomplete here, and the next run re-indexes it. Nothing is kept outside Milvus
 that could drift from it.
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import quote
@@ -79,8 +81,10 @@ CHILD_FIELDS = ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]
 def ledger_filters(source_name: str) -> tuple[str, str]:
     """The rows a source's ledger is read from, as two Milvus filters: its current parents, its current children."""
     base = f"source_name == {quote(source_name)} and is_current == true"
-    return (f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}",
-            f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}")
+    return (
+        f"{base} and chunk_type == {quote(ChunkType.FULL_TEXT.value)}",
+        f"{base} and chunk_type == {quote(ChunkType.CHILD.value)}",
+    )
 
 
 def read_ledger(parents: Iterable[dict], children: Iterable[dict]) -> dict[str, IndexedDocument]:

@@ -16,6 +16,7 @@ pymilvus, exactly as it would to a Milvus server. Nothing to set up, nothing to 
 
 Only one process writes (index/lock.py); readers see each batch as soon as it is written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -151,7 +152,11 @@ def _start(folder: Path, idle_seconds: float) -> str:
         with open(_beside(folder, ".server.log"), "ab") as logfile:
             process = subprocess.Popen(
                 [sys.executable, "-m", "cairn.index.liteserver", str(folder), "--idle-seconds", str(idle_seconds)],
-                stdin=subprocess.DEVNULL, stdout=logfile, stderr=logfile, start_new_session=True, close_fds=True,
+                stdin=subprocess.DEVNULL,
+                stdout=logfile,
+                stderr=logfile,
+                start_new_session=True,
+                close_fds=True,
             )
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
@@ -162,8 +167,10 @@ def _start(folder: Path, idle_seconds: float) -> str:
                 raise StoreError(_why_not(folder))
             time.sleep(0.02)
         process.kill()
-        raise StoreError(f"the Milvus Lite server for {folder} did not start within {START_TIMEOUT_SECONDS:.0f} s "
-                         f"(its log: {_beside(folder, '.server.log')})")
+        raise StoreError(
+            f"the Milvus Lite server for {folder} did not start within {START_TIMEOUT_SECONDS:.0f} s "
+            f"(its log: {_beside(folder, '.server.log')})"
+        )
 
 
 def _why_not(folder: Path) -> str:
@@ -190,11 +197,14 @@ def _grpc_server(db, max_workers: int):
     import grpc
     from milvus_lite.adapter.grpc import server as adapter
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers), options=[
-        ("grpc.max_receive_message_length", adapter._MAX_MESSAGE_SIZE),
-        ("grpc.max_send_message_length", adapter._MAX_MESSAGE_SIZE),
-        *PING_OPTIONS,
-    ])
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers),
+        options=[
+            ("grpc.max_receive_message_length", adapter._MAX_MESSAGE_SIZE),
+            ("grpc.max_send_message_length", adapter._MAX_MESSAGE_SIZE),
+            *PING_OPTIONS,
+        ],
+    )
     adapter.milvus_pb2_grpc.add_MilvusServiceServicer_to_server(adapter.MilvusServicer(db), server)
     return server
 
@@ -243,7 +253,9 @@ def serve(folder: Path, idle_seconds: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Serve one Milvus Lite index folder to the Cairn processes of this user.")
+    parser = argparse.ArgumentParser(
+        description="Serve one Milvus Lite index folder to the Cairn processes of this user."
+    )
     parser.add_argument("folder", type=Path)
     parser.add_argument("--idle-seconds", type=float, default=30.0)
     args = parser.parse_args(argv)

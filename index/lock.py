@@ -4,6 +4,7 @@ Milvus Lite is a single-process engine; two Cairn runs writing one file would co
 what is indexed. A second run waits up to `wait_seconds`, then exits with a message naming the holder.
 On a Milvus server the lock is not needed for correctness of a single writer per source, and is skipped.
 """
+
 from __future__ import annotations
 
 import fcntl

@@ -2,9 +2,10 @@
 logic. A real implementation with MilvusStore's semantics (tests/integration/test_index_memory.py runs the
 same writes on both and compares), not a mock: upserts replace by chunk_id, retiring deletes or with history
 marks superseded, and the ledger is computed by the same code (index/ledger.py read_ledger). Nothing persists."""
+
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from cairn.index.ledger import IndexedDocument, read_ledger
 from cairn.schemas import ChunkType
@@ -33,8 +34,9 @@ class InMemoryStore:
         return len(rows)
 
     def retire_other_versions(self, document_id: str, keep_version: str, history: bool, at: int) -> int:
-        return self._retire(lambda row: row["document_id"] == document_id and row["version_hash"] != keep_version,
-                            history, at)
+        return self._retire(
+            lambda row: row["document_id"] == document_id and row["version_hash"] != keep_version, history, at
+        )
 
     def retire_documents(self, document_ids: Iterable[str], history: bool, at: int) -> None:
         ids = set(document_ids)
@@ -62,5 +64,7 @@ class InMemoryStore:
 
     def ledger(self, source_name: str) -> dict[str, IndexedDocument]:
         current = [row for row in self.rows.values() if row["source_name"] == source_name and row["is_current"]]
-        return read_ledger([row for row in current if row["chunk_type"] == ChunkType.FULL_TEXT.value],
-                           [row for row in current if row["chunk_type"] == ChunkType.CHILD.value])
+        return read_ledger(
+            [row for row in current if row["chunk_type"] == ChunkType.FULL_TEXT.value],
+            [row for row in current if row["chunk_type"] == ChunkType.CHILD.value],
+        )

@@ -4,14 +4,15 @@ a collection was filled by, and the reads of a collection (`CollectionReader`), 
 
 Imports pymilvus and nothing of Cairn's ingestion: `cairn.query` builds on it.
 """
+
 from __future__ import annotations
 
 import fcntl
 import logging
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
@@ -47,7 +48,9 @@ def quiet_lite_refusals():
 
 
 SERVER_CONNECT_SECONDS = 30  # a Milvus server by URI: unreachable is said within this
-LITE_CONNECT_SECONDS = 300  # this user's Lite server, known alive by its pid: a hang guard (a slow machine took minutes)
+LITE_CONNECT_SECONDS = (
+    300  # this user's Lite server, known alive by its pid: a hang guard (a slow machine took minutes)
+)
 
 
 class Connection:
@@ -65,7 +68,7 @@ class Connection:
         self.closed = False
 
     @classmethod
-    def open(cls, config: MilvusConfig, create: bool) -> "Connection":
+    def open(cls, config: MilvusConfig, create: bool) -> Connection:
         """A connection to the configured URI; a clear StoreError when it cannot be reached, is damaged, or (Lite,
         create=False) does not exist yet."""
         if not config.is_lite:
@@ -96,7 +99,7 @@ class Connection:
             if self._lite_folder is not None:
                 liteserver.release(self._lite_folder)
 
-    def __enter__(self) -> "Connection":
+    def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -107,7 +110,9 @@ def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
     try:
         return MilvusClient(uri=uri, token=config.token, timeout=timeout)
     except Exception as exc:  # pymilvus raises several types for refusal and timeout
-        raise StoreError(f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}") from None
+        raise StoreError(
+            f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}"
+        ) from None
 
 
 def lite_open_problem(folder: Path) -> str:
@@ -121,8 +126,10 @@ def lite_open_problem(folder: Path) -> str:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             fcntl.flock(handle, fcntl.LOCK_UN)
     except BlockingIOError:
-        return (f"index {folder} is open in another process that does not share it (an older Cairn, or a script "
-                "opening it with pymilvus directly): stop that process, or point [milvus] uri at a Milvus server")
+        return (
+            f"index {folder} is open in another process that does not share it (an older Cairn, or a script "
+            "opening it with pymilvus directly): stop that process, or point [milvus] uri at a Milvus server"
+        )
     except OSError as exc:
         return f"cannot open the index {folder}: {exc.strerror}"
     return f"Milvus Lite cannot open the index {folder} (damaged, or not a Milvus Lite index folder): {rebuild}"
@@ -147,7 +154,8 @@ LITE_INDEX_SUFFIXES = (".idx", ".sidx")
 def lite_index_files(config: MilvusConfig) -> list[Path]:
     root = Path(config.uri)
     return sorted(
-        p for p in root.glob(f"**/collections/{config.collection}/partitions/*/indexes/*")
+        p
+        for p in root.glob(f"**/collections/{config.collection}/partitions/*/indexes/*")
         if p.suffix in LITE_INDEX_SUFFIXES
     )
 
@@ -169,7 +177,10 @@ def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
             raise _damaged(config, exc) from None
         log.warning(
             "Milvus Lite could not load %r at %s (%s): rebuilding its %d index files from the data",
-            config.collection, config.uri, str(exc).splitlines()[0][:200], len(files),
+            config.collection,
+            config.uri,
+            str(exc).splitlines()[0][:200],
+            len(files),
         )
     for path in files:
         path.unlink(missing_ok=True)
@@ -207,7 +218,9 @@ def collection_encoder(client: MilvusClient, collection: str) -> str | None:
     return (client.describe_collection(collection).get("properties") or {}).get(EMBEDDER_PROPERTY)
 
 
-def check_encoder(client: MilvusClient, collection: str, identity: str, error: type[StoreError] = StoreError) -> str | None:
+def check_encoder(
+    client: MilvusClient, collection: str, identity: str, error: type[StoreError] = StoreError
+) -> str | None:
     """Refuse (raising `error`) a collection filled by another encoder; returns what it records."""
     have = collection_encoder(client, collection)
     problem = embedder_mismatch(collection, have, identity)
@@ -232,15 +245,25 @@ class CollectionReader:
     def client(self) -> MilvusClient:
         return self.connection.client
 
-    def search_dense(self, field: str, vectors: list[list[float]], expr: str, limit: int, fields: list[str]) -> list[list[dict]]:
+    def search_dense(
+        self, field: str, vectors: list[list[float]], expr: str, limit: int, fields: list[str]
+    ) -> list[list[dict]]:
         """Nearest rows to each vector on a dense field, per vector, best first."""
-        return self.client.search(self.collection, data=vectors, anns_field=field, limit=limit, filter=expr,
-                                  output_fields=fields, search_params={"params": {"ef": max(64, limit * 2)}})
+        return self.client.search(
+            self.collection,
+            data=vectors,
+            anns_field=field,
+            limit=limit,
+            filter=expr,
+            output_fields=fields,
+            search_params={"params": {"ef": max(64, limit * 2)}},
+        )
 
     def search_bm25(self, text: str, expr: str, limit: int, fields: list[str]) -> list[dict]:
         """Best BM25 matches of the text (Milvus Lite reports the score negated: callers take its magnitude)."""
-        return self.client.search(self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr,
-                                  output_fields=fields)[0]
+        return self.client.search(
+            self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr, output_fields=fields
+        )[0]
 
     def rows(self, chunk_ids: list[str], fields: list[str]) -> list[dict]:
         """Rows by primary key: a point read, where any filter would scan every row (Milvus Lite)."""
@@ -252,8 +275,12 @@ class CollectionReader:
         """How many child rows each document has that `expr` lets through."""
         if not document_ids:
             return {}
-        rows = self.client.query(self.collection, filter=f"{in_list('document_id', sorted(document_ids))} and "
-                                 f"chunk_type == {quote(ChunkType.CHILD.value)} and {expr}", output_fields=["document_id"])
+        rows = self.client.query(
+            self.collection,
+            filter=f"{in_list('document_id', sorted(document_ids))} and "
+            f"chunk_type == {quote(ChunkType.CHILD.value)} and {expr}",
+            output_fields=["document_id"],
+        )
         counts: dict[str, int] = {}
         for row in rows:
             counts[row["document_id"]] = counts.get(row["document_id"], 0) + 1
@@ -263,15 +290,23 @@ class CollectionReader:
         """The parent sections just before and after each seed section (same document and version)."""
         if not seeds:
             return []
-        clauses = [f"(document_id == {quote(r['document_id'])} and version_hash == {quote(r['version_hash'])} and "
-                   f"section_order in [{int(r['section_order']) - 1}, {int(r['section_order']) + 1}])" for r in seeds]
-        return self.client.query(self.collection, filter=f"chunk_type == {quote(ChunkType.FULL_TEXT.value)} and {expr} "
-                                 f"and ({' or '.join(clauses)})", output_fields=fields)
+        clauses = [
+            f"(document_id == {quote(r['document_id'])} and version_hash == {quote(r['version_hash'])} and "
+            f"section_order in [{int(r['section_order']) - 1}, {int(r['section_order']) + 1}])"
+            for r in seeds
+        ]
+        return self.client.query(
+            self.collection,
+            filter=f"chunk_type == {quote(ChunkType.FULL_TEXT.value)} and {expr} and ({' or '.join(clauses)})",
+            output_fields=fields,
+        )
 
     def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
         """Every matching row, paged (a plain query is capped at 16,384 rows on a server)."""
         with quiet_lite_refusals():
-            iterator = self.client.query_iterator(self.collection, batch_size=batch_size, filter=filter, output_fields=fields)
+            iterator = self.client.query_iterator(
+                self.collection, batch_size=batch_size, filter=filter, output_fields=fields
+            )
             try:
                 while page := iterator.next():
                     yield from page
@@ -280,7 +315,9 @@ class CollectionReader:
 
     def tenants_and_groups(self, tenant: str | None = None) -> tuple[set[str], set[str]]:
         """The tenants on the collection's parent rows (or just `tenant`), and every group of their ACLs."""
-        where = f"chunk_type == {quote(ChunkType.FULL_TEXT.value)}" + (f" and tenant_id == {quote(tenant)}" if tenant else "")
+        where = f"chunk_type == {quote(ChunkType.FULL_TEXT.value)}" + (
+            f" and tenant_id == {quote(tenant)}" if tenant else ""
+        )
         tenants: set[str] = set()
         groups: set[str] = set()
         for row in self.iterate(where, ["tenant_id", "access_control_list"]):
@@ -299,7 +336,7 @@ class CollectionReader:
         """Close the connection (shared with whatever else reads or writes through it)."""
         self.connection.close()
 
-    def __enter__(self) -> "CollectionReader":
+    def __enter__(self) -> CollectionReader:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -1,5 +1,6 @@
 """What the collection holds for a source against what the source yields: the one comparison that both an
 ingest (what to index, skip and remove) and `cairn reconcile` (what has drifted) are made of."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

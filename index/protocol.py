@@ -1,8 +1,10 @@
 """What an ingest asks of the collection it writes (flows/sync.py, flows/steps.py, flows/discovery.py): the store
 protocol that MilvusStore (index/store.py) and InMemoryStore (index/memory.py) both meet."""
+
 from __future__ import annotations
 
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas.config import MilvusConfig

@@ -7,6 +7,7 @@ alone often lacks the words that name its subject) and the section's abstract. R
              children's vectors, so all of a 400-900-token section counts despite the model's
              256-word-piece window.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from cairn.embedding import Encoder
 from cairn.errors import RowError
 from cairn.index.cache import EmbeddingCache, text_key
 from cairn.schemas import ChunkType, Section, SourceDocument, stable_id
-from cairn.schemas.collection import ARRAY_ITEM_LENGTH, ARRAY_FIELDS, MAX_TEXT, VARCHAR_FIELDS, acl_key
+from cairn.schemas.collection import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, acl_key
 from cairn.schemas.row_links import ChildMarks, DocumentStamp, ParentLinks
 
 
@@ -53,9 +54,13 @@ def child_input(doc: SourceDocument, section: Section, text: str, alone: bool = 
 
 
 def document_card(doc: SourceDocument) -> str:
-    """"Name: CONSULTING AGREEMENT. Date: 2020-03-01. Parties: A; B." from the document's metadata, or ""."""
+    """ "Name: CONSULTING AGREEMENT. Date: 2020-03-01. Parties: A; B." from the document's metadata, or ""."""
     extra = doc.extra or {}
-    fields = [("Name", doc.title), ("Date", extra.get("effective_date", "")), ("Parties", "; ".join(extra.get("parties", [])))]
+    fields = [
+        ("Name", doc.title),
+        ("Date", extra.get("effective_date", "")),
+        ("Parties", "; ".join(extra.get("parties", []))),
+    ]
     return " ".join(f"{label}: {value}." for label, value in fields if value)
 
 
@@ -64,7 +69,9 @@ def abstract_input(doc: SourceDocument, section: Section) -> str:
     return section.abstract if section.abstract.startswith(header) else f"{header}\n{section.abstract}"
 
 
-def embed_texts(texts: list[str], encoder: Encoder, cache: EmbeddingCache, batch_size: int, stats: EmbedStats) -> list[np.ndarray]:
+def embed_texts(
+    texts: list[str], encoder: Encoder, cache: EmbeddingCache, batch_size: int, stats: EmbedStats
+) -> list[np.ndarray]:
     keys = [text_key(encoder.identity, t) for t in texts]
     known = cache.get_many(keys)
     missing = list(dict.fromkeys(k for k in keys if k not in known))
@@ -93,7 +100,9 @@ def row_problem(item: ChunkedDocument, dim: int) -> str | None:
     return None
 
 
-def build_rows(batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int) -> tuple[list[dict], EmbedStats]:
+def build_rows(
+    batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int
+) -> tuple[list[dict], EmbedStats]:
     """All rows for a batch of documents, embedding every missing text in one model call. A document whose rows
     would not fit fails alone (stats.failed) and is neither embedded nor written."""
     stats = EmbedStats()
@@ -259,7 +268,9 @@ def fit_row(row: dict) -> dict:
         if name in CLIPPED_TEXT:
             row[name] = _clip(value, limit, CLIPPED_TEXT[name])
         elif len(value.encode("utf-8")) > limit:
-            raise RowError(f"{name} is {len(value.encode('utf-8')):,} bytes, over the {limit:,} the index holds: {value[:60]!r}...")
+            raise RowError(
+                f"{name} is {len(value.encode('utf-8')):,} bytes, over the {limit:,} the index holds: {value[:60]!r}..."
+            )
     for name in ("text", "search_text"):
         row[name] = _clip(row[name], MAX_TEXT)
     for name, capacity in ARRAY_FIELDS.items():
@@ -271,7 +282,9 @@ def fit_row(row: dict) -> dict:
             raise RowError(f"{name} has {len(values)} values, over the {capacity} the index holds")
         too_long = [v for v in values if len(v.encode("utf-8")) > ARRAY_ITEM_LENGTH]
         if too_long:
-            raise RowError(f"{name} value {too_long[0][:60]!r}... is over the {ARRAY_ITEM_LENGTH} bytes the index holds")
+            raise RowError(
+                f"{name} value {too_long[0][:60]!r}... is over the {ARRAY_ITEM_LENGTH} bytes the index holds"
+            )
     for name in ("abstract_embedding", "full_text_embedding"):
         row[name] = np.asarray(row[name], dtype=np.float32).tolist()
     return row

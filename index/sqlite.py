@@ -1,5 +1,6 @@
 """SQLite files Cairn can rebuild (the embedding cache, the source cursors): opened, checked, and set aside when
 damaged, so that one bad file never fails every later run."""
+
 from __future__ import annotations
 
 import logging

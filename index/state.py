@@ -8,6 +8,7 @@ Cursors belong to the collection they were saved for. The serving collection's a
 name; a generation being built beside it (index/generations.py) keeps its own under `<generation>/<source>`,
 so a rebuild starts from a full listing and resumes from what it saved itself; the switch adopts them.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ class SourceState:
         self.scope = scope  # "": the serving collection's cursors; else a generation being built
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # cursors only narrow discovery: a damaged file is rebuilt, and the next run lists everything
-        self._db = open_or_rebuild(self.path, "create table if not exists cursor (source text primary key, state text not null)",
-                                   "source state")
+        self._db = open_or_rebuild(
+            self.path,
+            "create table if not exists cursor (source text primary key, state text not null)",
+            "source state",
+        )
 
     def _key(self, source: str) -> str:
         return f"{self.scope}/{source}" if self.scope else source
@@ -48,11 +52,14 @@ class SourceState:
         collection's old cursors go (an older cursor would only make discovery list more, never less)."""
         prefix = f"{scope}/"
         with self._db:
-            rows = self._db.execute("select source, state from cursor where substr(source, 1, ?) = ?",
-                                    (len(prefix), prefix)).fetchall()
+            rows = self._db.execute(
+                "select source, state from cursor where substr(source, 1, ?) = ?", (len(prefix), prefix)
+            ).fetchall()
             self._db.execute("delete from cursor where instr(source, '/') = 0")
-            self._db.executemany("insert into cursor (source, state) values (?, ?)",
-                                 [(source[len(prefix):], state) for source, state in rows])
+            self._db.executemany(
+                "insert into cursor (source, state) values (?, ?)",
+                [(source[len(prefix) :], state) for source, state in rows],
+            )
             self._db.execute("delete from cursor where substr(source, 1, ?) = ?", (len(prefix), prefix))
 
     def forget(self, scope: str) -> None:

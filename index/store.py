@@ -1,15 +1,21 @@
 """The writer of the one collection: create or check it, upsert, retire and delete rows, read its ledger back.
 Connecting, loading, encoder checks and reads are the access layer's (index/milvus.py), shared with the query side:
 the writer reads through a CollectionReader on its own connection."""
+
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from pymilvus import MilvusClient
 
 from cairn.errors import StoreError
 from cairn.index.milvus import (
-    CollectionReader, Connection, check_encoder, collection_exists, load_collection, quiet_lite_refusals,
+    CollectionReader,
+    Connection,
+    check_encoder,
+    collection_exists,
+    load_collection,
+    quiet_lite_refusals,
 )
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import (
@@ -24,7 +30,6 @@ from cairn.schemas.collection import (
     schema_mismatch,
 )
 from cairn.schemas.config import MilvusConfig
-
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
@@ -63,7 +68,8 @@ class MilvusStore:
                 # sync=False: the collection is empty, so there is nothing to build; pymilvus would otherwise
                 # poll each of the 6 indexes every 0.5 s, 3 s of every new collection (cProfile)
                 self.client.create_index(
-                    self.collection, build_index_params(self.config.hnsw_m, self.config.hnsw_ef_construction),
+                    self.collection,
+                    build_index_params(self.config.hnsw_m, self.config.hnsw_ef_construction),
                     sync=False,
                 )
         self.load()
@@ -75,7 +81,9 @@ class MilvusStore:
         described = self.client.describe_collection(self.collection)
         problem = schema_mismatch(self.collection, described, self.dim)
         if problem:
-            raise StoreError(f"{problem} at {self.config.uri}: use a new [milvus] collection name or drop it and ingest again")
+            raise StoreError(
+                f"{problem} at {self.config.uri}: use a new [milvus] collection name or drop it and ingest again"
+            )
         return described
 
     # ---- writing -------------------------------------------------------------------------------
@@ -88,9 +96,7 @@ class MilvusStore:
     def retire_other_versions(self, document_id: str, keep_version: str, history: bool, at: int) -> int:
         """Take every current row of the document that is not `keep_version` out of service: delete it,
         or with history mark it superseded (is_current false, temporal_end = `at`)."""
-        expr = (
-            f"document_id == {quote(document_id)} and version_hash != {quote(keep_version)} and is_current == true"
-        )
+        expr = f"document_id == {quote(document_id)} and version_hash != {quote(keep_version)} and is_current == true"
         return self._retire(expr, history, at)
 
     def retire_documents(self, document_ids: Iterable[str], history: bool, at: int) -> None:

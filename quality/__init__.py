@@ -1,8 +1,9 @@
 """Data-quality checks over what Cairn wrote, with great-expectations, and the reports people read.
 
-    from cairn.quality import check_rows
-    report = check_rows(config, expr)   # a QualityReport; report.report_dir holds index.html & summary.json
+from cairn.quality import check_rows
+report = check_rows(config, expr)   # a QualityReport; report.report_dir holds index.html & summary.json
 """
+
 from __future__ import annotations
 
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
@@ -11,8 +12,9 @@ if not __name__.startswith("cairn."):  # the folder is mapped into the cairn nam
 from cairn.schemas.config import CairnConfig
 
 
-def check_rows(config: CairnConfig, expr: str, dim: int, name: str = "report", title: str = "Cairn data quality",
-               reader=None):
+def check_rows(
+    config: CairnConfig, expr: str, dim: int, name: str = "report", title: str = "Cairn data quality", reader=None
+):
     """Read the rows matching `expr` (current rows only unless the filter says otherwise) and report on them, through
     `reader` (a CollectionReader, or anything with its `iterate`) or else one of the generation the name serves."""
     from cairn.index.generations import open_serving

@@ -4,6 +4,7 @@ Vectors are read page by page and reduced to their length on the spot, so checki
 costs memory for the metadata only. Empty strings in required fields become nulls: a missing tenant
 must fail "not null", not pass it as "".
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -13,10 +14,30 @@ from cairn.schemas.collection import DENSE_FIELDS
 from cairn.schemas.row_links import ChildMarks, ParentLinks
 
 FIELDS = [
-    "chunk_id", "document_id", "section_id", "parent_chunk_id", "chunk_type", "chunk_order", "token_count", "tenant_id",
-    "access_control_list", "version_hash", "temporal_start", "temporal_end", "source_uri", "source_name",
-    "source_type", "content_type", "environment", "severity", "text", "breadcrumbs", "locator", "quality_flags",
-    "extra", *DENSE_FIELDS,
+    "chunk_id",
+    "document_id",
+    "section_id",
+    "parent_chunk_id",
+    "chunk_type",
+    "chunk_order",
+    "token_count",
+    "tenant_id",
+    "access_control_list",
+    "version_hash",
+    "temporal_start",
+    "temporal_end",
+    "source_uri",
+    "source_name",
+    "source_type",
+    "content_type",
+    "environment",
+    "severity",
+    "text",
+    "breadcrumbs",
+    "locator",
+    "quality_flags",
+    "extra",
+    *DENSE_FIELDS,
 ]
 REQUIRED_STRINGS = ("tenant_id", "version_hash", "source_uri", "document_id", "chunk_id")
 
@@ -24,7 +45,11 @@ REQUIRED_STRINGS = ("tenant_id", "version_hash", "source_uri", "document_id", "c
 def flatten(row: dict) -> dict:
     links, marks = ParentLinks.from_row(row), ChildMarks.from_row(row)
     flags = row.get("quality_flags") or {}
-    flat = {k: row.get(k) for k in FIELDS if k not in ("text", "extra", "quality_flags", "access_control_list", *DENSE_FIELDS)}
+    flat = {
+        k: row.get(k)
+        for k in FIELDS
+        if k not in ("text", "extra", "quality_flags", "access_control_list", *DENSE_FIELDS)
+    }
     for name in REQUIRED_STRINGS:
         if not flat.get(name):
             flat[name] = None

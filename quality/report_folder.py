@@ -1,14 +1,15 @@
 """A data-quality report folder: summary.json, plots, a readable index.html, GE's Data Docs, optional S3.
 
-    report_dir/
-      index.html          the page to open: verdict, failing expectations with examples, plots
-      summary.json        {"success", "report_dir", "results": [{"expectation", "column", "success",
-                           "unexpected_percent", "suite", "examples", ...}], "health": {...}}
-      token_counts.svg    token counts per chunk type and source, the SLA band shaded
-      health.svg          chunk_health_score distribution of parent sections
-    <report_root>/latest  a link to the newest report folder
-      gx/uncommitted/data_docs/local_site/index.html   great-expectations Data Docs
+report_dir/
+  index.html          the page to open: verdict, failing expectations with examples, plots
+  summary.json        {"success", "report_dir", "results": [{"expectation", "column", "success",
+                       "unexpected_percent", "suite", "examples", ...}], "health": {...}}
+  token_counts.svg    token counts per chunk type and source, the SLA band shaded
+  health.svg          chunk_health_score distribution of parent sections
+<report_root>/latest  a link to the newest report folder
+  gx/uncommitted/data_docs/local_site/index.html   great-expectations Data Docs
 """
+
 from __future__ import annotations
 
 import html
@@ -46,9 +47,14 @@ class QualityReport:
 
     def to_dict(self) -> dict:
         return {
-            "success": self.success, "report_dir": self.report_dir, "rows": self.rows,
-            "results": [r.to_dict() for r in self.results], "health": self.health, "uploaded_to": self.uploaded_to,
-            "per_source": self.per_source, "trend": self.trend,
+            "success": self.success,
+            "report_dir": self.report_dir,
+            "rows": self.rows,
+            "results": [r.to_dict() for r in self.results],
+            "health": self.health,
+            "uploaded_to": self.uploaded_to,
+            "per_source": self.per_source,
+            "trend": self.trend,
         }
 
 
@@ -63,9 +69,15 @@ def health_summary(frame: pd.DataFrame, worst: int = 10) -> dict:
         "mean": round(float(scores.mean()), 4),
         "quantiles": {f"p{int(q * 100)}": round(float(scores.quantile(q)), 4) for q in (0.05, 0.25, 0.5, 0.75)},
         "worst": [
-            {"score": round(float(r.chunk_health_score), 4), "document_id": r.document_id, "locator": r.locator,
-             "section_id": r.section_id, "token_count": int(r.token_count), "merge_count": r.merge_count,
-             "split_count": r.split_count}
+            {
+                "score": round(float(r.chunk_health_score), 4),
+                "document_id": r.document_id,
+                "locator": r.locator,
+                "section_id": r.section_id,
+                "token_count": int(r.token_count),
+                "merge_count": r.merge_count,
+                "split_count": r.split_count,
+            }
             for r in lowest.itertuples()
         ],
     }
@@ -78,7 +90,9 @@ def source_summary(frame: pd.DataFrame, results: list[Result]) -> dict[str, dict
         mine = [r for r in results if r.suite.split(".", 1)[0] == str(source)]
         parents = rows[rows["chunk_type"] == "full_text"]["chunk_health_score"].dropna().astype(float)
         out[str(source)] = {
-            "rows": int(len(rows)), "documents": int(rows["document_id"].nunique()), "checks": len(mine),
+            "rows": int(len(rows)),
+            "documents": int(rows["document_id"].nunique()),
+            "checks": len(mine),
             "failed": sorted(f"{r.suite}: {r.column}" for r in mine if not r.success),
             "health_mean": round(float(parents.mean()), 4) if len(parents) else None,
         }
@@ -101,20 +115,32 @@ def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
     checked_parents = []
     for (source, content_type), typed in frame.groupby(["source_name", "content_type"], dropna=False):
         b = bands(config, str(source), str(content_type))
-        checked_parents.append(checked_rows(typed[typed["chunk_type"] == "full_text"], "full_text", b["parent_min_tokens"]))
+        checked_parents.append(
+            checked_rows(typed[typed["chunk_type"] == "full_text"], "full_text", b["parent_min_tokens"])
+        )
         for chunk_type in ("full_text", "child"):
-            lo, hi = (b["parent_min_tokens"], b["parent_max_tokens"]) if chunk_type == "full_text" else (b["child_min_tokens"], b["child_max_tokens"])
+            lo, hi = (
+                (b["parent_min_tokens"], b["parent_max_tokens"])
+                if chunk_type == "full_text"
+                else (b["child_min_tokens"], b["child_max_tokens"])
+            )
             every = typed[typed["chunk_type"] == chunk_type]
             rows = checked_rows(every, chunk_type, b["parent_min_tokens"])
             if rows.empty:
                 continue
             inside = ((rows["token_count"] >= lo) & (rows["token_count"] <= hi)).mean() * 100
             exempt = f", {len(every) - len(rows)} exempt" if len(every) > len(rows) else ""
-            panels.append(Panel(
-                values=rows["token_count"].tolist(), xlabel="tokens", color="#1565c0", bins=40, band=(lo, hi),
-                title=f"{source}.{content_type} · {chunk_type}: {len(rows)} rows checked{exempt}, {inside:.1f}% inside the band",
-                band_label=f"SLA {int(lo)}-{int(hi)} shaded",
-            ))
+            panels.append(
+                Panel(
+                    values=rows["token_count"].tolist(),
+                    xlabel="tokens",
+                    color="#1565c0",
+                    bins=40,
+                    band=(lo, hi),
+                    title=f"{source}.{content_type} · {chunk_type}: {len(rows)} rows checked{exempt}, {inside:.1f}% inside the band",
+                    band_label=f"SLA {int(lo)}-{int(hi)} shaded",
+                )
+            )
     if panels:
         (folder / "token_counts.svg").write_text(figure(panels), encoding="utf-8")
         written.append("token_counts.svg")
@@ -122,11 +148,23 @@ def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
     parents = pd.concat(checked_parents).dropna(subset=["chunk_health_score"]) if checked_parents else frame.iloc[:0]
     if not parents.empty:
         scores = parents["chunk_health_score"].astype(float)
-        (folder / "health.svg").write_text(figure([Panel(
-            values=scores.tolist(), title=f"chunk_health_score of the {len(parents)} sections checked (mean {scores.mean():.3f})",
-            xlabel="score", color="#6a1b9a", bins=20, value_range=(0.0, 1.0),
-            line=config.quality.health_min, line_label=f"health_min {config.quality.health_min} dashed",
-        )]), encoding="utf-8")
+        (folder / "health.svg").write_text(
+            figure(
+                [
+                    Panel(
+                        values=scores.tolist(),
+                        title=f"chunk_health_score of the {len(parents)} sections checked (mean {scores.mean():.3f})",
+                        xlabel="score",
+                        color="#6a1b9a",
+                        bins=20,
+                        value_range=(0.0, 1.0),
+                        line=config.quality.health_min,
+                        line_label=f"health_min {config.quality.health_min} dashed",
+                    )
+                ]
+            ),
+            encoding="utf-8",
+        )
         written.append("health.svg")
     return written
 
@@ -136,11 +174,18 @@ def render_html(report: QualityReport, title: str, plots: list[str]) -> str:
     colour = "#2e7d32" if report.success else "#c62828"
     rows = []
     for r in sorted(report.results, key=lambda r: (r.success, r.suite)):
-        examples = "<br>".join(html.escape(f"{e.get('locator') or e.get('document_id')} #{e.get('section_id')} ({e.get('token_count')} tokens)") for e in r.examples)
+        examples = "<br>".join(
+            html.escape(
+                f"{e.get('locator') or e.get('document_id')} #{e.get('section_id')} ({e.get('token_count')} tokens)"
+            )
+            for e in r.examples
+        )
         mark = "✔" if r.success else "✘"
-        rows.append(f"<tr class={'ok' if r.success else 'bad'}><td>{mark}</td><td>{html.escape(r.suite)}</td>"
-                    f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td><td>{html.escape(r.describe_params())}</td>"
-                    f"<td>{r.unexpected_percent:.2f}%</td><td>{r.element_count}</td><td>{examples}</td></tr>")
+        rows.append(
+            f"<tr class={'ok' if r.success else 'bad'}><td>{mark}</td><td>{html.escape(r.suite)}</td>"
+            f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td><td>{html.escape(r.describe_params())}</td>"
+            f"<td>{r.unexpected_percent:.2f}%</td><td>{r.element_count}</td><td>{examples}</td></tr>"
+        )
     worst = "".join(
         f"<tr><td>{w['score']}</td><td>{html.escape(str(w['locator']))}</td><td>{html.escape(str(w['section_id']))}</td>"
         f"<td>{w['token_count']}</td><td>{w['merge_count']}</td><td>{w['split_count']}</td></tr>"
@@ -165,7 +210,7 @@ td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-ali
 <h1>{html.escape(title)}</h1><p class=verdict>{verdict}: {len(report.failed())} of {len(report.results)} expectations failed over {report.rows} rows</p>
 <p>Great-expectations Data Docs: <a href="gx/uncommitted/data_docs/local_site/index.html">gx/uncommitted/data_docs/local_site/index.html</a></p>
 <h2>Per source</h2><table><tr><th>source</th><th>rows</th><th>documents</th><th>checks passed</th><th>mean health</th><th>failed</th></tr>{sources}</table>
-<h2>Expectations</h2><table><tr><th></th><th>suite</th><th>check</th><th>expectation</th><th>parameters</th><th>unexpected</th><th>rows</th><th>examples</th></tr>{''.join(rows)}</table>
+<h2>Expectations</h2><table><tr><th></th><th>suite</th><th>check</th><th>expectation</th><th>parameters</th><th>unexpected</th><th>rows</th><th>examples</th></tr>{"".join(rows)}</table>
 <h2>Plots</h2><p>Each panel shows the rows its expectation checks (exempt rows, as in the table, left out).</p>{images}
 <h2>Trend</h2><table><tr><th>report (newest first)</th><th>verdict</th><th>failed</th><th>rows</th><th>mean health</th></tr>{trend}</table>
 <h2>Least healthy sections</h2><table><tr><th>score</th><th>document</th><th>section</th><th>tokens</th><th>merges</th><th>splits</th></tr>{worst}</table>
@@ -188,12 +233,17 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
     folder.mkdir(parents=True, exist_ok=True)
     results = validate(frame, config, dim, folder) if not frame.empty else []
     report = QualityReport(
-        success=all(r.success for r in results), report_dir=str(folder), rows=int(len(frame)), results=results,
+        success=all(r.success for r in results),
+        report_dir=str(folder),
+        rows=int(len(frame)),
+        results=results,
         health=health_summary(frame) if not frame.empty else {"sections": 0},
         per_source=source_summary(frame, results) if not frame.empty else {},
     )
     keep = config.quality.keep_reports
-    report.trend = trend(folder.parent, folder.name, report.to_dict(), min(TREND_REPORTS, keep) if keep > 0 else TREND_REPORTS)
+    report.trend = trend(
+        folder.parent, folder.name, report.to_dict(), min(TREND_REPORTS, keep) if keep > 0 else TREND_REPORTS
+    )
     plots = plot(frame, config, folder) if not frame.empty else []
     (folder / "index.html").write_text(render_html(report, title, plots), encoding="utf-8")
     if config.quality.report_uri:
@@ -213,12 +263,19 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
 def report_markdown(report: QualityReport) -> str:
     lines = [
         f"### Cairn data quality: {'passed' if report.success else 'FAILED'} ({report.rows} rows)",
-        "", f"Report: `{report.report_dir}`" + (f" (uploaded to {report.uploaded_to})" if report.uploaded_to else ""), "",
-        "| source | rows | documents | checks passed | mean health |", "|---|---|---|---|---|",
+        "",
+        f"Report: `{report.report_dir}`" + (f" (uploaded to {report.uploaded_to})" if report.uploaded_to else ""),
+        "",
+        "| source | rows | documents | checks passed | mean health |",
+        "|---|---|---|---|---|",
     ]
-    lines += [f"| {name} | {v['rows']} | {v['documents']} | {v['checks'] - len(v['failed'])} of {v['checks']} | {v['health_mean']} |"
-              for name, v in sorted(report.per_source.items())]
+    lines += [
+        f"| {name} | {v['rows']} | {v['documents']} | {v['checks'] - len(v['failed'])} of {v['checks']} | {v['health_mean']} |"
+        for name, v in sorted(report.per_source.items())
+    ]
     lines += ["", "| suite | check | parameters | success | unexpected % |", "|---|---|---|---|---|"]
-    lines += [f"| {r.suite} | {r.column} | {r.describe_params()} | {'yes' if r.success else '**no**'} | {r.unexpected_percent:.2f} |"
-              for r in report.results]
+    lines += [
+        f"| {r.suite} | {r.column} | {r.describe_params()} | {'yes' if r.success else '**no**'} | {r.unexpected_percent:.2f} |"
+        for r in report.results
+    ]
     return "\n".join(lines)

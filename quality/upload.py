@@ -3,6 +3,7 @@
 Endpoint and region: `[quality] s3_endpoint_url / s3_region` when set, else `[s3]`, else the standard AWS
 environment/profile chain; credentials only ever from that chain.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

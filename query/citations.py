@@ -1,4 +1,5 @@
 """Step 10: how a section is cited. `{title} › {breadcrumbs} (v{hash7}, updated {date}[, pp. a-b])` + deep link."""
+
 from __future__ import annotations
 
 from cairn.schemas import from_epoch

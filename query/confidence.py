@@ -1,4 +1,5 @@
 """Step 11: a confidence tier with its reason, low-relevance flags, and gap alerts."""
+
 from __future__ import annotations
 
 import re
@@ -37,8 +38,11 @@ def gaps(query: str, texts: list[str]) -> list[str]:
     present: set[str] = set()
     for word in content_terms(" ".join(texts)):
         present.update(_stem(part) for part in _parts(word))
-    return [term for term in content_terms(query)
-            if term not in NEGATIONS and not all(_stem(part) in present for part in _parts(term))]
+    return [
+        term
+        for term in content_terms(query)
+        if term not in NEGATIONS and not all(_stem(part) in present for part in _parts(term))
+    ]
 
 
 def _parts(word: str) -> list[str]:

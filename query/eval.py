@@ -2,6 +2,7 @@
 pytrec_eval): nDCG@k with the grade itself as the gain (trec_eval's `ndcg_cut`, not the 2^grade - 1 of some
 other toolkits) and the ideal ranking built from every judged relevant document; recall@k over every
 relevant document; reciprocal rank of the first relevant one. Identical on binary judgements."""
+
 from __future__ import annotations
 
 import math

@@ -3,6 +3,7 @@
 Milvus Lite has no filter templates, so caller input reaches the expression only through
 `schemas.collection.quote` / `in_list`; field names come from the allow-list below, never from the caller.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,7 +75,9 @@ def search_expr(principal: Principal, as_of: int | None, doc_tag: str | None, fi
 
 def readable(row: dict, principal: Principal) -> bool:
     """The ACL re-check on what is about to leave: same tenant, one shared group."""
-    return row.get("tenant_id") == principal.tenant and bool(set(row.get("access_control_list") or []) & set(principal.groups))
+    return row.get("tenant_id") == principal.tenant and bool(
+        set(row.get("access_control_list") or []) & set(principal.groups)
+    )
 
 
 # What `admits` reads from a row.

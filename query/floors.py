@@ -1,4 +1,5 @@
 """Step 4: score floors, the exact-term rescue, and when a second pass is worth its cost."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,9 +44,11 @@ class Floors:
     scope: str
 
     @classmethod
-    def of(cls, settings, scoped: bool = False) -> "Floors":
+    def of(cls, settings, scoped: bool = False) -> Floors:
         combined = settings.combined_floor_scoped if scoped else settings.combined_floor
-        return cls(combined, settings.vector_floor, settings.keyword_override, settings.keyword_rescue, settings.floor_scope)
+        return cls(
+            combined, settings.vector_floor, settings.keyword_override, settings.keyword_rescue, settings.floor_scope
+        )
 
 
 def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOutcome:

@@ -4,6 +4,7 @@ The combined score is always the weighted one ([query] vector_weight x cosine + 
 BM25; 0.85 / 0.15 by default, 0.75 / 0.25 for a question scoped to one document family): it is calibrated (a
 cosine is comparable across queries), so floors and confidence tiers read it whatever ranks the list.
 """
+
 from __future__ import annotations
 
 from cairn.query.types import Candidate
@@ -42,8 +43,14 @@ def combined(c: Candidate, vector_weight: float, keyword_weight: float) -> float
     return vector_weight * min(max(c.vector, 0.0), 1.0) + keyword_weight * c.keyword_norm
 
 
-def fuse(candidates: list[Candidate], rankings: list[list[str]], mode: str, rrf_k: int,
-         vector_weight: float, keyword_weight: float) -> list[Candidate]:
+def fuse(
+    candidates: list[Candidate],
+    rankings: list[list[str]],
+    mode: str,
+    rrf_k: int,
+    vector_weight: float,
+    keyword_weight: float,
+) -> list[Candidate]:
     """Score every candidate and return them best first."""
     normalise_keyword(candidates)
     ranked = rrf(rankings, rrf_k) if mode == "rrf" else {}

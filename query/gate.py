@@ -1,4 +1,5 @@
 """Step 1, the query-quality gate: a query must say enough to be searched, else the caller gets guidance."""
+
 from __future__ import annotations
 
 import re

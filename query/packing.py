@@ -1,5 +1,6 @@
 """Step 9: context blocks within a token budget: adjacent sections of one document in document order,
 newest version per section, and blocks ordered front-and-back (the best at both ends of the context)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,7 +23,10 @@ def newest_per_section(rows: list[dict]) -> list[dict]:
     best: dict[tuple[str, str], dict] = {}
     for row in rows:
         key = (row["document_id"], row["section_id"])
-        if key not in best or (row["temporal_start"], row["version_hash"]) > (best[key]["temporal_start"], best[key]["version_hash"]):
+        if key not in best or (row["temporal_start"], row["version_hash"]) > (
+            best[key]["temporal_start"],
+            best[key]["version_hash"],
+        ):
             best[key] = row
     return list(best.values())
 
@@ -48,8 +52,16 @@ def pack(items: list[PackItem], budget: int) -> list[Block]:
                     used.add(nkey)
                     remaining -= row["token_count"]
             rows.sort(key=lambda r: r["section_order"])
-            blocks.append(Block(seed["document_id"], [r["section_id"] for r in rows], "\n\n".join(r["text"] for r in rows),
-                                sum(r["token_count"] for r in rows), [citation(r) for r in rows], item.rank))
+            blocks.append(
+                Block(
+                    seed["document_id"],
+                    [r["section_id"] for r in rows],
+                    "\n\n".join(r["text"] for r in rows),
+                    sum(r["token_count"] for r in rows),
+                    [citation(r) for r in rows],
+                    item.rank,
+                )
+            )
             continue
         # The section is too big for what is left: its hit children, with the section's abstract for context.
         links = ParentLinks.from_row(seed)
@@ -65,7 +77,11 @@ def pack(items: list[PackItem], budget: int) -> list[Block]:
         if parts:
             remaining -= tokens
             used.add(key)
-            blocks.append(Block(seed["document_id"], [seed["section_id"]], "\n\n".join(parts), tokens, [citation(seed)], item.rank))
+            blocks.append(
+                Block(
+                    seed["document_id"], [seed["section_id"]], "\n\n".join(parts), tokens, [citation(seed)], item.rank
+                )
+            )
     return front_and_back(blocks)
 
 

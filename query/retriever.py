@@ -13,6 +13,7 @@ fusion -> floors (+ exact-term rescue) -> second pass -> promotion to sections -
 dominance -> diversity -> parents fetched (ACL re-checked) -> expansion -> packing -> citations ->
 confidence + gaps -> one telemetry record.
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,8 +37,15 @@ from cairn.query.floors import Floors, apply_floors, wants_second_pass
 from cairn.query.fusion import combined, fuse, leg_weights
 from cairn.query.gate import GUIDANCE, gate
 from cairn.query.packing import PackItem, newest_per_section, pack
+from cairn.query.selection import (
+    SparseDocLimits,
+    by_continuity,
+    diversify,
+    dominant_document,
+    promote,
+    sparse_doc_recall,
+)
 from cairn.query.serving import ServedCollection
-from cairn.query.selection import SparseDocLimits, by_continuity, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.transform import load_transform, seeds
 from cairn.query.types import Candidate, Hit, RetrievalResult
 from cairn.schemas import Principal, from_epoch
@@ -46,7 +54,16 @@ from cairn.schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_co
 from cairn.schemas.row_links import ParentLinks
 
 log = logging.getLogger("cairn.query")
-CHILD_FIELDS = ["parent_chunk_id", "document_id", "section_id", "section_order", "title", "breadcrumbs", "text", "token_count"]
+CHILD_FIELDS = [
+    "parent_chunk_id",
+    "document_id",
+    "section_id",
+    "section_order",
+    "title",
+    "breadcrumbs",
+    "text",
+    "token_count",
+]
 NO_RESULTS = "No relevant documents were found for this question in what you can access."
 
 
@@ -86,8 +103,13 @@ class _Clock:
 
 
 class Retriever:
-    def __init__(self, milvus: MilvusConfig, settings: QueryConfig, encoder: Encoder,
-                 client: "CollectionReader | Connection | object | None" = None) -> None:
+    def __init__(
+        self,
+        milvus: MilvusConfig,
+        settings: QueryConfig,
+        encoder: Encoder,
+        client: CollectionReader | Connection | object | None = None,
+    ) -> None:
         """`client`: a CollectionReader, a Connection or a pymilvus client to read through (the default opens the
         generation the configured name serves); `close` closes it."""
         self.milvus = milvus
@@ -105,7 +127,7 @@ class Retriever:
         self._cache: dict[tuple, tuple[float, RetrievalResult]] = {}
 
     @classmethod
-    def from_config(cls, config: CairnConfig | str | Path | None = None) -> "Retriever":
+    def from_config(cls, config: CairnConfig | str | Path | None = None) -> Retriever:
         if not isinstance(config, CairnConfig):
             config = load_config(config)
         try:
@@ -114,8 +136,15 @@ class Retriever:
             raise RetrievalError(str(exc)) from None
         return cls(config.milvus, config.query, encoder)
 
-    def retrieve(self, text: str, principal: Principal, k: int | None = None, doc_tag: str | None = None,
-                 as_of: int | None = None, filters: dict | None = None) -> RetrievalResult:
+    def retrieve(
+        self,
+        text: str,
+        principal: Principal,
+        k: int | None = None,
+        doc_tag: str | None = None,
+        as_of: int | None = None,
+        filters: dict | None = None,
+    ) -> RetrievalResult:
         """Sections for `text` that `principal` may read, packed and cited. `as_of` (epoch seconds) answers with
         what was valid then (superseded versions kept as history included); `filters` narrows by metadata
         (see query.filters.FILTER_FIELDS); `doc_tag` scopes to one document family."""
@@ -123,8 +152,16 @@ class Retriever:
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
         expr = search_expr(principal, as_of, doc_tag, filters)  # validates every argument before any work
-        key = (principal.tenant, principal.groups, " ".join(text.lower().split()), k, doc_tag, as_of,
-               json.dumps(filters, sort_keys=True), json.dumps(self.settings.steps, sort_keys=True))
+        key = (
+            principal.tenant,
+            principal.groups,
+            " ".join(text.lower().split()),
+            k,
+            doc_tag,
+            as_of,
+            json.dumps(filters, sort_keys=True),
+            json.dumps(self.settings.steps, sort_keys=True),
+        )
         if self.settings.cache_ttl_seconds > 0:
             cached = self._cache.get(key)
             if cached and cached[0] > time.monotonic():
@@ -145,8 +182,9 @@ class Retriever:
         return result
 
     # ---- the pipeline --------------------------------------------------------------------------------
-    def _retrieve(self, text: str, principal: Principal, k: int, expr: str, access: Access,
-                  scoped: bool = False) -> RetrievalResult:
+    def _retrieve(
+        self, text: str, principal: Principal, k: int, expr: str, access: Access, scoped: bool = False
+    ) -> RetrievalResult:
         s, on, clock = self.settings, self.settings.enabled, _Clock()
         trace: dict = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
@@ -156,8 +194,15 @@ class Retriever:
         if on("gate") and not verdict.passed:
             clock.lap("gate")
             trace["timings_ms"] = clock.total()
-            return RetrievalResult(text, [], status="guidance", message=GUIDANCE, confidence=conf.SPECULATIVE,
-                                   confidence_reason="query too vague to search", diagnostics=trace)
+            return RetrievalResult(
+                text,
+                [],
+                status="guidance",
+                message=GUIDANCE,
+                confidence=conf.SPECULATIVE,
+                confidence_reason="query too vague to search",
+                diagnostics=trace,
+            )
 
         texts, trace["transform"] = seeds(text, self.transform if on("transform") else None)
         vectors = [v.tolist() for v in self.encoder.encode_queries(texts)]
@@ -169,9 +214,12 @@ class Retriever:
         dense_on = on("dense_leg") or on("abstract_leg")
         vw, kw = leg_weights(s, scoped, dense_on, keyword_on)
         ranked = fuse(candidates, rankings, s.fusion, s.rrf_k, vw, kw)
-        trace.update(candidates=len(ranked), vector_max=round(max((c.vector for c in ranked), default=0.0), 4),
-                     keyword_max=round(max((c.keyword for c in ranked), default=0.0), 4),
-                     combined_top=round(max((c.combined for c in ranked), default=0.0), 4))
+        trace.update(
+            candidates=len(ranked),
+            vector_max=round(max((c.vector for c in ranked), default=0.0), 4),
+            keyword_max=round(max((c.keyword for c in ranked), default=0.0), 4),
+            combined_top=round(max((c.combined for c in ranked), default=0.0), 4),
+        )
         clock.lap("fusion")
 
         trace["second_pass"] = False
@@ -188,15 +236,24 @@ class Retriever:
             clock.lap("floors")
         if not kept:
             trace["timings_ms"] = clock.total()
-            return RetrievalResult(text, [], status="no_results", message=NO_RESULTS, confidence=conf.SPECULATIVE,
-                                   confidence_reason="no section passed the relevance floors", diagnostics=trace)
+            return RetrievalResult(
+                text,
+                [],
+                status="no_results",
+                message=NO_RESULTS,
+                confidence=conf.SPECULATIVE,
+                confidence_reason="no section passed the relevance floors",
+                diagnostics=trace,
+            )
 
         sections = promote(kept)
         trace["injections"] = 0
         if on("sparse_doc_recall"):
             dense_by_distance = sorted(dense, key=lambda c: -c.vector)[: s.sparse_doc_top]
             docs = {c.document_id for c in dense_by_distance if 1.0 - c.vector <= s.sparse_doc_max_distance}
-            counts = self._children_per_document(docs - {x.document_id for x in sections[:k]}, dense_by_distance, access)
+            counts = self._children_per_document(
+                docs - {x.document_id for x in sections[:k]}, dense_by_distance, access
+            )
             limits = SparseDocLimits(s.sparse_doc_max_chunks, s.sparse_doc_max_distance, s.sparse_doc_max_injections)
             sections, injected = sparse_doc_recall(sections, dense_by_distance, counts, k, limits)
             trace["injections"] = len(injected)
@@ -216,25 +273,59 @@ class Retriever:
             if row is None:
                 continue
             updated = from_epoch(row["updated_at"])
-            hits.append(Hit(
-                chunk_id=row["chunk_id"], document_id=row["document_id"], section_id=row["section_id"],
-                breadcrumbs=list(row["breadcrumbs"]), title=row["title"], source_uri=row["source_uri"],
-                score=round(seed.combined, 6), text=row["text"], citation=citation(row), version_hash=row["version_hash"],
-                updated_at=updated.isoformat() if updated else None, doc_tag=row["doc_tag"], deep_link=deep_link(row), locator=row["locator"],
-                fused=round(seed.fused, 6), vector_score=round(seed.vector, 6), keyword_score=round(seed.keyword_norm, 6),
-                low_relevance=seed.combined < s.low_relevance, recall_injected=seed.recall_injected, reason=seed.reason,
-                flags=list(dict.fromkeys(seed.flags)), matched_chunk_ids=seed.children,
-            ))
-        trace["primary_doc_fraction"] = round(sum(h.document_id == primary for h in hits) / len(hits), 4) if primary and hits else None
+            hits.append(
+                Hit(
+                    chunk_id=row["chunk_id"],
+                    document_id=row["document_id"],
+                    section_id=row["section_id"],
+                    breadcrumbs=list(row["breadcrumbs"]),
+                    title=row["title"],
+                    source_uri=row["source_uri"],
+                    score=round(seed.combined, 6),
+                    text=row["text"],
+                    citation=citation(row),
+                    version_hash=row["version_hash"],
+                    updated_at=updated.isoformat() if updated else None,
+                    doc_tag=row["doc_tag"],
+                    deep_link=deep_link(row),
+                    locator=row["locator"],
+                    fused=round(seed.fused, 6),
+                    vector_score=round(seed.vector, 6),
+                    keyword_score=round(seed.keyword_norm, 6),
+                    low_relevance=seed.combined < s.low_relevance,
+                    recall_injected=seed.recall_injected,
+                    reason=seed.reason,
+                    flags=list(dict.fromkeys(seed.flags)),
+                    matched_chunk_ids=seed.children,
+                )
+            )
+        trace["primary_doc_fraction"] = (
+            round(sum(h.document_id == primary for h in hits) / len(hits), 4) if primary and hits else None
+        )
 
         blocks = []
         if on("packing"):
-            neighbours = self._neighbours([parents[x.parent_chunk_id] for x in chosen if x.parent_chunk_id in parents],
-                                          primary, access) if on("expansion") else {}
+            neighbours = (
+                self._neighbours(
+                    [parents[x.parent_chunk_id] for x in chosen if x.parent_chunk_id in parents], primary, access
+                )
+                if on("expansion")
+                else {}
+            )
             child_rows = {c.chunk_id: c for c in candidates}
-            items = [PackItem(rank, parents[h.chunk_id], neighbours.get(h.chunk_id, []),
-                              [{"text": child_rows[c].text, "token_count": child_rows[c].token_count} for c in h.matched_chunk_ids if c in child_rows])
-                     for rank, h in enumerate(hits, 1)]
+            items = [
+                PackItem(
+                    rank,
+                    parents[h.chunk_id],
+                    neighbours.get(h.chunk_id, []),
+                    [
+                        {"text": child_rows[c].text, "token_count": child_rows[c].token_count}
+                        for c in h.matched_chunk_ids
+                        if c in child_rows
+                    ],
+                )
+                for rank, h in enumerate(hits, 1)
+            ]
             blocks = pack(items, s.token_budget)
             trace["expanded_sections"] = sum(len(v) for v in neighbours.values())
             clock.lap("packing")
@@ -242,8 +333,17 @@ class Retriever:
         tier, reason = conf.tier(hits, s.low_relevance)
         found_gaps = conf.gaps(text, [" ".join([h.title, *h.breadcrumbs, h.text]) for h in hits]) if on("gaps") else []
         trace["timings_ms"] = clock.total()
-        return RetrievalResult(text, hits, blocks, "ok" if hits else "no_results", "" if hits else NO_RESULTS,
-                               tier, reason, found_gaps, trace)
+        return RetrievalResult(
+            text,
+            hits,
+            blocks,
+            "ok" if hits else "no_results",
+            "" if hits else NO_RESULTS,
+            tier,
+            reason,
+            found_gaps,
+            trace,
+        )
 
     # ---- reads, each one call through the access layer (index/milvus.py) ------------------------------------
     def _search(self, text: str, vectors: list[list[float]], expr: str, limit: int):
@@ -258,8 +358,17 @@ class Retriever:
             e = hit["entity"]
             cid = hit.get("chunk_id") or hit.get("id")
             if cid not in found:
-                found[cid] = Candidate(cid, e["parent_chunk_id"], e["document_id"], e["section_id"], e["section_order"],
-                                       e["title"], list(e["breadcrumbs"]), e["text"], e["token_count"])
+                found[cid] = Candidate(
+                    cid,
+                    e["parent_chunk_id"],
+                    e["document_id"],
+                    e["section_id"],
+                    e["section_order"],
+                    e["title"],
+                    list(e["breadcrumbs"]),
+                    e["text"],
+                    e["token_count"],
+                )
             return found[cid]
 
         legs = [f for f, n in (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg")) if on(n)]
@@ -297,12 +406,17 @@ class Retriever:
         for row in self.reader.rows(list(by_id), ["full_text_embedding"]):
             by_id[row["chunk_id"]].vector = self._relevance(_cosine(row["full_text_embedding"], query_vector))
 
-    def _second_pass(self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, access: Access) -> list[Candidate]:
+    def _second_pass(
+        self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, access: Access
+    ) -> list[Candidate]:
         """Borderline top score: rescore the top N with the whole section's (pooled) vector beside the chunk's."""
-        top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top:]
+        top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top :]
         rows = self.reader.rows([c.parent_chunk_id for c in top], ["full_text_embedding", *ACCESS_FIELDS])
-        section_cos = {row["chunk_id"]: self._relevance(_cosine(row["full_text_embedding"], query_vector))
-                       for row in rows if access.admits(row)}
+        section_cos = {
+            row["chunk_id"]: self._relevance(_cosine(row["full_text_embedding"], query_vector))
+            for row in rows
+            if access.admits(row)
+        }
         for c in top:
             if c.parent_chunk_id in section_cos:
                 c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
@@ -343,8 +457,14 @@ class Retriever:
         if unlinked:
             found += self.reader.neighbours(unlinked, access.expr, list(OUTPUT_FIELDS))
         rows = newest_per_section([r for r in found if access.admits(r)])
-        return {seed["chunk_id"]: [r for r in rows if r["document_id"] == seed["document_id"]
-                                   and abs(r["section_order"] - seed["section_order"]) == 1] for seed in seeds}
+        return {
+            seed["chunk_id"]: [
+                r
+                for r in rows
+                if r["document_id"] == seed["document_id"] and abs(r["section_order"] - seed["section_order"]) == 1
+            ]
+            for seed in seeds
+        }
 
     def close(self) -> None:
         self.reader.close()

@@ -1,5 +1,6 @@
 """Steps 5-8 over ranked children: promotion to sections, the sparse-document recall guarantee,
 the dominant-document gate, and per-document diversity. Pure functions; the retriever does the I/O."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,8 +31,19 @@ def promote(ranked: list[Candidate]) -> list[Seed]:
     for c in ranked:
         seed = seeds.get(c.parent_chunk_id)
         if seed is None:
-            seeds[c.parent_chunk_id] = Seed(c.parent_chunk_id, c.document_id, c.section_order, c.fused, c.combined,
-                                            c.vector, c.keyword_norm, [c.chunk_id], list(c.flags), c.recall_injected, c.reason)
+            seeds[c.parent_chunk_id] = Seed(
+                c.parent_chunk_id,
+                c.document_id,
+                c.section_order,
+                c.fused,
+                c.combined,
+                c.vector,
+                c.keyword_norm,
+                [c.chunk_id],
+                list(c.flags),
+                c.recall_injected,
+                c.reason,
+            )
         else:
             seed.children.append(c.chunk_id)
             seed.combined = max(seed.combined, c.combined)
@@ -49,8 +61,9 @@ class SparseDocLimits:
     max_injections: int = 1  # at most this many documents injected per query
 
 
-def sparse_doc_recall(selected: list[Seed], dense: list[Candidate], chunk_counts: dict[str, int], k: int,
-                      limits: SparseDocLimits) -> tuple[list[Seed], list[Seed]]:
+def sparse_doc_recall(
+    selected: list[Seed], dense: list[Candidate], chunk_counts: dict[str, int], k: int, limits: SparseDocLimits
+) -> tuple[list[Seed], list[Seed]]:
     """SD-MRG: a short document (<= max_chunks children) loses every fusion to long ones that match with many
     chunks. If its best chunk is among the dense candidates with cosine distance <= max_distance and the
     document is not selected, inject that chunk's section once (counting toward k; it displaces the last).
@@ -66,8 +79,19 @@ def sparse_doc_recall(selected: list[Seed], dense: list[Candidate], chunk_counts
             continue
         if chunk_counts.get(c.document_id, max_chunks + 1) > max_chunks:
             continue
-        seed = Seed(c.parent_chunk_id, c.document_id, c.section_order, c.fused, c.combined, c.vector, c.keyword_norm,
-                    [c.chunk_id], ["recall_injected"], True, "sparse_doc_recall")
+        seed = Seed(
+            c.parent_chunk_id,
+            c.document_id,
+            c.section_order,
+            c.fused,
+            c.combined,
+            c.vector,
+            c.keyword_norm,
+            [c.chunk_id],
+            ["recall_injected"],
+            True,
+            "sparse_doc_recall",
+        )
         injected.append(seed)
         present.add(c.document_id)
     if not injected:
@@ -108,7 +132,7 @@ def diversify(seeds: list[Seed], k: int, per_document: int, drop: float) -> list
             chosen.append(seed)
             count[seed.document_id] = count.get(seed.document_id, 0) + 1
             continue
-        alternative = next((s.combined for s in seeds[i + 1:] if count.get(s.document_id, 0) < per_document), None)
+        alternative = next((s.combined for s in seeds[i + 1 :] if count.get(s.document_id, 0) < per_document), None)
         if alternative is None or seed.combined - alternative > drop:
             chosen.append(seed)
             count[seed.document_id] += 1

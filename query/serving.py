@@ -9,6 +9,7 @@ which generation serves (one alias lookup, well under a millisecond) and, when t
 generation and its encoder together. A read that fails (the old generation dropped under it, or the engine
 restarted) asks again and retries once. Never one encoder's query against another's vectors.
 """
+
 from __future__ import annotations
 
 import logging
@@ -74,8 +75,12 @@ class ServedCollection:
             time.sleep(0.1)
         self._checked = time.monotonic()
         if collection is None:
-            raise RetrievalError(f"no collection {self.milvus.collection!r} at {self.milvus.uri}: run `cairn ingest` first")
-        if collection == self.collection and (self.aliased or collection_encoder(self.reader.client, collection) == self.encoder.identity):
+            raise RetrievalError(
+                f"no collection {self.milvus.collection!r} at {self.milvus.uri}: run `cairn ingest` first"
+            )
+        if collection == self.collection and (
+            self.aliased or collection_encoder(self.reader.client, collection) == self.encoder.identity
+        ):
             return
         identity = collection_encoder(self.reader.client, collection)
         encoder = self._encoder_for(collection, identity)
@@ -99,7 +104,12 @@ class ServedCollection:
                 f"collection {collection!r} (serving {self.milvus.collection!r}) holds vectors from the encoder {identity!r}, "
                 f"and this process embeds with {self.configured.identity!r} and cannot load the other "
                 f"({type(exc).__name__}: {str(exc)[:200]}): export that encoder's query model (`cairn export-query-model`) "
-                "for [embedding] query_model, or install the full Cairn") from None
-        log.info("collection %s holds vectors from %s: queries are embedded with it, not %s",
-                 collection, identity, self.configured.identity)
+                "for [embedding] query_model, or install the full Cairn"
+            ) from None
+        log.info(
+            "collection %s holds vectors from %s: queries are embedded with it, not %s",
+            collection,
+            identity,
+            self.configured.identity,
+        )
         return encoder

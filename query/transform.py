@@ -4,10 +4,11 @@ Configure `[query] transform = "package.module:function"`; the function takes th
 or a list of strings (a hypothetical answer, paraphrases). A spec that cannot be imported is refused when the
 configuration is loaded (ConfigError); an error the function raises falls back to the raw query alone.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from cairn.schemas.values import import_callable
 

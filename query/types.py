@@ -1,4 +1,5 @@
 """The typed records the query module hands out and passes between its steps."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field

@@ -8,13 +8,23 @@ while a LIKE on a VARCHAR is cheap. Each row therefore also carries `acl_key`, i
 between bars ("|737265|..."). Hex has no LIKE wildcard, quote or bar, so a hostile group name can
 never widen the match; access_control_list keeps the plain list the schema names.
 """
+
 from __future__ import annotations
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, acl_key, acl_token  # noqa: F401
 
-INT_FIELDS = ("token_count", "section_level", "section_order", "chunk_order", "temporal_start", "temporal_end", "created_at", "updated_at")
+INT_FIELDS = (
+    "token_count",
+    "section_level",
+    "section_order",
+    "chunk_order",
+    "temporal_start",
+    "temporal_end",
+    "created_at",
+    "updated_at",
+)
 BOOL_FIELDS = ("is_current",)  # False for superseded versions kept as history
 JSON_FIELDS = ("quality_flags", "extra")
 DENSE_FIELDS = ("abstract_embedding", "full_text_embedding")
@@ -51,12 +61,15 @@ def schema_mismatch(collection: str, described: dict, dim: int) -> str | None:
     or None if it can: a field it lacks, a dense vector of another width."""
     have = {f["name"]: f for f in described["fields"]}
     missing = sorted({f.name for f in build_schema(dim).fields} - set(have))
-    wrong_dim = [name for name in DENSE_FIELDS
-                 if name in have and int(have[name].get("params", {}).get("dim", dim)) != dim]
+    wrong_dim = [
+        name for name in DENSE_FIELDS if name in have and int(have[name].get("params", {}).get("dim", dim)) != dim
+    ]
     if not (missing or wrong_dim):
         return None
-    return (f"collection {collection!r} was built by another Cairn version (missing fields: {missing or 'none'}; "
-            f"wrong vector size: {wrong_dim or 'none'})")
+    return (
+        f"collection {collection!r} was built by another Cairn version (missing fields: {missing or 'none'}; "
+        f"wrong vector size: {wrong_dim or 'none'})"
+    )
 
 
 def build_schema(dim: int):

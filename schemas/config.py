@@ -5,6 +5,7 @@ Relative paths inside it resolve against the current working directory (run Cair
 Secrets never live in the file: $CAIRN_MILVUS_TOKEN (or [milvus] token_env) and $CAIRN_MILVUS_URI override;
 $CAIRN_QUERY_MODEL overrides [embedding] query_model.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -13,8 +14,9 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+
 from cairn.errors import ConfigError
-from cairn.schemas.values import import_callable, s3_uri
 from cairn.schemas.source_config import (  # noqa: F401  (the source models are part of this module's API)
     SOURCE_MODELS,
     GitSourceConfig,
@@ -22,16 +24,18 @@ from cairn.schemas.source_config import (  # noqa: F401  (the source models are 
     PdfSourceConfig,
     SourceConfig,
     WikiSourceConfig,
+    _Strict,
 )
-from cairn.schemas.source_config import _Strict
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from cairn.schemas.values import import_callable, s3_uri
 
 DEFAULT_CONFIG = Path("data/cairn.toml")
 
 
 class MilvusConfig(_Strict):
     uri: str = "data/index/cairn.db"  # a path ending in .db = Milvus Lite; http(s)://host:port = a server
-    collection: str = "cairn"  # the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)
+    collection: str = (
+        "cairn"  # the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)
+    )
     token_env: str = "CAIRN_MILVUS_TOKEN"  # the server token is read from this variable, never from the file
     hnsw_m: int = 16  # HNSW graph degree of both dense indexes
     hnsw_ef_construction: int = 200  # HNSW build-time candidate list
@@ -50,12 +54,16 @@ class MilvusConfig(_Strict):
 class EmbeddingConfig(_Strict):
     # Both models come with their packages' weights, offline. bge-small-en-v1.5 (an int8 ONNX file, 12 layers)
     # retrieves better than all-MiniLM-L6-v2 (6 layers); the README's benchmark gives both.
-    model: Literal["all-MiniLM-L6-v2", "bge-small-en-v1.5"] = "bge-small-en-v1.5"  # both bundled with their packages, offline
+    model: Literal["all-MiniLM-L6-v2", "bge-small-en-v1.5"] = (
+        "bge-small-en-v1.5"  # both bundled with their packages, offline
+    )
     # torch: sentence-transformers (fp32). onnx-int8: the same weights exported to ONNX once, quantised to
     # int8, run by onnxruntime (faster on a CPU; see the README's benchmark). auto: the model's own first
     # (torch for all-MiniLM-L6-v2; bge-small-en-v1.5 ships as int8 ONNX and has no other). A collection keeps the
     # encoder that filled it: after a switch the next ingest rebuilds the index beside the serving one (docs/operations.md).
-    backend: Literal["auto", "torch", "onnx-int8"] = "auto"  # auto: the model's first; torch: sentence-transformers fp32; onnx-int8: int8 ONNX (faster, not interchangeable)
+    backend: Literal["auto", "torch", "onnx-int8"] = (
+        "auto"  # auto: the model's first; torch: sentence-transformers fp32; onnx-int8: int8 ONNX (faster, not interchangeable)
+    )
     onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
     # less, and the activations stay in cache. Measured on 308 prometheus-operator / 400 openshift runbook
@@ -70,8 +78,9 @@ class EmbeddingConfig(_Strict):
     def _runs_the_model(cls, value: str, info: ValidationInfo) -> str:
         model = info.data.get("model")
         if model in MODEL_BACKENDS and value != "auto" and value not in MODEL_BACKENDS[model]:
-            raise ValueError(f"the embedding model {model} runs with backend {' or '.join(MODEL_BACKENDS[model])}, "
-                             f"not {value!r}")
+            raise ValueError(
+                f"the embedding model {model} runs with backend {' or '.join(MODEL_BACKENDS[model])}, not {value!r}"
+            )
         return value
 
 
@@ -83,7 +92,9 @@ MODEL_BACKENDS: dict[str, tuple[str, ...]] = {
 
 
 class ChunkingConfig(_Strict):
-    parent_min_tokens: int = 400  # a parent section (generation context) is at least this long, unless its document is shorter
+    parent_min_tokens: int = (
+        400  # a parent section (generation context) is at least this long, unless its document is shorter
+    )
     parent_max_tokens: int = 900  # and at most this long
     parent_target_tokens: int = 650  # what the packer aims at when it cuts a long section
     child_min_tokens: int = 100  # a child chunk (what search hits) is at least this long, but a section's remainder
@@ -94,7 +105,7 @@ class ChunkingConfig(_Strict):
     hard_block_tokens: int = 4000  # a single block (code fence, table) above this is cut by lines
 
     @model_validator(mode="after")
-    def _ordered(self) -> "ChunkingConfig":
+    def _ordered(self) -> ChunkingConfig:
         for kind in ("parent", "child"):
             lo, target, hi = (getattr(self, f"{kind}_{k}_tokens") for k in ("min", "target", "max"))
             if not 0 < lo <= target <= hi:
@@ -111,14 +122,18 @@ class QueryConfig(_Strict):
     candidates: int = 50  # children fetched per search leg before fusion
     # 1. query-quality gate: enough content words, or one ID-like token (ticket id, file name, e-mail, host)
     gate_min_terms: int = 3  # content words a question needs unless it names something specific
-    gate_min_terms_scoped: int = 2  # the same for a question scoped to one document family (doc_tag): the scope names the subject
+    gate_min_terms_scoped: int = (
+        2  # the same for a question scoped to one document family (doc_tag): the scope names the subject
+    )
     # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
     transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
     # 3. fusion of the dense (full text, abstract) and BM25 legs
     # weighted by default, measured on the three dev sets at once (README, ablation table): under bge-small-en-v1.5
     # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.741 / 0.705), level on the runbooks, and the list
     # is then ordered by the relevance score it shows
-    fusion: Literal["rrf", "weighted"] = "weighted"  # weighted: the calibrated weighted sum (the shown relevance); rrf: reciprocal-rank fusion of the legs
+    fusion: Literal["rrf", "weighted"] = (
+        "weighted"  # weighted: the calibrated weighted sum (the shown relevance); rrf: reciprocal-rank fusion of the legs
+    )
     rrf_k: int = 60  # RRF's constant: a larger k flattens the difference between ranks
     # 0.85 / 0.15 since 0.5 (bge-small-en-v1.5's dense leg is the stronger one; measured on the three dev sets,
     # docs/retrieval.md); all-MiniLM-L6-v2 was best at 0.65 / 0.35
@@ -133,7 +148,9 @@ class QueryConfig(_Strict):
     # 0.38 rejects as many off-topic questions (another dev set's, asked of this one's corpus) as 0.45 did at
     # 0.65 / 0.35 (docs/retrieval.md); a question scoped to a document family (doc_tag) is about a document its
     # caller chose, so its bar only refuses what matches nothing there (CUAD: 0.38 left 18 of 396 unanswered)
-    combined_floor: float = 0.38  # the question has an answer when a candidate reaches this combined score (floors step)
+    combined_floor: float = (
+        0.38  # the question has an answer when a candidate reaches this combined score (floors step)
+    )
     combined_floor_scoped: float = 0.32  # the same for a question scoped to one document family (doc_tag)
     vector_floor: float = 0.15  # and under this cosine, unless BM25 ranks it first above keyword_override
     keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
@@ -141,7 +158,9 @@ class QueryConfig(_Strict):
     # answer by default, measured (README, ablation table): cutting each candidate at the floors dropped
     # relevant sections ranked below a passing one (CUAD nDCG@10 -0.011 under bge-small-en-v1.5, -0.049 under
     # all-MiniLM-L6-v2; SciFact and the runbooks the same either way under bge)
-    floor_scope: Literal["answer", "candidate"] = "answer"  # answer: the floors decide whether the question has an answer (one candidate passes), then the ranking decides; candidate: each candidate must pass
+    floor_scope: Literal["answer", "candidate"] = (
+        "answer"  # answer: the floors decide whether the question has an answer (one candidate passes), then the ranking decides; candidate: each candidate must pass
+    )
     second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
     second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
     # 5. sparse-document recall guarantee (SD-MRG)
@@ -163,7 +182,9 @@ class QueryConfig(_Strict):
     cache_ttl_seconds: float = 0.0  # 0 = no cache
     cache_size: int = 256  # entries of the per-process result cache
     # 13. serving generation: a Retriever asks which collection the configured name serves (a rebuild may have switched it) at most this often
-    serving_check_seconds: float = Field(default=5.0, ge=0)  # seconds between checks of which generation serves (one alias lookup); 0 = every query
+    serving_check_seconds: float = Field(
+        default=5.0, ge=0
+    )  # seconds between checks of which generation serves (one alias lookup); 0 = every query
     steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
 
     @field_validator("transform")
@@ -228,7 +249,9 @@ class QualityConfig(_Strict):
     health_min: float = 0.5  # chunk_health_score at least this
     health_mostly: float = 0.90  # for this share of sections
     examples: int = 5  # failing rows named per expectation
-    overrides: dict[str, dict[str, float]] = Field(default_factory=dict)  # narrower bands per source, content type or "source.content_type", e.g. { incident = { parent_min_tokens = 150 } }
+    overrides: dict[str, dict[str, float]] = Field(
+        default_factory=dict
+    )  # narrower bands per source, content type or "source.content_type", e.g. { incident = { parent_min_tokens = 150 } }
 
     @field_validator("report_uri")
     @classmethod
@@ -249,8 +272,17 @@ class QualityConfig(_Strict):
 
 # What [quality] overrides may narrow (quality/checks.py reads them): the size bands and the shares held to them.
 QUALITY_BANDS = (
-    "parent_min_tokens", "parent_max_tokens", "parent_mostly", "abstract_min_tokens", "abstract_max_tokens",
-    "abstract_mostly", "child_min_tokens", "child_max_tokens", "child_mostly", "health_min", "health_mostly",
+    "parent_min_tokens",
+    "parent_max_tokens",
+    "parent_mostly",
+    "abstract_min_tokens",
+    "abstract_max_tokens",
+    "abstract_mostly",
+    "child_min_tokens",
+    "child_max_tokens",
+    "child_mostly",
+    "health_min",
+    "health_mostly",
 )
 
 
@@ -264,7 +296,9 @@ class S3Config(_Strict):
     page_size: int = Field(default=1000, ge=1, le=1000)  # keys per list_objects_v2 call
     # attempts per S3 call, the first included: 503 SlowDown, 5xx, throttling, timeouts and connection errors
     # are retried with capped exponential backoff and jitter (botocore's retry modes)
-    retry_attempts: int = Field(default=5, ge=1, le=20)  # attempts per S3 call, the first included (503 SlowDown, 5xx, throttling, timeouts)
+    retry_attempts: int = Field(
+        default=5, ge=1, le=20
+    )  # attempts per S3 call, the first included (503 SlowDown, 5xx, throttling, timeouts)
     retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
 
 
@@ -281,14 +315,16 @@ class RunnerConfig(_Strict):
     starts a local cluster of `workers` worker processes (`processes = false`: threads in the flow process).
     """
 
-    kind: Literal["thread", "dask"] = "thread"  # thread: Prefect's thread pool in the flow process; dask: the model work goes to Dask workers
+    kind: Literal["thread", "dask"] = (
+        "thread"  # thread: Prefect's thread pool in the flow process; dask: the model work goes to Dask workers
+    )
     address: str | None = None  # an existing Dask scheduler, e.g. "tcp://dask-scheduler:8786"
     workers: int = Field(default=2, ge=1)  # thread: pool size; dask: local workers and slices per batch
     threads_per_worker: int = Field(default=1, ge=1)  # local cluster only
     processes: bool = True  # local cluster only: worker processes (True) or threads of the flow process
 
     @model_validator(mode="after")
-    def _address(self) -> "RunnerConfig":
+    def _address(self) -> RunnerConfig:
         if self.address is not None:
             if self.kind != "dask":
                 raise ValueError('runner: address names a Dask scheduler; set kind = "dask" with it')
@@ -310,7 +346,7 @@ class CairnConfig(_Strict):
     config_path: str | None = None
 
     @model_validator(mode="after")
-    def _unique_sources(self) -> "CairnConfig":
+    def _unique_sources(self) -> CairnConfig:
         names = [s.name for s in self.sources]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -336,9 +372,7 @@ def load_config(path: str | os.PathLike | None = None) -> CairnConfig:
     try:
         raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(
-            f"config file {config_path} not found: pass --config PATH or set CAIRN_CONFIG"
-        ) from None
+        raise ConfigError(f"config file {config_path} not found: pass --config PATH or set CAIRN_CONFIG") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {config_path} is not valid TOML: {exc}") from None
     return parse_config(raw, str(config_path))
@@ -370,12 +404,16 @@ def _problem(err: dict, raw: dict) -> str:
     if len(loc) >= 2 and loc[0] == "sources" and loc[1].isdigit():
         entry = (raw.get("sources") or [])[int(loc[1])]
         entry = entry if isinstance(entry, dict) else {}
-        where = f"source {entry.get('name', '#' + loc[1])!r}" + (f" ({entry['type']})" if entry.get("type") in SOURCE_MODELS else "")
+        where = f"source {entry.get('name', '#' + loc[1])!r}" + (
+            f" ({entry['type']})" if entry.get("type") in SOURCE_MODELS else ""
+        )
         keys = loc[3:] if len(loc) > 2 and loc[2] in SOURCE_MODELS else loc[2:]
         if err["type"] == "extra_forbidden" and keys:
             return f"{where}: unknown key {keys[-1]!r}{_hint(keys[-1], entry.get('type'))}"
         if err["type"] == "union_tag_invalid":
-            return f"{where}: type {entry.get('type')!r} is not one of {', '.join(SOURCE_MODELS)} (sources.{loc[1]}.type)"
+            return (
+                f"{where}: type {entry.get('type')!r} is not one of {', '.join(SOURCE_MODELS)} (sources.{loc[1]}.type)"
+            )
         return f"{where}: {'.'.join(keys) or 'entry'}: {message}"
     if err["type"] == "extra_forbidden":
         return f"{'.'.join(loc)}: unknown key" + (_hint(loc[-1], None) if len(loc) == 1 else "")

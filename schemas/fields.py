@@ -1,6 +1,7 @@
 """What fits in a row of the collection: field sizes in bytes and the ACL's filterable encoding. Without pymilvus,
 so the configuration can check identifiers against the same limits the collection enforces (one source of
 truth: schemas/collection.py builds the schema from these)."""
+
 from __future__ import annotations
 
 # Lengths are bytes for VARCHAR; Milvus rejects longer values. Identifiers are never clipped to fit: a value

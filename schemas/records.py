@@ -3,11 +3,12 @@
 Times are UTC epoch seconds (int) so that they filter cheaply inside Milvus; TEMPORAL_OPEN marks a
 validity interval with no end yet.
 """
+
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 
 TEMPORAL_OPEN = 253402300799  # 9999-12-31T23:59:59Z: "still valid"
@@ -19,7 +20,7 @@ class _ValueEnum(str, Enum):
     """A string enum whose parse error lists the allowed values."""
 
     @classmethod
-    def parse(cls, value: str | None, default: "_ValueEnum | None" = None) -> "_ValueEnum":
+    def parse(cls, value: str | None, default: _ValueEnum | None = None) -> _ValueEnum:
         if value is None or value == "":
             if default is None:
                 raise ValueError(f"{cls.__name__} is required; allowed: {', '.join(m.value for m in cls)}")
@@ -81,7 +82,7 @@ def to_epoch(value: datetime | None) -> int | None:
     if value is None:
         return None
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return int(value.timestamp())
 
 
@@ -99,7 +100,7 @@ def parse_day(value: str | None) -> int | None:
 def from_epoch(value: int | None) -> datetime | None:
     if value is None or value >= TEMPORAL_OPEN:
         return None
-    return datetime.fromtimestamp(value, tz=timezone.utc)
+    return datetime.fromtimestamp(value, tz=UTC)
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,9 @@ class SourceDocument:
     doc_tag: str = ""
     extra: dict = field(default_factory=dict)  # source-specific metadata (commit, pages, parties...)
     is_current: bool = True  # False for a past version written by a history backfill
-    access: str = ""  # fingerprint of the access settings its rows are written under (flows/discovery.py), set by the sync
+    access: str = (
+        ""  # fingerprint of the access settings its rows are written under (flows/discovery.py), set by the sync
+    )
     warnings: list[str] = field(default_factory=list)  # caveats on a document it could index (a PDF's scanned pages)
 
 

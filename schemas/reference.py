@@ -1,5 +1,6 @@
 """The configuration reference, written from the models themselves: `python -m cairn.schemas.reference >
 docs/configuration.md`. A unit test fails when the committed page and the models disagree."""
+
 from __future__ import annotations
 
 import inspect
@@ -15,8 +16,12 @@ from cairn.schemas.source_config import SOURCE_MODELS, AccessRule, SourceBase
 _FIELD_LINE = re.compile(r"^    (\w+): [^#]*?#\s*(.+)$")
 
 TABLES = [
-    ("[milvus]", settings.MilvusConfig), ("[embedding]", settings.EmbeddingConfig), ("[chunking]", settings.ChunkingConfig),
-    ("[query]", settings.QueryConfig), ("[quality]", settings.QualityConfig), ("[s3]", settings.S3Config),
+    ("[milvus]", settings.MilvusConfig),
+    ("[embedding]", settings.EmbeddingConfig),
+    ("[chunking]", settings.ChunkingConfig),
+    ("[query]", settings.QueryConfig),
+    ("[quality]", settings.QualityConfig),
+    ("[s3]", settings.S3Config),
     ("[runner]", settings.RunnerConfig),
 ]
 
@@ -79,7 +84,7 @@ def render() -> str:
     common = set(SourceBase.model_fields)
     for kind, model in SOURCE_MODELS.items():
         doc = " ".join((model.__doc__ or "").split())
-        out += [f"## [[sources]] type = \"{kind}\"", "", doc, "", *_table(model, skip=common | {"type"}), ""]
+        out += [f'## [[sources]] type = "{kind}"', "", doc, "", *_table(model, skip=common | {"type"}), ""]
     out += ["## access rules (pagerduty `access = [...]`)", "", *_table(AccessRule), ""]
     return "\n".join(out)
 

@@ -9,6 +9,7 @@ these records, never the keys.
     extra = dict(doc.extra, **DocumentStamp.of(doc).to_row(), **section.extra, **links.to_row())
     ParentLinks.from_row(row).section_count
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields

@@ -1,4 +1,5 @@
 """The run report: every input of a run has exactly one outcome in it."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field

@@ -4,9 +4,10 @@ default and what it means, and a key that is not (a typo such as `acls`) is refu
 Identifiers (tenant, ACL groups, tags, the source name) are checked against the sizes the collection holds
 (schemas/fields.py) at load time: nothing is ever clipped later.
 """
+
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -21,7 +22,9 @@ def _fits(kind: str, value: str, limit: int) -> str:
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise ValueError(f"{kind} {value!r} contains control characters")
     if len(value.encode("utf-8")) > limit:
-        raise ValueError(f"{kind} {value[:40]!r}... is {len(value.encode('utf-8'))} bytes, over the {limit} the index holds")
+        raise ValueError(
+            f"{kind} {value[:40]!r}... is {len(value.encode('utf-8'))} bytes, over the {limit} the index holds"
+        )
     return value
 
 
@@ -35,7 +38,9 @@ def _groups(values: list[str]) -> list[str]:
     if len(set(values)) > ARRAY_FIELDS["access_control_list"]:
         raise ValueError(f"{len(set(values))} ACL groups, over the {ARRAY_FIELDS['access_control_list']} a row holds")
     if values and len(acl_key(values)) > VARCHAR_FIELDS["acl_key"]:
-        raise ValueError(f"ACL groups too long to filter on ({len(acl_key(values))} bytes encoded, limit {VARCHAR_FIELDS['acl_key']})")
+        raise ValueError(
+            f"ACL groups too long to filter on ({len(acl_key(values))} bytes encoded, limit {VARCHAR_FIELDS['acl_key']})"
+        )
     return values
 
 
@@ -63,23 +68,51 @@ class SourceBase(_Strict):
 
     name: str = Field(description="unique name of the source; its rows carry it (letters, digits, - or _)")
     tenant: Tenant = Field(description="the tenant its documents belong to (a document can never change it)")
-    acl: Groups = Field(default_factory=list, description="default access control list: the groups that may read a document that declares none")
-    acl_ceiling: Groups | None = Field(default=None, description=(
-        "the groups a document may grant itself in its own metadata (front matter): it may narrow to a subset, never "
-        "go beyond (default: the acl above; with neither set, documents' own ACLs are taken as they are)"))
-    batch_size: int = Field(default=32, ge=1, description=(
-        "documents per parse/chunk/embed/write task: the model sorts a batch's texts by length, so more documents "
-        "pad less (16 -> 32: ingest 5% faster on the shared runbooks); a batch's rows are what an ingest holds"))
-    cleanup: Literal["incremental", "full", "none"] = Field(default="incremental", description=(
-        "incremental: drop rows of documents the source no longer yields (when its discovery is complete); full: list "
-        "everything (ignore the cursor) and drop whatever it did not yield; none: never drop"))
-    max_delete_share: float = Field(default=0.5, ge=0, le=1, description=(
-        "a run that would remove more than this share of the source's indexed documents (of at least 10), or all of "
-        "them, removes nothing and fails the source instead (an unmounted folder must not empty the index); "
-        "`cairn ingest --allow-mass-delete` overrides it for one run"))
-    keep_history: bool = Field(default=False, description="superseded versions keep their rows (temporal_end = when replaced)")
-    quality_policy: Literal["warn", "fail"] = Field(default="warn", description=(
-        "fail: the flow run fails after writing its data-quality report when this source fails an expectation"))
+    acl: Groups = Field(
+        default_factory=list,
+        description="default access control list: the groups that may read a document that declares none",
+    )
+    acl_ceiling: Groups | None = Field(
+        default=None,
+        description=(
+            "the groups a document may grant itself in its own metadata (front matter): it may narrow to a subset, never "
+            "go beyond (default: the acl above; with neither set, documents' own ACLs are taken as they are)"
+        ),
+    )
+    batch_size: int = Field(
+        default=32,
+        ge=1,
+        description=(
+            "documents per parse/chunk/embed/write task: the model sorts a batch's texts by length, so more documents "
+            "pad less (16 -> 32: ingest 5% faster on the shared runbooks); a batch's rows are what an ingest holds"
+        ),
+    )
+    cleanup: Literal["incremental", "full", "none"] = Field(
+        default="incremental",
+        description=(
+            "incremental: drop rows of documents the source no longer yields (when its discovery is complete); full: list "
+            "everything (ignore the cursor) and drop whatever it did not yield; none: never drop"
+        ),
+    )
+    max_delete_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description=(
+            "a run that would remove more than this share of the source's indexed documents (of at least 10), or all of "
+            "them, removes nothing and fails the source instead (an unmounted folder must not empty the index); "
+            "`cairn ingest --allow-mass-delete` overrides it for one run"
+        ),
+    )
+    keep_history: bool = Field(
+        default=False, description="superseded versions keep their rows (temporal_end = when replaced)"
+    )
+    quality_policy: Literal["warn", "fail"] = Field(
+        default="warn",
+        description=(
+            "fail: the flow run fails after writing its data-quality report when this source fails an expectation"
+        ),
+    )
 
     @field_validator("name")
     @classmethod
@@ -93,7 +126,9 @@ class _FilesSource(SourceBase):
     """A folder or an S3 prefix of files (sources/blobs.py)."""
 
     path: str | None = Field(default=None, description="a local folder (exactly one of path and uri)")
-    uri: str | None = Field(default=None, description='an S3 prefix, "s3://bucket/prefix" (exactly one of path and uri)')
+    uri: str | None = Field(
+        default=None, description='an S3 prefix, "s3://bucket/prefix" (exactly one of path and uri)'
+    )
     s3_endpoint_url: str | None = Field(default=None, description="overrides [s3] endpoint_url for this source")
     s3_region: str | None = Field(default=None, description="overrides [s3] region for this source")
 
@@ -110,9 +145,15 @@ class WikiSourceConfig(_FilesSource):
     """Markdown pages (.md, .markdown), front matter over these defaults (sources/wiki.py)."""
 
     type: Literal["wiki"]
-    uri_base: str | None = Field(default=None, description="source_uri = uri_base + the page's path (else its file:// or s3:// URI)")
-    service: str = Field(default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its pages")
-    max_file_bytes: int = Field(default=5_000_000, ge=1, description="a larger page is refused by its listed size, unread")
+    uri_base: str | None = Field(
+        default=None, description="source_uri = uri_base + the page's path (else its file:// or s3:// URI)"
+    )
+    service: str = Field(
+        default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its pages"
+    )
+    max_file_bytes: int = Field(
+        default=5_000_000, ge=1, description="a larger page is refused by its listed size, unread"
+    )
 
 
 class PdfSourceConfig(_FilesSource):
@@ -120,35 +161,70 @@ class PdfSourceConfig(_FilesSource):
 
     type: Literal["pdf"]
     tags: Tags = Field(default_factory=list, description="tags given to every agreement of the source")
-    max_file_bytes: int = Field(default=100_000_000, ge=1, description="a larger PDF is refused by its listed size, unread")
-    max_pages: int = Field(default=2000, ge=1, description="a PDF with more pages is refused before parsing (its page count is read first)")
-    max_text_chars: int = Field(default=10_000_000, ge=1, description="a PDF whose text runs longer is refused (the parse stops there)")
-    parse_timeout_seconds: float = Field(default=300, gt=0, description=(
-        "a PDF whose parse takes longer is refused: the parser runs in a worker process, killed at this limit"))
-    parser: Literal["pdfium", "unstructured"] = Field(default="pdfium", description=(
-        "pdfium: PDFium's text layer, blocks rebuilt from lines (a few ms per page); unstructured: its fast "
-        "strategy, pdfminer's layout analysis (~50 ms per page), the parser of Cairn 0.3"))
+    max_file_bytes: int = Field(
+        default=100_000_000, ge=1, description="a larger PDF is refused by its listed size, unread"
+    )
+    max_pages: int = Field(
+        default=2000, ge=1, description="a PDF with more pages is refused before parsing (its page count is read first)"
+    )
+    max_text_chars: int = Field(
+        default=10_000_000, ge=1, description="a PDF whose text runs longer is refused (the parse stops there)"
+    )
+    parse_timeout_seconds: float = Field(
+        default=300,
+        gt=0,
+        description=(
+            "a PDF whose parse takes longer is refused: the parser runs in a worker process, killed at this limit"
+        ),
+    )
+    parser: Literal["pdfium", "unstructured"] = Field(
+        default="pdfium",
+        description=(
+            "pdfium: PDFium's text layer, blocks rebuilt from lines (a few ms per page); unstructured: its fast "
+            "strategy, pdfminer's layout analysis (~50 ms per page), the parser of Cairn 0.3"
+        ),
+    )
 
 
 class GitSourceConfig(SourceBase):
     """Files of a git repository at a ref, with their history (sources/git.py)."""
 
     type: Literal["git"]
-    repo: str | None = Field(default=None, description=(
-        "a local repository, a .bundle file or a clone URL (path or uri also accepted); an https://user:token@ URL's "
-        "credentials reach git through its environment only, never the mirror's config, a command line or a message"))
+    repo: str | None = Field(
+        default=None,
+        description=(
+            "a local repository, a .bundle file or a clone URL (path or uri also accepted); an https://user:token@ URL's "
+            "credentials reach git through its environment only, never the mirror's config, a command line or a message"
+        ),
+    )
     path: str | None = Field(default=None, description="same as repo, for a local repository")
     uri: str | None = Field(default=None, description="same as repo, for a clone URL")
     ref: str = Field(default="HEAD", description="the branch, tag or commit to index")
-    include: list[str] = Field(default_factory=lambda: [
-        "**/*.md", "**/*.markdown", "**/*.tf", "**/*.tfvars", "**/*.hcl", "**/*.yaml", "**/*.yml", "**/*.py", "**/*.sh", "**/*.go",
-    ], description="globs of the files to index")
+    include: list[str] = Field(
+        default_factory=lambda: [
+            "**/*.md",
+            "**/*.markdown",
+            "**/*.tf",
+            "**/*.tfvars",
+            "**/*.hcl",
+            "**/*.yaml",
+            "**/*.yml",
+            "**/*.py",
+            "**/*.sh",
+            "**/*.go",
+        ],
+        description="globs of the files to index",
+    )
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     max_file_bytes: int = Field(default=1_000_000, ge=1, description="a larger file is refused with the reason")
     cache_dir: str = Field(default="data/index/git", description="where the repository is mirrored")
-    service: str = Field(default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its files")
-    uri_template: str = Field(default="{repo}@{commit}/{path}", description=(
-        "source_uri of a file, e.g. https://git.example/org/repo/blob/{commit}/{path}"))
+    service: str = Field(
+        default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its files"
+    )
+    uri_template: str = Field(
+        default="{repo}@{commit}/{path}",
+        description=("source_uri of a file, e.g. https://git.example/org/repo/blob/{commit}/{path}"),
+    )
 
     @field_validator("uri_template")
     @classmethod
@@ -185,7 +261,9 @@ class PagerDutySourceConfig(SourceBase):
     """PagerDuty incidents from the REST API v2 or an export folder (sources/pagerduty/)."""
 
     type: Literal["pagerduty"]
-    api_url: str | None = Field(default=None, description="the REST API base, e.g. https://api.pagerduty.com (exactly one of api_url and path)")
+    api_url: str | None = Field(
+        default=None, description="the REST API base, e.g. https://api.pagerduty.com (exactly one of api_url and path)"
+    )
     path: str | None = Field(default=None, description="an export folder shaped like the API's responses")
     token_env: str = Field(default="PAGERDUTY_TOKEN", description="the variable holding the API token (never the file)")
     statuses: list[str] = Field(default_factory=list, description="only incidents in these statuses (API)")
@@ -195,11 +273,17 @@ class PagerDutySourceConfig(SourceBase):
     until: str | None = Field(default=None, description="only incidents until this ISO time (API)")
     page_size: int = Field(default=100, ge=1, le=100, description="incidents per API page")
     concurrency: int = Field(default=3, ge=1, description="incidents fetched at once (log entries, notes, alerts)")
-    overlap_minutes: float = Field(default=10, ge=0, description="the incremental window starts this long before the high-water mark")
+    overlap_minutes: float = Field(
+        default=10, ge=0, description="the incremental window starts this long before the high-water mark"
+    )
     timeout_seconds: float = Field(default=30, gt=0, description="per API request")
-    retry_attempts: int = Field(default=5, ge=1, description="attempts per API request (429 honours Retry-After; 5xx back off)")
+    retry_attempts: int = Field(
+        default=5, ge=1, description="attempts per API request (429 honours Retry-After; 5xx back off)"
+    )
     retry_base_seconds: float = Field(default=0.5, ge=0, description="first backoff, doubled per attempt, capped")
-    severity_map: dict[str, str] = Field(default_factory=dict, description="priority or urgency -> sev1..sev5 (over the defaults)")
+    severity_map: dict[str, str] = Field(
+        default_factory=dict, description="priority or urgency -> sev1..sev5 (over the defaults)"
+    )
     access: list[AccessRule] = Field(default_factory=list, description="tenant and ACL per team or service")
     max_incident_bytes: int = Field(default=5_000_000, ge=1, description="a larger incident is refused, not held")
 
@@ -227,6 +311,11 @@ class PagerDutySourceConfig(SourceBase):
 
 
 SourceConfig = Annotated[
-    Union[WikiSourceConfig, GitSourceConfig, PagerDutySourceConfig, PdfSourceConfig], Field(discriminator="type")
+    WikiSourceConfig | GitSourceConfig | PagerDutySourceConfig | PdfSourceConfig, Field(discriminator="type")
 ]
-SOURCE_MODELS = {"wiki": WikiSourceConfig, "git": GitSourceConfig, "pagerduty": PagerDutySourceConfig, "pdf": PdfSourceConfig}
+SOURCE_MODELS = {
+    "wiki": WikiSourceConfig,
+    "git": GitSourceConfig,
+    "pagerduty": PagerDutySourceConfig,
+    "pdf": PdfSourceConfig,
+}

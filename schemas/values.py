@@ -4,10 +4,11 @@ could only fail later (a hook that cannot be imported, a malformed URI or templa
 Each raises ValueError saying what is wrong and what is allowed; the model validators that call them hand it
 to pydantic, and `load_config` turns it into a ConfigError naming the file and the key.
 """
+
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 
 def import_callable(spec: str) -> Callable:

@@ -16,6 +16,7 @@ Regenerate (from the repository root):
 
     .venv/bin/python scripts/make_sample_agreements.py
 """
+
 from __future__ import annotations
 
 import sys

@@ -10,6 +10,7 @@ shell script, Markdown runbooks) with an edit, a rename and a deletion, so that 
 Dates and author are fixed, so the same files always give the same commit ids. Re-run after editing
 those files: .venv/bin/python scripts/make_sample_repo.py
 """
+
 from __future__ import annotations
 
 import os
@@ -31,7 +32,10 @@ def _git(repo: Path, *args: str, date: str | None = None) -> None:
         env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
     subprocess.run(
         ["git", "-c", "user.name=Billing Platform", "-c", "user.email=billing-platform@acme.invalid", *args],
-        cwd=repo, env=env, check=True, capture_output=True,
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
     )
 
 
@@ -47,8 +51,16 @@ def _commit(repo: Path, message: str, date: str) -> None:
 
 
 def build(bundle: Path = BUNDLE) -> Path:
-    head = {p.relative_to(HEAD_TREE).as_posix(): p.read_text(encoding="utf-8") for p in sorted(HEAD_TREE.rglob("*")) if p.is_file()}
-    past = {p.relative_to(HISTORY).as_posix(): p.read_text(encoding="utf-8") for p in sorted(HISTORY.rglob("*")) if p.is_file()}
+    head = {
+        p.relative_to(HEAD_TREE).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(HEAD_TREE.rglob("*"))
+        if p.is_file()
+    }
+    past = {
+        p.relative_to(HISTORY).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(HISTORY.rglob("*"))
+        if p.is_file()
+    }
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
         _git(repo, "init", "--quiet", "--initial-branch=main")
@@ -58,12 +70,18 @@ def build(bundle: Path = BUNDLE) -> Path:
         _put(repo, "runbooks/invoice-worker-restart.md", past["runbooks/invoice-worker-restart.v1.md"])
         _put(repo, "runbooks/db-credentials.md", head["runbooks/rotate-invoice-db-credentials.md"])
         _put(repo, "runbooks/legacy-vpn-access.md", past["runbooks/legacy-vpn-access.md"])
-        _commit(repo, "Initial invoice-worker infrastructure: queue, database, IRSA role, manifests, runbooks",
-                "2025-01-10T09:00:00+00:00")
+        _commit(
+            repo,
+            "Initial invoice-worker infrastructure: queue, database, IRSA role, manifests, runbooks",
+            "2025-01-10T09:00:00+00:00",
+        )
         _put(repo, "runbooks/invoice-worker-restart.md", head["runbooks/invoice-worker-restart.md"])
         _put(repo, "scripts/drain_queue.sh", head["scripts/drain_queue.sh"])
-        _commit(repo, "Restart runbook: drain the queue before restarting (duplicate invoices, March incident)",
-                "2025-03-04T14:30:00+00:00")
+        _commit(
+            repo,
+            "Restart runbook: drain the queue before restarting (duplicate invoices, March incident)",
+            "2025-03-04T14:30:00+00:00",
+        )
         _git(repo, "mv", "runbooks/db-credentials.md", "runbooks/rotate-invoice-db-credentials.md")
         _commit(repo, "Rename the database credentials runbook after what it does", "2025-04-15T08:15:00+00:00")
         _git(repo, "rm", "--quiet", "runbooks/legacy-vpn-access.md")

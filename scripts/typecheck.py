@@ -5,6 +5,7 @@ cannot read, and the editable install reaches them through an import hook mypy d
 the namespace as mypy must see it, a tree of links under build/typecheck/cairn/ to the real folders, and checks
 `cairn` from there; mypy's paths are mapped back to the repository's own in what it prints.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -40,15 +41,22 @@ def main() -> int:
     link_tree()
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"), "-p", "cairn"],
-        cwd=TREE, capture_output=True, text=True, check=False,
+        cwd=TREE,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    mapping = {f"cairn/{name.split('.')[-1]}/": f"{folder}/" for name, folder in
-               tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].items()
-               if name != "cairn"}
+    mapping = {
+        f"cairn/{name.split('.')[-1]}/": f"{folder}/"
+        for name, folder in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+            "package-dir"
+        ].items()
+        if name != "cairn"
+    }
     for line in (result.stdout + result.stderr).splitlines():
         for prefix, folder in mapping.items():
             if line.startswith(prefix):
-                line = folder + line[len(prefix):]
+                line = folder + line[len(prefix) :]
                 break
         print(line)
     return result.returncode

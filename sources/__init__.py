@@ -5,13 +5,20 @@ constructor takes (SourceConfig, cursor: dict) and raises SourceError when the s
 File-based connectors (listed in _READS_FILES, built on sources.blobsource) also take `s3=S3Config` for
 sources at uri = "s3://bucket/prefix". `document_id(source_type, source_name, locator)` names a document.
 """
+
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
 from importlib import import_module
 
 from cairn.schemas.config import S3Config, SourceConfig
 from cairn.sources.base import (
-    DiscoveryFailure, DocumentError, Source, SourceError, document_id, source_cursor, source_history,
+    DiscoveryFailure,
+    DocumentError,
+    Source,
+    SourceError,
+    document_id,
+    source_cursor,
+    source_history,
 )
 
 _CONNECTORS = {
@@ -34,6 +41,12 @@ def open_source(config: SourceConfig, cursor: dict | None = None, *, s3: S3Confi
 
 
 __all__ = [
-    "DiscoveryFailure", "DocumentError", "Source", "SourceError", "document_id", "open_source", "source_cursor",
+    "DiscoveryFailure",
+    "DocumentError",
+    "Source",
+    "SourceError",
+    "document_id",
+    "open_source",
+    "source_cursor",
     "source_history",
 ]

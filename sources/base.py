@@ -19,11 +19,13 @@ Every connector is a `Connector`: it holds the source's config and the mark its 
 documents with `document_id` (one rule for every source type), and builds its SourceDocuments with `document()`,
 which fills what comes from the source (id, name, type, tenant and ACL) around what the connector read.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Iterator, Protocol
+from typing import Any, ClassVar, Protocol
 
 from cairn.errors import DocumentError, SourceError  # noqa: F401  (sources.base names them for connectors)
 from cairn.schemas import DocumentRef, SourceDocument, SourceType, stable_id
@@ -124,6 +126,12 @@ class Connector:
         """The SourceDocument of `locator` at `version_hash`: `read` holds the other SourceDocument fields (title,
         content, source_uri, content_type, times, labels, extra), as the connector read them."""
         return SourceDocument(
-            document_id=self.document_id(locator), source_name=self.name, source_type=self.kind, locator=locator,
-            version_hash=version_hash, tenant_id=grant.tenant, access_control_list=grant.acl, **read,
+            document_id=self.document_id(locator),
+            source_name=self.name,
+            source_type=self.kind,
+            locator=locator,
+            version_hash=version_hash,
+            tenant_id=grant.tenant,
+            access_control_list=grant.acl,
+            **read,
         )

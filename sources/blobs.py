@@ -5,19 +5,19 @@ read them by key. S3 endpoint and region come from `[s3]`, overridden per source
 `s3_region`; credentials only ever from the standard AWS environment/profile chain (boto3's default),
 never from the config file, and never in a message.
 """
+
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urlsplit
 
 from cairn.schemas.config import PdfSourceConfig, S3Config, WikiSourceConfig
 from cairn.sources.base import DocumentError, SourceError
-
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,9 @@ class Blob:
     size: int
     version: str | None  # S3: the ETag (quotes stripped); folder: None (the caller hashes the content)
     modified: int  # epoch seconds (S3 LastModified / file mtime)
-    problem: str = ""  # why it must not be read (outside the source's root, a name that is not UTF-8): reported, skipped
+    problem: str = (
+        ""  # why it must not be read (outside the source's root, a name that is not UTF-8): reported, skipped
+    )
 
 
 def split_s3_uri(uri: str, what: str = "uri") -> tuple[str, str]:
@@ -57,9 +59,14 @@ def s3_client(endpoint_url: str | None = None, region: str | None = None, s3: S3
 
     s3 = s3 or S3Config()
     return boto3.client(
-        "s3", endpoint_url=endpoint_url, region_name=region,
-        config=Config(connect_timeout=10, read_timeout=60,
-                      retries={"total_max_attempts": s3.retry_attempts, "mode": s3.retry_mode}),
+        "s3",
+        endpoint_url=endpoint_url,
+        region_name=region,
+        config=Config(
+            connect_timeout=10,
+            read_timeout=60,
+            retries={"total_max_attempts": s3.retry_attempts, "mode": s3.retry_mode},
+        ),
     )
 
 
@@ -116,8 +123,10 @@ class FolderStore:
             except OSError as exc:
                 where = printable_name(str(folder.relative_to(self.root)))
                 where = where if len(where) <= 160 else f"{where[:80]}...{where[-60:]} ({len(where):,} characters)"
-                raise SourceError(f"source {self.source_name!r}: cannot list the folder {where!r} under {self.root}: "
-                                  f"{exc.strerror or exc}; nothing was indexed or removed for this source") from None
+                raise SourceError(
+                    f"source {self.source_name!r}: cannot list the folder {where!r} under {self.root}: "
+                    f"{exc.strerror or exc}; nothing was indexed or removed for this source"
+                ) from None
 
     def _inside(self, path: Path) -> bool:
         """Whether the path, links followed, stays inside the root (a dangling link does not)."""
@@ -181,16 +190,25 @@ class S3Store:
             pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, PaginationConfig={"PageSize": self.page_size})
             for page in pages:
                 for obj in page.get("Contents", []):
-                    key = obj["Key"][len(prefix):]
+                    key = obj["Key"][len(prefix) :]
                     if not key or key.endswith("/") or Path(key).suffix.lower() not in suffixes:
                         continue
-                    found.append(Blob(key, int(obj["Size"]), obj["ETag"].strip('"'), int(obj["LastModified"].timestamp())))
+                    found.append(
+                        Blob(key, int(obj["Size"]), obj["ETag"].strip('"'), int(obj["LastModified"].timestamp()))
+                    )
         except Exception as exc:  # noqa: BLE001  botocore's hierarchy is wide; each case gets its own advice
-            raise SourceError(f"source {self.source_name!r}: cannot list {self.root_uri}/: {self._explain(exc)}") from None
+            raise SourceError(
+                f"source {self.source_name!r}: cannot list {self.root_uri}/: {self._explain(exc)}"
+            ) from None
         yield from sorted(found, key=lambda b: b.key)  # S3 lists in UTF-8 byte order already; keep it certain
 
     def _explain(self, exc: Exception) -> str:
-        from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError, PartialCredentialsError
+        from botocore.exceptions import (
+            ClientError,
+            EndpointConnectionError,
+            NoCredentialsError,
+            PartialCredentialsError,
+        )
 
         endpoint = safe_endpoint(self.endpoint_url)
         if isinstance(exc, ClientError):
@@ -199,17 +217,35 @@ class S3Store:
             if transient:
                 return transient
             if code == "NoSuchBucket":
-                return (f"bucket {self.bucket!r} does not exist at {endpoint}; "
-                        "check the bucket name in the source's uri and the S3 endpoint ([s3] endpoint_url)")
-            if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "AllAccessDisabled"):
-                return (f"access denied ({code}); check the AWS credentials in the environment or profile "
-                        f"and that they may s3:ListBucket / s3:GetObject on bucket {self.bucket!r}")
-            if code in ("PermanentRedirect", "AuthorizationHeaderMalformed", "301", "IllegalLocationConstraintException"):
+                return (
+                    f"bucket {self.bucket!r} does not exist at {endpoint}; "
+                    "check the bucket name in the source's uri and the S3 endpoint ([s3] endpoint_url)"
+                )
+            if code in (
+                "AccessDenied",
+                "403",
+                "InvalidAccessKeyId",
+                "SignatureDoesNotMatch",
+                "ExpiredToken",
+                "AllAccessDisabled",
+            ):
+                return (
+                    f"access denied ({code}); check the AWS credentials in the environment or profile "
+                    f"and that they may s3:ListBucket / s3:GetObject on bucket {self.bucket!r}"
+                )
+            if code in (
+                "PermanentRedirect",
+                "AuthorizationHeaderMalformed",
+                "301",
+                "IllegalLocationConstraintException",
+            ):
                 return f"the bucket is in another region ({code}); set [s3] region or the source's s3_region"
             return f"S3 error {code or 'unknown'}; check the endpoint ({endpoint}), region and credentials"
         if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
-            return ("no usable AWS credentials; set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
-                    "in the environment (never in the config file)")
+            return (
+                "no usable AWS credentials; set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
+                "in the environment (never in the config file)"
+            )
         if isinstance(exc, EndpointConnectionError) or "connect" in type(exc).__name__.lower():
             return f"cannot reach the S3 endpoint {endpoint}; check [s3] endpoint_url (or the source's s3_endpoint_url) and the network"
         return f"{type(exc).__name__}; check the endpoint ({endpoint}), region and credentials"
@@ -222,7 +258,9 @@ class S3Store:
             if code in ("NoSuchKey", "404"):
                 return DocumentError(key, f"{self.uri(key)} no longer exists (removed since listing)")
             if code in ("AccessDenied", "403"):
-                return DocumentError(key, f"access denied reading {self.uri(key)}; check s3:GetObject for these credentials")
+                return DocumentError(
+                    key, f"access denied reading {self.uri(key)}; check s3:GetObject for these credentials"
+                )
             why = _transient(exc, code) or f"S3 error {code or 'unknown'}"
             return DocumentError(key, f"cannot read {self.uri(key)}: {why}")
         return DocumentError(key, f"cannot read {self.uri(key)}: {self._explain(exc)}")
@@ -266,8 +304,18 @@ class S3Store:
 
 
 _TRANSIENT_CODES = {
-    "SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "Throttling", "ThrottlingException",
-    "RequestLimitExceeded", "TooManyRequestsException", "500", "502", "503", "504",
+    "SlowDown",
+    "ServiceUnavailable",
+    "InternalError",
+    "RequestTimeout",
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "500",
+    "502",
+    "503",
+    "504",
 }
 
 
@@ -277,9 +325,12 @@ def _transient(exc, code: str) -> str | None:
     if code not in _TRANSIENT_CODES and not (isinstance(status, int) and status >= 500):
         return None
     attempts = int(exc.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) + 1
-    return (f"S3 kept answering {code or 'an error'}" + (f" (HTTP {status})" if status else "")
-            + f" after {attempts} attempt{'s' if attempts != 1 else ''} with backoff: throttled or unavailable; "
-            "the next run tries again, or raise [s3] retry_attempts")
+    return (
+        f"S3 kept answering {code or 'an error'}"
+        + (f" (HTTP {status})" if status else "")
+        + f" after {attempts} attempt{'s' if attempts != 1 else ''} with backoff: throttled or unavailable; "
+        "the next run tries again, or raise [s3] retry_attempts"
+    )
 
 
 def open_store(config: WikiSourceConfig | PdfSourceConfig, s3: S3Config | None = None) -> FolderStore | S3Store:
@@ -287,8 +338,10 @@ def open_store(config: WikiSourceConfig | PdfSourceConfig, s3: S3Config | None =
     that exactly one is set); the source's s3_endpoint_url / s3_region override [s3]."""
     if config.path:
         return FolderStore(config.path, config.name)
-    s3 = (s3 or S3Config()).model_copy(update={
-        "endpoint_url": config.s3_endpoint_url or (s3.endpoint_url if s3 else None),
-        "region": config.s3_region or (s3.region if s3 else None),
-    })
+    s3 = (s3 or S3Config()).model_copy(
+        update={
+            "endpoint_url": config.s3_endpoint_url or (s3.endpoint_url if s3 else None),
+            "region": config.s3_region or (s3.region if s3 else None),
+        }
+    )
     return S3Store(config.uri, s3, source_name=config.name)

@@ -6,9 +6,11 @@ max_file_bytes (by its listed size, unread: memory stays bounded) is a Discovery
 is its ETag (listing is enough to skip it unchanged); a folder file's is taken from its content by the connector
 (`content_version`), and a file that cannot be read for it is a DiscoveryFailure with the reason.
 """
+
 from __future__ import annotations
 
-from typing import ClassVar, Iterator
+from collections.abc import Iterator
+from typing import ClassVar
 
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import PdfSourceConfig, S3Config, WikiSourceConfig

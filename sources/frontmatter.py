@@ -1,8 +1,9 @@
 """YAML front matter of Markdown pages: split it off and type-check the keys Cairn reads."""
+
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import yaml
 
@@ -13,8 +14,19 @@ from cairn.schemas.config import GitSourceConfig, WikiSourceConfig
 H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 KNOWN_KEYS = {
-    "title", "tenant", "acl", "service", "environment", "severity", "tags", "content_type", "doc_tag",
-    "updated", "created", "valid_from", "valid_until",
+    "title",
+    "tenant",
+    "acl",
+    "service",
+    "environment",
+    "severity",
+    "tags",
+    "content_type",
+    "doc_tag",
+    "updated",
+    "created",
+    "valid_from",
+    "valid_until",
 }
 
 
@@ -80,7 +92,7 @@ def timestamp(meta: dict, key: str) -> int | None:
     else:
         raise FrontMatterError(f"front matter '{key}' must be a date, got {type(value).__name__}")
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp())
 
 
@@ -94,16 +106,22 @@ def narrowed_access(meta: dict, source: WikiSourceConfig | GitSourceConfig) -> t
     tenant, acl, ceiling = source.tenant, source.acl, source.acl_ceiling
     declared_tenant = string(meta, "tenant")
     if declared_tenant is not None and declared_tenant != tenant:
-        raise FrontMatterError(f"front matter tenant {declared_tenant!r} is not the source's tenant {tenant!r}: "
-                               "a page cannot move to another tenant")
+        raise FrontMatterError(
+            f"front matter tenant {declared_tenant!r} is not the source's tenant {tenant!r}: "
+            "a page cannot move to another tenant"
+        )
     if "acl" not in meta or meta["acl"] is None:
         return tenant, list(acl)
     declared = string_list(meta, "acl") or []
     if not declared:
-        raise FrontMatterError("front matter acl is empty: nobody could read the page (remove the key to use the source's acl)")
+        raise FrontMatterError(
+            "front matter acl is empty: nobody could read the page (remove the key to use the source's acl)"
+        )
     ceiling = acl if ceiling is None else ceiling
     wider = sorted(set(declared) - set(ceiling)) if ceiling else []
     if wider:
-        raise FrontMatterError(f"front matter acl names groups the source does not grant: {', '.join(wider)} "
-                               "(a page may narrow its source's acl, never widen it; see acl_ceiling)")
+        raise FrontMatterError(
+            f"front matter acl names groups the source does not grant: {', '.join(wider)} "
+            "(a page may narrow its source's acl, never widen it; see acl_ceiling)"
+        )
     return tenant, declared

@@ -12,14 +12,15 @@ that touched it; commit id, author and subject go into `extra`. `history(since, 
 past versions of every included file for a history backfill, each valid from the commit that wrote it
 until the next commit that changed, renamed or deleted it.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
 
 from cairn.redact import redact
 from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType
@@ -63,9 +64,13 @@ class GitSource(Connector):
         if cwd is None:
             command[1:1] = ["--git-dir", str(self.mirror)]
         try:
-            done = subprocess.run(command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False, input=stdin)
+            done = subprocess.run(
+                command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False, input=stdin
+            )
         except subprocess.TimeoutExpired:
-            raise SourceError(f"source {self.name!r}: git {args[0]} on {self.shown} timed out after {timeout:.0f} s") from None
+            raise SourceError(
+                f"source {self.name!r}: git {args[0]} on {self.shown} timed out after {timeout:.0f} s"
+            ) from None
         if check and done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise _GitFailed(redact(message[-1]) if message else f"git {args[0]} exited {done.returncode}")
@@ -84,14 +89,24 @@ class GitSource(Connector):
         try:
             if not (self.mirror / "HEAD").exists():
                 self.mirror.parent.mkdir(parents=True, exist_ok=True)
-                self._git("clone", "--mirror", "--quiet", remote, str(self.mirror), timeout=GIT_TIMEOUT, cwd=self.mirror.parent)
+                self._git(
+                    "clone",
+                    "--mirror",
+                    "--quiet",
+                    remote,
+                    str(self.mirror),
+                    timeout=GIT_TIMEOUT,
+                    cwd=self.mirror.parent,
+                )
                 self._drop_broken_refs()  # a local clone copies refs as they are, broken ones included
             else:
                 self._git("remote", "set-url", "origin", remote)
                 self._fetch()
         except _GitFailed as exc:
             what = "bundle" if remote.endswith(".bundle") else "repository"
-            raise SourceError(f"source {self.name!r}: cannot read the {what} {self.shown}: {redact(str(exc))}") from None
+            raise SourceError(
+                f"source {self.name!r}: cannot read the {what} {self.shown}: {redact(str(exc))}"
+            ) from None
 
     def _fetch(self) -> None:
         """Fetch every ref; when that fails, this source's ref alone. One ref of a corrupt repository that
@@ -129,10 +144,16 @@ class GitSource(Connector):
 
     def _drop_broken_refs(self) -> None:
         """Delete the mirror's refs that point to objects it does not have (remembered for messages)."""
-        pairs = [line.split(" ", 1) for line in self._git("for-each-ref", "--format=%(objectname) %(refname)").splitlines() if line]
+        pairs = [
+            line.split(" ", 1)
+            for line in self._git("for-each-ref", "--format=%(objectname) %(refname)").splitlines()
+            if line
+        ]
         if not pairs:
             return
-        checked = self._git("cat-file", "--batch-check=%(objectname)", stdin="".join(f"{sha}\n" for sha, _ in pairs).encode())
+        checked = self._git(
+            "cat-file", "--batch-check=%(objectname)", stdin="".join(f"{sha}\n" for sha, _ in pairs).encode()
+        )
         for (sha, name), line in zip(pairs, checked.splitlines()):
             if line.endswith(" missing"):
                 self.broken_refs.append(name)
@@ -148,7 +169,9 @@ class GitSource(Connector):
                     sha = self._git("rev-parse", f"refs/heads/{branches[0]}").strip()
                 else:
                     known = ", ".join(branches[:10]) or "none"
-                    broken = f"; refs pointing to missing objects: {', '.join(self.broken_refs)}" if self.broken_refs else ""
+                    broken = (
+                        f"; refs pointing to missing objects: {', '.join(self.broken_refs)}" if self.broken_refs else ""
+                    )
                     raise SourceError(
                         f"source {self.name!r}: ref {self.ref!r} not found in {self.shown} (branches: {known}{broken})"
                     )
@@ -191,7 +214,9 @@ class GitSource(Connector):
     def next_mark(self) -> str:
         return self.head().sha
 
-    def history(self, since: datetime | None, until: datetime | None, limit: int | None = None) -> Iterator[DocumentRef]:
+    def history(
+        self, since: datetime | None, until: datetime | None, limit: int | None = None
+    ) -> Iterator[DocumentRef]:
         """Past versions (not the ones current at the ref) that were valid at some time in [since, until),
         or that the last `limit` commits wrote, oldest first; each ref's locator is "path@commit"."""
         head = self.head()
@@ -250,7 +275,9 @@ class GitSource(Connector):
                         self._touched.setdefault(changed, commit)
         commit = self._touched.get(path)
         if commit is None:  # unchanged since the cursor (a repair of rows removed behind our back)
-            line = self._git("log", "-1", "--first-parent", "-m", LOG_FORMAT, self.head().sha, "--", path).strip(RECORD + "\n")
+            line = self._git("log", "-1", "--first-parent", "-m", LOG_FORMAT, self.head().sha, "--", path).strip(
+                RECORD + "\n"
+            )
             commit = parse_commit(line) if line else self.head()
             self._touched[path] = commit
         return commit
@@ -260,7 +287,8 @@ class GitSource(Connector):
             return False
         done = subprocess.run(
             ["git", "--git-dir", str(self.mirror), "merge-base", "--is-ancestor", sha, self.head().sha],
-            capture_output=True, check=False,
+            capture_output=True,
+            check=False,
         )
         return done.returncode == 0
 
@@ -290,7 +318,9 @@ class GitSource(Connector):
             raise DocumentError(path, str(exc)) from None
         commit = version.commit
         return self.document(
-            path, version.blob, grant,
+            path,
+            version.blob,
+            grant,
             source_uri=self.config.uri_template.format(repo=self._repo_uri(), commit=commit.sha, path=path),
             title=title,
             content=text,
@@ -314,5 +344,3 @@ class GitSource(Connector):
 
 class _GitFailed(SourceError):
     pass
-
-

@@ -6,12 +6,15 @@ without its user info, and the user name and password reach git only through the
 processes that talk to the remote, read back by a one-off credential helper. The empty `credential.helper=`
 first drops the helpers of the user's own config, so none of them stores the token either.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-_HELPER = '!f() { test "$1" = get && printf "username=%s\\npassword=%s\\n" "$CAIRN_GIT_USERNAME" "$CAIRN_GIT_PASSWORD"; }; f'
+_HELPER = (
+    '!f() { test "$1" = get && printf "username=%s\\npassword=%s\\n" "$CAIRN_GIT_USERNAME" "$CAIRN_GIT_PASSWORD"; }; f'
+)
 REMOTE_COMMANDS = frozenset({"clone", "fetch", "ls-remote"})  # the git commands that talk to the remote
 
 

@@ -1,5 +1,6 @@
 """What git prints, read: commits and `git log --raw` records, path globs, and a file's content type by its path.
 Pure functions, no subprocess (sources/git.py runs git)."""
+
 from __future__ import annotations
 
 import re

@@ -17,12 +17,13 @@ Bad input is named and explained: not a PDF, encrypted, unreadable (corrupt or t
 of whose pages have no text layer is indexed with what it has, and says which pages it lacks: in its rows
 (`extra.pages_without_text`, `extra.warnings`) and as a warning in the run report.
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from cairn.agreement_title import agreement_title
@@ -39,8 +40,13 @@ _REPEATED_MAX_CHARS = 120
 _TITLE_BLOCKS = 12  # the title is among the first blocks of page 1, after filing legends and exhibit labels
 _TITLE_WORDS = 16
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
-_DATE = rf"(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?(?:{_MONTHS}),?\s+\d{{4}})"
-_EFFECTIVE = re.compile(rf"(?:dated|effective|entered into|made)(?:\s+and\s+\w+)?\s+(?:as\s+of|on)\s+(?:the\s+|this\s+)?({_DATE})", re.IGNORECASE)
+_DATE = (
+    rf"(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?(?:{_MONTHS}),?\s+\d{{4}})"
+)
+_EFFECTIVE = re.compile(
+    rf"(?:dated|effective|entered into|made)(?:\s+and\s+\w+)?\s+(?:as\s+of|on)\s+(?:the\s+|this\s+)?({_DATE})",
+    re.IGNORECASE,
+)
 _EFFECTIVE_LABEL = re.compile(rf"Effective\s+Date[\"”]?\s*(?:means|:|is)?\s*({_DATE})", re.IGNORECASE)
 _PARTIES = re.compile(
     r"\b(?:by\s+and\s+)?between\s+(.{3,150}?)(?:\s*\([^)]{0,80}\))?,?\s+and\s+(.{3,150}?)"
@@ -60,7 +66,7 @@ class ParseLimits:
     parser: str = PdfSourceConfig.model_fields["parser"].default
 
     @classmethod
-    def of(cls, config: PdfSourceConfig) -> "ParseLimits":
+    def of(cls, config: PdfSourceConfig) -> ParseLimits:
         return cls(config.max_pages, config.max_text_chars, config.parse_timeout_seconds, config.parser)
 
 
@@ -88,7 +94,9 @@ def body_text(blocks: list[tuple[int, str]], page_count: int, pages_without_text
     lines that recur on 3+ pages (or every page of a 2-page document), digits ignored, dropped as running
     headers and footers."""
     if not blocks:
-        raise DocumentError(locator, "no text layer (a scanned or image-only PDF?): OCR is not available, nothing indexed")
+        raise DocumentError(
+            locator, "no text layer (a scanned or image-only PDF?): OCR is not available, nothing indexed"
+        )
     pages_of: dict[str, set[int]] = {}
     for page, text in blocks:
         pages_of.setdefault(_shape(text), set()).add(page)
@@ -129,7 +137,9 @@ def _check_pdf(path: Path, locator: str) -> int:
     except DocumentError:
         raise
     except Exception as exc:
-        raise DocumentError(locator, f"cannot open PDF ({type(exc).__name__}: {exc}); the file may be corrupt or truncated") from None
+        raise DocumentError(
+            locator, f"cannot open PDF ({type(exc).__name__}: {exc}); the file may be corrupt or truncated"
+        ) from None
 
 
 def metadata(pages: list[list[str]], fallback_title: str) -> dict:
@@ -138,9 +148,12 @@ def metadata(pages: list[list[str]], fallback_title: str) -> dict:
     first = (pages[0] if pages else [])[:_TITLE_BLOCKS]
     # a block that is the agreement's name ("Exhibit 10.1 CONSULTING AGREEMENT" names "CONSULTING AGREEMENT"),
     # else the name its opening statement gives ("This SOFTWARE LICENSE AGREEMENT is entered into ...")
-    title = (next((agreement_title(b) or b for b in first if _looks_like_title(b)), "")
-             or next((agreement_title(b) for b in first if len(b.split()) <= _TITLE_WORDS and agreement_title(b)), "")
-             or next((agreement_title(b) for b in first if agreement_title(b)), "") or fallback_title)
+    title = (
+        next((agreement_title(b) or b for b in first if _looks_like_title(b)), "")
+        or next((agreement_title(b) for b in first if len(b.split()) <= _TITLE_WORDS and agreement_title(b)), "")
+        or next((agreement_title(b) for b in first if agreement_title(b)), "")
+        or fallback_title
+    )
     found: dict = {"title": title.strip()}
     parties = _PARTIES.search(opening)
     if parties:
@@ -169,7 +182,7 @@ def _parse_date(text: str) -> int | None:
     cleaned = " ".join(cleaned.split())
     for fmt in ("%B %d %Y", "%d %B %Y"):
         try:
-            return int(datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc).timestamp())
+            return int(datetime.strptime(cleaned, fmt).replace(tzinfo=UTC).timestamp())
         except ValueError:
             continue
     return None
@@ -211,9 +224,13 @@ class PdfSource(BlobSource):
         if "parties" in found:
             extra["parties"] = found["parties"]
         if "effective_date" in found:
-            extra["effective_date"] = datetime.fromtimestamp(found["effective_date"], tz=timezone.utc).date().isoformat()
+            extra["effective_date"] = (
+                datetime.fromtimestamp(found["effective_date"], tz=UTC).date().isoformat()
+            )
         return self.document(
-            ref.locator, ref.version_hash, grant,
+            ref.locator,
+            ref.version_hash,
+            grant,
             source_uri=self.store.uri(ref.locator),
             title=found["title"],
             content=PAGE_BREAK.join("\n\n".join(blocks) for blocks in pages),
@@ -241,13 +258,15 @@ PARSE_IDENTITY = {"pdfium": "pdfium-text-layer/2", "unstructured": "unstructured
 
 def pdf_version(raw: str, parser: str) -> str:
     """A PDF's version_hash: its bytes' version (sha-256 in a folder, the ETag on S3) read by this parser."""
-    return hashlib.sha256(f"{raw}\x1f{PARSE_IDENTITY[parser]}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{raw}\x1f{PARSE_IDENTITY[parser]}".encode()).hexdigest()
 
 
 def scanned_pages_warning(pages: list[int], page_count: int) -> str:
     shown = ", ".join(str(p) for p in pages[:20]) + (f" and {len(pages) - 20} more" if len(pages) > 20 else "")
-    return (f"{len(pages)} of {page_count} pages have no text layer (scanned?), not indexed: page{'s' if len(pages) > 1 else ''} "
-            f"{shown}; OCR is not available")
+    return (
+        f"{len(pages)} of {page_count} pages have no text layer (scanned?), not indexed: page{'s' if len(pages) > 1 else ''} "
+        f"{shown}; OCR is not available"
+    )
 
 
 def _sha256(path: Path) -> str:

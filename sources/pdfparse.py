@@ -9,6 +9,7 @@ first use). The parent waits at most the source's `parse_timeout_seconds`, then 
 starts for the next file) and the document fails with the reason. The worker also stops returning text past
 `max_text_chars`. Its start-up is not counted against the timeout.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -118,8 +119,11 @@ class ParseWorker:
     def _receive(self, connection, locator: str, timeout: float) -> tuple[str, object]:
         if not connection.poll(timeout):
             self.stop()
-            raise DocumentError(locator, f"parsing took longer than the source's parse_timeout_seconds ({timeout:g} s): "
-                                         "stopped, nothing indexed")
+            raise DocumentError(
+                locator,
+                f"parsing took longer than the source's parse_timeout_seconds ({timeout:g} s): "
+                "stopped, nothing indexed",
+            )
         try:
             return connection.recv()
         except EOFError:
@@ -131,7 +135,9 @@ class ParseWorker:
     def _check(locator: str, max_chars: int, result: tuple[str, object]) -> ParsedPdf:
         status, payload = result
         if status == "too-long":
-            raise DocumentError(locator, f"more than the source's max_text_chars ({max_chars:,}) of text: nothing indexed")
+            raise DocumentError(
+                locator, f"more than the source's max_text_chars ({max_chars:,}) of text: nothing indexed"
+            )
         if status == "error":
             raise DocumentError(locator, f"cannot parse PDF ({payload}); the file may be corrupt or truncated")
         return payload
@@ -153,7 +159,9 @@ class ParseWorker:
         except EOFError:
             code = process.exitcode
             self.stop()
-            raise RuntimeError(f"the PDF parser process did not start (exit code {code}, waited up to {STARTUP_TIMEOUT} s)") from None
+            raise RuntimeError(
+                f"the PDF parser process did not start (exit code {code}, waited up to {STARTUP_TIMEOUT} s)"
+            ) from None
         return parent
 
     def stop(self) -> None:

@@ -17,6 +17,7 @@ A page that draws something (a scanned image, paths) but has no characters at al
 returned empty and counted, so the source reports it instead of indexing nothing silently; a blank page
 (nothing drawn) is just blank.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -27,21 +28,21 @@ from dataclasses import dataclass
 
 _OPENS_BLOCK = re.compile(
     r"^(?:ARTICLE|Article|SECTION|Section|EXHIBIT|Exhibit|SCHEDULE|Schedule)\s+[\dIVXLCA-Z]"
-    r"|^\d{1,2}(?:\.\d{1,2})+\.?\s"      # 4.02 / 4.02.1
-    r"|^\d{1,2}\.\s+\S"                  # 4. Term
+    r"|^\d{1,2}(?:\.\d{1,2})+\.?\s"  # 4.02 / 4.02.1
+    r"|^\d{1,2}\.\s+\S"  # 4. Term
     r"|^\((?:[a-z]{1,2}|[ivxl]{1,6}|\d{1,2}|[A-Z])\)\s"  # (a) (iv) (12) (A)
-    r"|^[a-z]\.\s+\S"                    # a. The Manufacturer ...
+    r"|^[a-z]\.\s+\S"  # a. The Manufacturer ...
     r"|^[\"“][^\"”]{1,80}[\"”]\s+(?:shall\s+)?(?:means?|has the meaning|shall have the meaning|includes?|refers? to)\b"
-    r"|^[•·▪◦●\-–]\s"                    # bullets
+    r"|^[•·▪◦●\-–]\s"  # bullets
 )
 # a clause number alone ("1.26", "(a)", "Section 4.02", "IV."): its text follows, often as a line of its own
 _LABEL_ONLY = re.compile(
     r"^(?:ARTICLE|Article|SECTION|Section)\s+(?:[IVXLC]{1,7}|\d{1,3}(?:\.\d{1,3})*)\.?$"
     r"|^(?:\d{1,3}(?:\.\d{1,3})*\.?|\((?:[a-zA-Z]{1,2}|[ivxlIVXL]{1,6}|\d{1,2})\)|[IVXL]{1,6}\.)$"
 )
-_PARAGRAPH_GAP = 1.35   # a pitch this many times the page's usual one separates blocks
-_SHORT_LINE = 0.82      # a line ending before this share of the column's width ends its block
-_SIZE_STEP = 0.9        # points of font size difference that separate blocks
+_PARAGRAPH_GAP = 1.35  # a pitch this many times the page's usual one separates blocks
+_SHORT_LINE = 0.82  # a line ending before this share of the column's width ends its block
+_SIZE_STEP = 0.9  # points of font size difference that separate blocks
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 A folder page's version_hash is the sha256 of its normalised content; an S3 object's is its ETag (listing
 is enough to skip unchanged pages, nothing is downloaded), and its LastModified is the default updated_at.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,7 +55,9 @@ class WikiSource(BlobSource):
         heading = fm.H1.search(body)
         title = fm.string(meta, "title") or (heading.group(1).strip() if heading else Path(ref.locator).stem)
         return self.document(
-            ref.locator, version, grant,
+            ref.locator,
+            version,
+            grant,
             source_uri=self.source_uri(ref.locator),
             title=title,
             content=body,

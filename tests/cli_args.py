@@ -1,5 +1,6 @@
 """What `cairn ...` arguments parse to, without running the command: the group's and the command's params,
 through click's own make_context (the command function is never called)."""
+
 from __future__ import annotations
 
 import typer
@@ -13,4 +14,4 @@ def parsed(*argv: str) -> tuple[dict, dict]:
     position = next(i for i, arg in enumerate(argv) if arg in group.commands)
     root = group.make_context("cairn", list(argv[: position + 1]))
     command = group.get_command(root, argv[position])
-    return root.params, command.make_context(argv[position], list(argv[position + 1:]), parent=root).params
+    return root.params, command.make_context(argv[position], list(argv[position + 1 :]), parent=root).params

@@ -1,4 +1,5 @@
 """Shared fixtures: a Prefect test server per session (started in the background), scratch configs, a small wiki written per test."""
+
 from __future__ import annotations
 
 import inspect
@@ -19,8 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
-import cairn.flows  # noqa: E402,F401  (Prefect defaults before any Prefect import)
 from hypothesis import settings  # noqa: E402
+
+import cairn.flows  # noqa: E402,F401  (Prefect defaults before any Prefect import)
 
 # No wall-clock limit per example: hypothesis's default deadline (200 ms) failed property tests on a busy
 # machine, and speed is measured in bench/, never asserted in a test.
@@ -65,11 +67,31 @@ class PrefectTestServer:
         self.database = f"sqlite+aiosqlite:///{self.home / 'prefect-test.db'}"
         self.port = free_port()
         self.api_url = f"http://127.0.0.1:{self.port}/api"
-        env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1",
-               "PREFECT_SERVER_DATABASE_CONNECTION_URL": self.database}
+        env = {
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT__SERVER_EPHEMERAL": "1",
+            "PREFECT__SERVER_FINAL": "1",
+            "PREFECT_SERVER_DATABASE_CONNECTION_URL": self.database,
+        }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", "error", "--lifespan", "on"], env=env)
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "prefect.server.api.server:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "error",
+                "--lifespan",
+                "on",
+            ],
+            env=env,
+        )
 
     def wait_until_healthy(self, timeout: float = 600) -> None:  # a hang guard: a loaded machine took 5 min
         deadline = time.monotonic() + timeout
@@ -103,16 +125,25 @@ def prefect_server(request, tmp_path_factory):
     import prefect.context
     from prefect.events.worker import EventsWorker
     from prefect.logging.handlers import APILogWorker
-    from prefect.settings import (PREFECT_API_URL, PREFECT_RESULTS_LOCAL_STORAGE_PATH,
-                                  PREFECT_SERVER_DATABASE_CONNECTION_URL, temporary_settings)
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_RESULTS_LOCAL_STORAGE_PATH,
+        PREFECT_SERVER_DATABASE_CONNECTION_URL,
+        temporary_settings,
+    )
     from prefect.utilities.asyncutils import run_coro_as_sync
 
     server = request.config.stash.get(_SERVER, None) or PrefectTestServer()
     results = os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(tmp_path_factory.mktemp("prefect-results"))
     try:
         server.wait_until_healthy()
-        with temporary_settings({PREFECT_API_URL: server.api_url, PREFECT_SERVER_DATABASE_CONNECTION_URL: server.database,
-                                 PREFECT_RESULTS_LOCAL_STORAGE_PATH: results}):
+        with temporary_settings(
+            {
+                PREFECT_API_URL: server.api_url,
+                PREFECT_SERVER_DATABASE_CONNECTION_URL: server.database,
+                PREFECT_RESULTS_LOCAL_STORAGE_PATH: results,
+            }
+        ):
             # also for code whose context was copied before this fixture (Prefect's own harness does the same)
             with prefect.context._temporary_global_settings_context(prefect.context.get_settings_context()):
                 yield server
@@ -162,8 +193,14 @@ def toml_value(value) -> str:
     return json.dumps(value)
 
 
-def write_config(path: Path, index_dir: Path, sources: list[dict], collection: str = "cairn", quality: dict | None = None,
-                 s3: dict | None = None) -> Path:
+def write_config(
+    path: Path,
+    index_dir: Path,
+    sources: list[dict],
+    collection: str = "cairn",
+    quality: dict | None = None,
+    s3: dict | None = None,
+) -> Path:
     """A scratch config; data-quality reports are off unless `quality` is given (GE adds seconds per run)."""
     import json
 
@@ -218,9 +255,13 @@ def s3(moto_endpoint, monkeypatch, tmp_path):
 
     import boto3
 
-    for key, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1",
-                       "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
-                       "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials")}.items():
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials"),
+    }.items():
         monkeypatch.setenv(key, value)
     for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         monkeypatch.delenv(key, raising=False)

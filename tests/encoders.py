@@ -1,5 +1,6 @@
 """A small deterministic encoder for tests of what surrounds the model (the sync, the store): a hashing bag of
 words, normalised, in 16 dimensions. It is an Encoder (embedding/encoder.py) that needs no weights."""
+
 from __future__ import annotations
 
 import hashlib

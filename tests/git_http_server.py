@@ -6,6 +6,7 @@ host. It serves the bare repositories under `root` (`url("repo.git")`). While it
 client is still running, so it also looks through the command line of every process (/proc/*/cmdline) for
 the strings in `watch` and records what it found in `on_command_lines`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -15,7 +16,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-BACKEND = Path(subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=True).stdout.strip()) / "git-http-backend"
+BACKEND = (
+    Path(subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=True).stdout.strip())
+    / "git-http-backend"
+)
 
 
 class GitHttpServer(ThreadingHTTPServer):
@@ -34,7 +38,7 @@ class GitHttpServer(ThreadingHTTPServer):
     def url(self, name: str, userinfo: str | None = None) -> str:
         return f"http://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}/{name}"
 
-    def __enter__(self) -> "GitHttpServer":
+    def __enter__(self) -> GitHttpServer:
         self._thread.start()
         return self
 

@@ -1,4 +1,5 @@
 """Real git repositories for the tests, built by scripted commits with fixed dates."""
+
 from __future__ import annotations
 
 import os
@@ -17,9 +18,20 @@ class Repo:
         if date:
             env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
         done = subprocess.run(
-            ["git", "-c", "user.name=Test Author", "-c", "user.email=test@example.invalid",
-             "-c", "protocol.file.allow=always", *args],
-            cwd=self.root, env=env, check=True, capture_output=True,
+            [
+                "git",
+                "-c",
+                "user.name=Test Author",
+                "-c",
+                "user.email=test@example.invalid",
+                "-c",
+                "protocol.file.allow=always",
+                *args,
+            ],
+            cwd=self.root,
+            env=env,
+            check=True,
+            capture_output=True,
         )
         return done.stdout.decode().strip()
 

@@ -6,6 +6,7 @@ any HTTP server (a loaded Prefect server).
 Each distinct request (method, path and query) is failed `failures` times (None: always); every request
 is recorded with the attempt number botocore puts in its `amz-sdk-request` header and the status answered.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -15,8 +16,10 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
-             b"<Message>Please reduce your request rate.</Message><RequestId>proxy</RequestId></Error>")
+SLOW_DOWN = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message><RequestId>proxy</RequestId></Error>"
+)
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
 
 
@@ -44,7 +47,7 @@ class FaultyProxy:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FaultyProxy":
+    def __enter__(self) -> FaultyProxy:
         self.thread.start()
         return self
 
@@ -56,14 +59,20 @@ class FaultyProxy:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
         sdk = dict(
-            item.strip().split("=", 1) for item in (handler.headers.get("amz-sdk-request") or "").split(";") if "=" in item
+            item.strip().split("=", 1)
+            for item in (handler.headers.get("amz-sdk-request") or "").split(";")
+            if "=" in item
         )
         key = (handler.command, handler.path)
         with self._lock:
             self._seen[key] += 1
             fail = self.failures is None or self._seen[key] <= self.failures
-        record = {"method": handler.command, "path": handler.path, "attempt": int(sdk.get("attempt", 0)),
-                  "max": int(sdk.get("max", 0))}
+        record = {
+            "method": handler.command,
+            "path": handler.path,
+            "attempt": int(sdk.get("attempt", 0)),
+            "max": int(sdk.get("max", 0)),
+        }
         if fail:
             record["status"] = 503
             self._record(record)

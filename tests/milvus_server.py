@@ -5,6 +5,7 @@ separate process, reached with `uri = "http://127.0.0.1:PORT"`, so Cairn takes i
 lock file, no per-batch flush, the token sent, one client per process). Its engine is Milvus Lite's, not a
 Milvus standalone's: the differences listed in ../shared/STACK.md (BM25 scores, IDF per segment) remain.
 """
+
 from __future__ import annotations
 
 import socket
@@ -24,12 +25,23 @@ class MilvusServer:
         self.log = data_dir.parent / f"{data_dir.name}.log"
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> "MilvusServer":
+    def __enter__(self) -> MilvusServer:
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(self.data_dir),
-                 "--host", "127.0.0.1", "--port", str(self.port)],
-                stdout=log, stderr=subprocess.STDOUT,
+                [
+                    sys.executable,
+                    "-m",
+                    "milvus_lite",
+                    "server",
+                    "--data-dir",
+                    str(self.data_dir),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + 600  # a hang guard: a loaded machine starts processes slowly
         while time.monotonic() < deadline:

@@ -4,6 +4,7 @@ It serves /incidents (offset/limit/more, since/until on created_at, statuses[]),
 /incidents/{id}/{log_entries,notes,alerts} and /log_entries?since=; checks the token header; and can be
 told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, or "truncate").
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ class FakePagerDuty:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakePagerDuty":
+    def __enter__(self) -> FakePagerDuty:
         self.thread.start()
         return self
 
@@ -66,7 +67,9 @@ class FakePagerDuty:
             fault = self.faults[url.path].pop(0)
             if fault == "truncate":
                 return self._send(handler, 200, b'{"incidents": [{"id": "P')
-            return self._send(handler, fault, {"error": {"message": "fault"}}, {"Retry-After": "0.05"} if fault == 429 else None)
+            return self._send(
+                handler, fault, {"error": {"message": "fault"}}, {"Retry-After": "0.05"} if fault == 429 else None
+            )
         parts = url.path.strip("/").split("/")
         limit, offset = int(query.get("limit", ["25"])[0]), int(query.get("offset", ["0"])[0])
         if parts == ["incidents"]:
@@ -84,7 +87,9 @@ class FakePagerDuty:
             return self._page(handler, "log_entries", items, limit, offset)
         if len(parts) == 2 and parts[0] == "incidents":
             found = [i for i in self.incidents if i["id"] == parts[1]]
-            return self._send(handler, 200, {"incident": found[0]}) if found else self._send(handler, 404, {"error": {}})
+            return (
+                self._send(handler, 200, {"incident": found[0]}) if found else self._send(handler, 404, {"error": {}})
+            )
         if len(parts) == 3 and parts[0] == "incidents" and parts[2] in ("log_entries", "notes", "alerts"):
             if parts[1] not in self.parts:
                 return self._send(handler, 404, {"error": {"message": "Not Found"}})

@@ -16,23 +16,24 @@ Layout, as a real contract:
 
 scripts/make_sample_agreements.py uses the same writer for the PDFs committed under data/legal/.
 """
+
 from __future__ import annotations
 
 import random
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
 
 from tests.agreement_spec import AgreementSpec, check_latin1, dated_line, definition_paragraph, sample_spec
 
-CREATION_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
+CREATION_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 FONT = "Times"
 BODY_SIZE = 12
 LINE_H = 6.0
-CLAUSE_INDENT = 10.0      # mm, "(a)" clauses
-SUBCLAUSE_INDENT = 20.0   # mm, "(i)" sub-clauses
+CLAUSE_INDENT = 10.0  # mm, "(a)" clauses
+SUBCLAUSE_INDENT = 20.0  # mm, "(i)" sub-clauses
 
 
 class _ContractPDF(FPDF):
@@ -59,8 +60,7 @@ class _ContractPDF(FPDF):
 
     # -- body helpers -------------------------------------------------------------------------
 
-    def para(self, text: str, indent: float = 0.0, style: str = "", align: str = "J",
-             after: float = 3.0) -> None:
+    def para(self, text: str, indent: float = 0.0, style: str = "", align: str = "J", after: float = 3.0) -> None:
         self.set_font(FONT, style, BODY_SIZE)
         base = 25.0
         self.set_left_margin(base + indent)
@@ -77,7 +77,7 @@ class _ContractPDF(FPDF):
         self.para(text, style="B", align=align, after=after)
 
 
-def render(spec: AgreementSpec, pdf: "_ContractPDF | None" = None) -> bytes:
+def render(spec: AgreementSpec, pdf: _ContractPDF | None = None) -> bytes:
     """The PDF for spec, as bytes (deterministic). `pdf`: a writer of one's own (e.g. one whose header also
     draws on each page); by default the plain contract writer."""
     check_latin1(spec)
@@ -131,6 +131,7 @@ def write_sample(path: str | Path) -> Path:
 # ---------------------------------------------------------------------------------------------
 # Hostile variants: each breaks one assumption a parser might make.
 
+
 def write_encrypted(path: str | Path) -> Path:
     """The sample, RC4-encrypted: opening it needs the user password "secret"."""
     spec = sample_spec()
@@ -158,13 +159,13 @@ def write_image_only(path: str | Path) -> Path:
     pdf.set_producer("Cairn tests/pdf_factory.py")
     pdf.add_page()
     pdf.set_fill_color(235, 235, 230)
-    pdf.rect(10, 10, 195.9, 259.4, style="F")           # paper tone of a scan
+    pdf.rect(10, 10, 195.9, 259.4, style="F")  # paper tone of a scan
     pdf.set_fill_color(60, 60, 60)
     rng = random.Random(7)
     y = 30.0
     while y < 250:
         width = 150 if rng.random() < 0.8 else rng.uniform(40, 140)
-        pdf.rect(28, y, width, 2.2, style="F")           # a "line of text"
+        pdf.rect(28, y, width, 2.2, style="F")  # a "line of text"
         y += 6.0 if rng.random() < 0.85 else 12.0
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -193,9 +194,14 @@ def write_corrupt(path: str | Path) -> Path:
 def write_shared_stream(path: str | Path, pages: int = 300, lines: int = 400) -> Path:
     """A small PDF (about 150 bytes a page) whose `pages` pages all draw one compressed stream of `lines` lines
     of text: tiny on disk, pages x lines lines to parse. Written by hand (fpdf2 gives each page its own)."""
-    text = b"BT /F1 8 Tf 10 TL 20 780 Td " + b" ".join(
-        b"(Clause %d: the Supplier shall deliver the services described in the Statement of Work.) '" % n
-        for n in range(lines)) + b" ET"
+    text = (
+        b"BT /F1 8 Tf 10 TL 20 780 Td "
+        + b" ".join(
+            b"(Clause %d: the Supplier shall deliver the services described in the Statement of Work.) '" % n
+            for n in range(lines)
+        )
+        + b" ET"
+    )
     stream = zlib.compress(text, 9)
     kids = " ".join(f"{5 + n} 0 R" for n in range(pages)).encode()
     objects = [
@@ -203,8 +209,10 @@ def write_shared_stream(path: str | Path, pages: int = 300, lines: int = 400) ->
         b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-    ] + [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-         b"/Contents 4 0 R >>"] * pages
+    ] + [
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+        b"/Contents 4 0 R >>"
+    ] * pages
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -240,6 +248,13 @@ def write_not_a_pdf(path: str | Path) -> Path:
 
 
 __all__ = [
-    "render", "write_agreement", "write_sample",
-    "write_encrypted", "write_image_only", "write_shared_stream", "write_truncated", "write_corrupt", "write_not_a_pdf",
+    "render",
+    "write_agreement",
+    "write_sample",
+    "write_encrypted",
+    "write_image_only",
+    "write_shared_stream",
+    "write_truncated",
+    "write_corrupt",
+    "write_not_a_pdf",
 ]

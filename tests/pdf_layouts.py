@@ -2,6 +2,7 @@
 column first, pages turned by /Rotate or drawn at an angle, clause numbers in a margin of their own, and a
 scanned page among text pages. Deterministic, original text, latin-1 core fonts (tests/pdf_factory.py has
 the full contracts and the hostile files)."""
+
 from __future__ import annotations
 
 import io

@@ -15,15 +15,16 @@ max_incident_bytes (default 5,000,000: an export incident whose files are bigger
 their sizes, without reading them; an API incident, as soon as one of its parts passes it while paging),
 access = [{team | service, tenant, acl}] (first match wins; else the source's tenant and acl).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterator
 
 from cairn.redact import redact
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType
@@ -35,8 +36,21 @@ from cairn.sources.pagerduty.render import incident_heading, render
 DEFAULT_SEVERITY = {"P1": "sev1", "P2": "sev2", "P3": "sev3", "P4": "sev4", "P5": "sev5", "high": "sev2", "low": "sev4"}
 PARTS = ("log_entries", "notes", "alerts")
 VERSION_FIELDS = (
-    "id", "incident_number", "title", "description", "status", "urgency", "priority", "service", "teams",
-    "assignments", "updated_at", "last_status_change_at", "resolved_at", "incident_type", "custom_fields",
+    "id",
+    "incident_number",
+    "title",
+    "description",
+    "status",
+    "urgency",
+    "priority",
+    "service",
+    "teams",
+    "assignments",
+    "updated_at",
+    "last_status_change_at",
+    "resolved_at",
+    "incident_type",
+    "custom_fields",
 )
 # fields the renderer walks: any other type is a malformed incident, refused naming the field
 SHAPES = {"service": dict, "teams": list, "assignments": list, "custom_fields": list, "body": dict}
@@ -50,7 +64,7 @@ def parse_time(value, field: str, incident_id: str) -> int:
     except ValueError:
         raise DocumentError(incident_id, f"'{field}' is not an ISO timestamp: {value!r}") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return int(parsed.timestamp())
 
 
@@ -75,7 +89,10 @@ class PagerDutySource(Connector):
             if not token:
                 raise SourceError(f"source {self.name!r}: no PagerDuty token: set the variable {token_env}")
             self.api = PagerDutyApi(
-                self.api_url, token, page_size=config.page_size, timeout=config.timeout_seconds,
+                self.api_url,
+                token,
+                page_size=config.page_size,
+                timeout=config.timeout_seconds,
                 retry=RetryPolicy(config.retry_attempts, config.retry_base_seconds),
             )
 
@@ -116,7 +133,9 @@ class PagerDutySource(Connector):
                 mark = datetime.fromisoformat(self.resumed_mark.replace("Z", "+00:00"))
                 window = mark - timedelta(minutes=self.config.overlap_minutes)
                 changed = []
-                for entry in self.api.pages("/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}):
+                for entry in self.api.pages(
+                    "/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}
+                ):
                     incident_id = (entry.get("incident") or {}).get("id") if isinstance(entry, dict) else None
                     if incident_id and incident_id not in changed:
                         changed.append(incident_id)
@@ -135,7 +154,9 @@ class PagerDutySource(Connector):
             for incident in self.api.pages("/incidents", "incidents", params):
                 yield "/incidents", incident
         except ApiError as exc:
-            raise SourceError(f"source {self.name!r}: PagerDuty API at {redact(self.api_url)}: {redact(str(exc))}") from None
+            raise SourceError(
+                f"source {self.name!r}: PagerDuty API at {redact(self.api_url)}: {redact(str(exc))}"
+            ) from None
 
     def _list_export(self) -> Iterator[tuple[str, dict]]:
         if not self.folder.is_dir():
@@ -167,8 +188,10 @@ class PagerDutySource(Connector):
         if total <= self.max_bytes:
             return None
         name, biggest = max(sizes.items(), key=lambda item: item[1])
-        return (f"incident files are {total:,} bytes ({incident_id}/{name}: {biggest:,}), over the source's "
-                f"max_incident_bytes ({self.max_bytes:,}); not read")
+        return (
+            f"incident files are {total:,} bytes ({incident_id}/{name}: {biggest:,}), over the source's "
+            f"max_incident_bytes ({self.max_bytes:,}); not read"
+        )
 
     def _version(self, incident_id: str, incident: dict) -> str:
         material = {k: incident.get(k) for k in VERSION_FIELDS}
@@ -206,7 +229,10 @@ class PagerDutySource(Connector):
                 for item in self.api.pages(f"/incidents/{segment(incident_id)}/{part}", part):
                     size += len(json.dumps(item, default=str))
                     if size > self.max_bytes:  # stop paging: the incident is refused, not held
-                        raise DocumentError(incident_id, f"{part} are over the source's max_incident_bytes ({self.max_bytes:,}); the rest was not fetched")
+                        raise DocumentError(
+                            incident_id,
+                            f"{part} are over the source's max_incident_bytes ({self.max_bytes:,}); the rest was not fetched",
+                        )
                     items.append(item)
             except ApiError as exc:
                 raise DocumentError(incident_id, f"{part}: {exc.reason}") from None
@@ -227,11 +253,15 @@ class PagerDutySource(Connector):
                 if not isinstance(items, list):
                     raise TypeError
             except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-                raise DocumentError(incident_id, f"{incident_id}/{part}.json is not a {{\"{part}\": [...]}} response") from None
+                raise DocumentError(
+                    incident_id, f'{incident_id}/{part}.json is not a {{"{part}": [...]}} response'
+                ) from None
             out.append([i for i in items if isinstance(i, dict)])
         return tuple(out)
 
-    def _document(self, ref: DocumentRef, incident: dict, log_entries: list, notes: list, alerts: list) -> SourceDocument:
+    def _document(
+        self, ref: DocumentRef, incident: dict, log_entries: list, notes: list, alerts: list
+    ) -> SourceDocument:
         incident_id = ref.locator
         title = incident.get("title") or incident.get("summary")
         if not isinstance(title, str) or not title.strip():
@@ -273,10 +303,17 @@ class PagerDutySource(Connector):
         content = render(incident, log_entries, notes, alerts)
         size = len(content.encode("utf-8"))
         if size > self.max_bytes:
-            raise DocumentError(incident_id, f"rendered incident is {size:,} bytes, over the source's max_incident_bytes ({self.max_bytes:,})")
+            raise DocumentError(
+                incident_id,
+                f"rendered incident is {size:,} bytes, over the source's max_incident_bytes ({self.max_bytes:,})",
+            )
         return self.document(
-            incident_id, ref.version_hash, grant,
-            source_uri=str(incident.get("html_url") or f"{self.api_url or self.folder.resolve().as_uri()}/incidents/{incident_id}"),
+            incident_id,
+            ref.version_hash,
+            grant,
+            source_uri=str(
+                incident.get("html_url") or f"{self.api_url or self.folder.resolve().as_uri()}/incidents/{incident_id}"
+            ),
             title=f"[#{number}] {title}" if number is not None else title,
             content=content,
             content_type=ContentType.INCIDENT,
@@ -289,7 +326,11 @@ class PagerDutySource(Connector):
             severity=self._severity(incident),
             tags=tags,
             doc_tag=str(number) if number is not None else incident_id,
-            extra={"incident_id": incident_id, "status": str(incident.get("status", "")), "heading": incident_heading(incident)},
+            extra={
+                "incident_id": incident_id,
+                "status": str(incident.get("status", "")),
+                "heading": incident_heading(incident),
+            },
         )
 
     def _severity(self, incident: dict) -> Severity:

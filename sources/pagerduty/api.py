@@ -4,17 +4,17 @@ Token auth (`Authorization: Token token=...`); offset/limit pagination following
 Retry-After; 5xx, timeouts and truncated bodies are retried with capped exponential backoff. The token is
 held only in the request header: it never appears in a log line, an exception or a report.
 """
+
 from __future__ import annotations
 
 import json
 import re
-import socket
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from cairn.errors import SourceError
 
@@ -80,16 +80,20 @@ class PagerDutyApi:
             except urllib.error.HTTPError as exc:
                 if exc.code == 429:
                     last = "rate limited (429)"
-                    time.sleep(_retry_after(exc.headers.get("Retry-After"), self.retry.delay(attempt), self.retry.cap_seconds))
+                    time.sleep(
+                        _retry_after(exc.headers.get("Retry-After"), self.retry.delay(attempt), self.retry.cap_seconds)
+                    )
                     continue
                 if exc.code >= 500:
                     last = f"server error {exc.code}"
                     time.sleep(self.retry.delay(attempt))
                     continue
                 if exc.code == 401:
-                    raise ApiError(path, 401, "401 Unauthorized: the API token was refused (check the variable named by token_env)") from None
+                    raise ApiError(
+                        path, 401, "401 Unauthorized: the API token was refused (check the variable named by token_env)"
+                    ) from None
                 raise ApiError(path, exc.code, f"HTTP {exc.code}") from None
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
                 last = f"network error: {reason}"
                 time.sleep(self.retry.delay(attempt))

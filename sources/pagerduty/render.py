@@ -5,6 +5,7 @@ section (the natural abstract source), the timeline in time order, the notes and
 breadcrumbs service > incident > part. Each log entry, note and alert is its own paragraph, so a long
 timeline is cut between entries, never inside one.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,7 +43,10 @@ def render(incident: dict, log_entries: list[dict], notes: list[dict], alerts: l
         ("Created", _when(incident.get("created_at"))),
         ("Last status change", _when(incident.get("last_status_change_at"))),
         ("Resolved", _when(incident.get("resolved_at"))),
-        ("Assigned to", ", ".join(_name(a.get("assignee")) for a in incident.get("assignments") or [] if isinstance(a, dict))),
+        (
+            "Assigned to",
+            ", ".join(_name(a.get("assignee")) for a in incident.get("assignments") or [] if isinstance(a, dict)),
+        ),
         ("Teams", ", ".join(_name(t) for t in incident.get("teams") or [])),
         ("Escalation policy", _name(incident.get("escalation_policy"))),
         ("Incident type", _name(incident.get("incident_type"))),
@@ -60,7 +64,11 @@ def render(incident: dict, log_entries: list[dict], notes: list[dict], alerts: l
             text = f"{_when(entry.get('created_at'))}: {kind}: {entry.get('summary', '')}"
             if agent:
                 text += f" (by {agent})"
-            detail = _details((entry.get("event_details") or {}).get("description") if isinstance(entry.get("event_details"), dict) else "")
+            detail = _details(
+                (entry.get("event_details") or {}).get("description")
+                if isinstance(entry.get("event_details"), dict)
+                else ""
+            )
             lines += [text + (f". {detail}" if detail else ""), ""]
     if notes:
         lines += ["", "### Notes", ""]

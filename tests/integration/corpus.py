@@ -1,4 +1,5 @@
 """A small two-tenant wiki written by the tests: distinctive facts, several ACL groups."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,7 +25,8 @@ def build(root: Path) -> dict[str, dict]:
     """Write the corpus; return locator -> {tenant, acl, fact} for assertions."""
     pages = {
         "acme/ledger-failover.md": dict(
-            tenant="acme", acl=["sre"],
+            tenant="acme",
+            acl=["sre"],
             title="Ledger DB failover",
             body="# Ledger DB failover\n\n"
             + section("Promote the replica", "Run pg_ctl promote on ledger-db-replica-02 to promote the replica.")
@@ -32,24 +34,29 @@ def build(root: Path) -> dict[str, dict]:
             + "```bash\npg_ctl promote -D /var/lib/postgresql/16/main\n```\n",
         ),
         "acme/kafka-lag.md": dict(
-            tenant="acme", acl=["sre", "platform"],
+            tenant="acme",
+            acl=["sre", "platform"],
             title="Kafka consumer lag",
             body="# Kafka consumer lag\n\n"
             + section("Diagnose", "Consumer group settlement-writer lags on topic payments.settled in events-kafka.")
             + section("Mitigate", "Scale settlement-writer to twelve replicas and raise max.poll.records to 500."),
         ),
         "acme/leaked-credentials.md": dict(
-            tenant="acme", acl=["security"],
+            tenant="acme",
+            acl=["security"],
             title="Rotate leaked credentials",
             body="# Rotate leaked credentials\n\n"
             + section("Revoke", "Revoke the leaked vault token zebra-orchid-42 and rotate the AWS access keys.")
             + section("Audit", "Search CloudTrail for calls made with the zebra-orchid-42 token."),
         ),
         "globex/scanner.md": dict(
-            tenant="globex", acl=["globex-ops"],
+            tenant="globex",
+            acl=["globex-ops"],
             title="Warehouse scanner API",
             body="# Warehouse scanner API\n\n"
-            + section("Restart", "Restart the scanner-gateway pods in the depot-east cluster with kubectl rollout restart.")
+            + section(
+                "Restart", "Restart the scanner-gateway pods in the depot-east cluster with kubectl rollout restart."
+            )
             + section("Verify", "Scan the test barcode GLX-000-TEST at dock 4 to verify the scanner pipeline."),
         ),
     }

@@ -1,4 +1,5 @@
 """End to end through the `cairn` command, in subprocesses, as a user runs it."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,6 @@ import pytest
 
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
-
 
 SERVER: dict[str, str] = {}  # PREFECT_API_URL of the session's test server, once a test asked for it
 
@@ -29,7 +29,10 @@ def shared_server(prefect_server):
 def cairn(*args, cwd=REPO, env=None):
     return subprocess.run(
         [sys.executable, "-m", "cairn.cli", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=1500,  # a hang guard, not a speed limit: a busy machine is slow
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=1500,  # a hang guard, not a speed limit: a busy machine is slow
         env={**os.environ, **SERVER, **(env or {})},
     )
 
@@ -49,12 +52,32 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
     assert set(report) >= {"run_id", "documents", "sections", "chunks", "embeddings_computed", "seconds", "failures"}
     assert report["documents"]["indexed"] >= 15 and report["documents"]["failed"] == 0, report["failures"]
 
-    query = cairn("query", "how do I fail over the ledger-db primary", "--tenant", "acme", "--group", "sre",
-                  "--k", "3", "--json", "--config", str(config))
+    query = cairn(
+        "query",
+        "how do I fail over the ledger-db primary",
+        "--tenant",
+        "acme",
+        "--group",
+        "sre",
+        "--k",
+        "3",
+        "--json",
+        "--config",
+        str(config),
+    )
     assert query.returncode == 0, query.stderr
     results = json.loads(query.stdout)["results"]
     assert 0 < len(results) <= 3
-    assert set(results[0]) >= {"chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text"}
+    assert set(results[0]) >= {
+        "chunk_id",
+        "document_id",
+        "section_id",
+        "breadcrumbs",
+        "title",
+        "source_uri",
+        "score",
+        "text",
+    }
 
     status = cairn("status", "--json", "--config", str(config))
     assert status.returncode == 0, status.stderr
@@ -66,9 +89,20 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
 def test_failed_documents_exit_1_and_a_failed_source_exits_2_after_the_others_ran(tmp_path, shared_server):
     corpus.build(tmp_path / "wiki")
     (tmp_path / "wiki" / "acme" / "binary.md").write_bytes(b"\x00\x01\x02")
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(tmp_path / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     partial = cairn("ingest", "--config", str(config))
     assert partial.returncode == 1, partial.stderr
     assert "3 indexed" in partial.stdout and "1 failed" in partial.stdout
@@ -77,11 +111,27 @@ def test_failed_documents_exit_1_and_a_failed_source_exits_2_after_the_others_ra
     assert strict.returncode == 1 and "binary.md" in strict.stderr
 
     (tmp_path / "wiki" / "acme" / "binary.md").unlink()
-    two = write_config(tmp_path / "two.toml", tmp_path / "index", [
-        {"name": "gone", "type": "wiki", "path": str(tmp_path / "no-such-folder"), "tenant": "acme", "acl": ["sre"]},
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"],
-         "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    two = write_config(
+        tmp_path / "two.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "gone",
+                "type": "wiki",
+                "path": str(tmp_path / "no-such-folder"),
+                "tenant": "acme",
+                "acl": ["sre"],
+            },
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(tmp_path / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     down = cairn("ingest", "--config", str(two), "--json")
     assert down.returncode == 2, down.stderr
     report = json.loads(down.stdout)
@@ -110,9 +160,20 @@ def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_p
     from cairn.schemas.config import load_config
 
     corpus.build(tmp_path / "wiki")
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(tmp_path / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     assert cairn("ingest", "--config", str(config)).returncode == 0
     store = MilvusStore(load_config(config).milvus, dim=384)
     store.load()
@@ -138,7 +199,8 @@ def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_p
 def test_unreachable_server_fails_fast_and_never_prints_the_token(tmp_path):
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [])
     secret = "s3cr3t-milvus-token-do-not-print"
-    result = cairn("ingest", "--config", str(config),
-                   env={"CAIRN_MILVUS_URI": "http://127.0.0.1:9", "CAIRN_MILVUS_TOKEN": secret})
+    result = cairn(
+        "ingest", "--config", str(config), env={"CAIRN_MILVUS_URI": "http://127.0.0.1:9", "CAIRN_MILVUS_TOKEN": secret}
+    )
     assert result.returncode == 2 and "cannot reach Milvus at http://127.0.0.1:9" in result.stderr
     assert secret not in result.stdout + result.stderr

@@ -1,5 +1,6 @@
 """The CLI as its own top layer, end to end: `cairn query` and `cairn status` answer from a real index without
 importing Prefect or the flows, and the human query listing shows the numbers the JSON holds, labelled."""
+
 from __future__ import annotations
 
 import json
@@ -35,12 +36,28 @@ def indexed(tmp_path_factory, prefect_server):
 
     root = tmp_path_factory.mktemp("cli-imports")
     corpus.build(root / "wiki")
-    config = write_config(root / "c.toml", root / "index", [
-        {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
-    ingest = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"], cwd=REPO,
-                            capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value())})
+    config = write_config(
+        root / "c.toml",
+        root / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(root / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
+    ingest = subprocess.run(
+        [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value())},
+    )
     assert ingest.returncode == 0, ingest.stderr[-2000:]
     return config
 
@@ -58,12 +75,30 @@ def test_query_and_status_answer_without_importing_prefect(indexed):
 
 
 def test_the_human_listing_prints_rank_fused_and_relevance_as_the_json_has_them(indexed):
-    question = ["query", "consumer group lag on payments.settled", "--tenant", "acme", "--group", "sre", "--k", "3",
-                "--config", str(indexed)]
-    data = json.loads(subprocess.run([sys.executable, "-m", "cairn.cli", *question, "--json"], cwd=REPO,
-                                     capture_output=True, text=True, timeout=600).stdout)
-    listing = subprocess.run([sys.executable, "-m", "cairn.cli", *question], cwd=REPO, capture_output=True, text=True,
-                             timeout=600)
+    question = [
+        "query",
+        "consumer group lag on payments.settled",
+        "--tenant",
+        "acme",
+        "--group",
+        "sre",
+        "--k",
+        "3",
+        "--config",
+        str(indexed),
+    ]
+    data = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "cairn.cli", *question, "--json"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        ).stdout
+    )
+    listing = subprocess.run(
+        [sys.executable, "-m", "cairn.cli", *question], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
     assert listing.returncode == 0, listing.stderr[-2000:]
     shown = re.findall(r"^(\d+)\. fused (\S+)  relevance (\S+)", listing.stdout, flags=re.M)
     expected = [(str(rank), f"{h['fused']:.4f}", f"{h['score']:.4f}") for rank, h in enumerate(data["results"], 1)]

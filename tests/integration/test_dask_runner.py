@@ -1,4 +1,5 @@
 """[runner] kind = "dask": the model work runs on Dask workers and the collection ends exactly as on threads."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,10 +12,22 @@ from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config
 
 SAMPLE_WIKI = [  # the sample wiki sources of data/cairn.toml
-    {"name": "runbooks", "type": "wiki", "path": str(REPO / "data/wiki/acme"), "tenant": "acme", "acl": ["sre"],
-     "acl_ceiling": ["sre", "oncall", "payments", "platform", "security"]},  # as data/cairn.toml
-    {"name": "globex-wiki", "type": "wiki", "path": str(REPO / "data/wiki/globex"), "tenant": "globex", "acl": ["globex-ops"],
-     "acl_ceiling": ["globex-ops", "globex-sec"]},
+    {
+        "name": "runbooks",
+        "type": "wiki",
+        "path": str(REPO / "data/wiki/acme"),
+        "tenant": "acme",
+        "acl": ["sre"],
+        "acl_ceiling": ["sre", "oncall", "payments", "platform", "security"],
+    },  # as data/cairn.toml
+    {
+        "name": "globex-wiki",
+        "type": "wiki",
+        "path": str(REPO / "data/wiki/globex"),
+        "tenant": "globex",
+        "acl": ["globex-ops"],
+        "acl_ceiling": ["globex-ops", "globex-sec"],
+    },
 ]
 
 

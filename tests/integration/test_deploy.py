@@ -3,6 +3,7 @@
 Everything runs on 127.0.0.1 in subprocesses with their own PREFECT_HOME and SQLite database under tmp_path;
 each is started in its own process group and the whole group is killed afterwards, whatever happened.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -94,7 +95,11 @@ def prefect_stack(tmp_path):
 
     def start(name: str, *args: str) -> None:
         processes[name] = subprocess.Popen(
-            [*PREFECT, *args], cwd=REPO, env=env, stdout=logs[name].open("w"), stderr=subprocess.STDOUT,
+            [*PREFECT, *args],
+            cwd=REPO,
+            env=env,
+            stdout=logs[name].open("w"),
+            stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, killed whole in the finally below
         )
 
@@ -147,6 +152,7 @@ def run_deployment(env: dict, name: str, parameters: dict, processes: dict, logs
     flow_run_id = api(env, create)
     deadline = time.monotonic() + timeout
     while True:
+
         async def read(client):
             return await client.read_flow_run(flow_run_id)
 
@@ -154,7 +160,9 @@ def run_deployment(env: dict, name: str, parameters: dict, processes: dict, logs
         if run.state and run.state.type.value in FINAL:
             break
         assert processes["worker"].poll() is None, f"worker exited:\n{tail(logs['worker'])}"
-        assert time.monotonic() < deadline, f"{name} still {run.state.type.value} after {timeout} s:\n{tail(logs['worker'])}"
+        assert time.monotonic() < deadline, (
+            f"{name} still {run.state.type.value} after {timeout} s:\n{tail(logs['worker'])}"
+        )
         time.sleep(1)
     assert run.state.type.value == "COMPLETED", f"{name}: {run.state.message}\n{tail(logs['worker'])}"
     return run

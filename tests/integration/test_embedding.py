@@ -1,5 +1,6 @@
 """The embedding backends with the real bundled model: torch, and the int8 ONNX export run by onnxruntime;
 and the collection refusing vectors from an encoder other than the one that filled it."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -68,7 +69,9 @@ def test_a_collection_refuses_writers_of_another_encoder_and_readers_embed_with_
     with pytest.raises(StoreError, match="all-MiniLM-L6-v2/seq256/d384'.*onnx-int8"):
         store.ensure_collection(embedder=onnx_encoder.identity)  # (an ingest rebuilds beside it: test_reindex.py)
     # a reader configured for onnx-int8 embeds its queries with the encoder the collection records
-    assert Retriever(milvus, QueryConfig(), onnx_encoder, client=store.client).encoder.identity == torch_encoder.identity
+    assert (
+        Retriever(milvus, QueryConfig(), onnx_encoder, client=store.client).encoder.identity == torch_encoder.identity
+    )
     assert Retriever(milvus, QueryConfig(), torch_encoder, client=store.client).encoder is torch_encoder
     store.close()
 
@@ -100,8 +103,12 @@ def test_bge_small_runs_from_its_package_file_and_reads_questions_with_its_instr
     assert bge.identity == "bge-small-en-v1.5/seq256/d384/onnx-int8"
     passages = bge.encode(TEXTS)
     assert passages.shape == (len(TEXTS), 384) and np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-4)
-    questions = ["how do I fail over ledger-db", "edge proxy certificate expired",
-                 "node disk pressure image filesystem", "how much notice to end the contract"]
+    questions = [
+        "how do I fail over ledger-db",
+        "edge proxy certificate expired",
+        "node disk pressure image filesystem",
+        "how much notice to end the contract",
+    ]
     asked = bge.encode_queries(questions)
     assert list((asked @ passages[:4].T).argmax(axis=1)) == [0, 1, 2, 3]
     # the instruction is part of what a question embeds; a passage gets none

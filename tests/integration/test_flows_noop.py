@@ -1,5 +1,6 @@
 """flows.noop: an ingest that would change nothing is answered without a flow run (and without the temporary
 Prefect server a flow run starts from the shell); anything else still runs the flow."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,20 @@ from tests.integration import corpus
 def _wiki(tmp_path):
     corpus.build(tmp_path / "wiki")
     root = tmp_path / "wiki" / "acme"
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(root),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     return root, config
 
 
@@ -33,7 +45,9 @@ def unchanged_without_a_server(config, options: RunOptions = RunOptions()) -> di
         return unchanged_run(config, options=options)
 
 
-def test_unchanged_sources_give_the_report_without_a_flow_and_any_change_gives_none(tmp_path, prefect_server, monkeypatch):
+def test_unchanged_sources_give_the_report_without_a_flow_and_any_change_gives_none(
+    tmp_path, prefect_server, monkeypatch
+):
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     root, config_path = _wiki(tmp_path)
     config = load_config(config_path)
@@ -67,8 +81,14 @@ def test_an_unchanged_ingest_from_the_shell_starts_no_prefect_server(tmp_path, p
     first = ingest_flow(config_path=str(config))
     home = tmp_path / "prefect-home"  # where a temporary Prefect server would put its database
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(home)}
-    again = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
-                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
     assert report["documents"]["unchanged"] == first["documents"]["indexed"] > 0

@@ -1,9 +1,10 @@
 """The git source against real repositories made by the tests: discovery at a ref, bad input, history,
 incremental runs through the flow (edit, rename, delete), bundle input, and as-of answers from history."""
+
 from __future__ import annotations
 
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -26,12 +27,15 @@ The billing worker consumes the invoices queue. {filler}
 1. Announce the restart in the billing channel.
 2. Run the rollout restart of the deployment and wait for every replica.
 """
-RESTART_V2 = RESTART_V1.replace("1. Announce", "1. Pause the invoices queue with the drain script.\n2. Announce").replace(
-    "2. Run", "3. Run")
+RESTART_V2 = RESTART_V1.replace(
+    "1. Announce", "1. Pause the invoices queue with the drain script.\n2. Announce"
+).replace("2. Run", "3. Run")
 FILLER = " ".join(
     f"Sentence {n} explains how the worker renders invoices, commits them and acknowledges messages." for n in range(40)
 )
-TERRAFORM = 'resource "aws_sqs_queue" "invoices" {\n  name = "invoices"\n}\n\nvariable "region" {\n  default = "eu-west-1"\n}\n'
+TERRAFORM = (
+    'resource "aws_sqs_queue" "invoices" {\n  name = "invoices"\n}\n\nvariable "region" {\n  default = "eu-west-1"\n}\n'
+)
 
 
 def epoch(day: str) -> int:
@@ -52,8 +56,15 @@ def repo(tmp_path) -> Repo:
 
 
 def source(repo_path, tmp_path, **extra) -> GitSource:
-    config = GitSourceConfig(name="infra", type="git", tenant="acme", acl=["sre"], repo=str(repo_path),
-                          cache_dir=str(tmp_path / "git-cache"), **extra)
+    config = GitSourceConfig(
+        name="infra",
+        type="git",
+        tenant="acme",
+        acl=["sre"],
+        repo=str(repo_path),
+        cache_dir=str(tmp_path / "git-cache"),
+        **extra,
+    )
     return GitSource(config, extra.pop("cursor", {}))
 
 
@@ -70,8 +81,15 @@ def test_discovery_lists_the_tree_at_the_ref_with_blob_versions(repo, tmp_path):
     found = list(git.discover())
     refs = {r.locator: r for r in found if not isinstance(r, DiscoveryFailure)}
     failures = {f.locator: f.reason for f in found if isinstance(f, DiscoveryFailure)}
-    assert set(refs) == {"runbooks/restart.md", "runbooks/credentials.md", "runbooks/vpn.md", "terraform/main.tf",
-                         "k8s/app.yaml", "notes/binary.md", "tools/cleanup.py"}
+    assert set(refs) == {
+        "runbooks/restart.md",
+        "runbooks/credentials.md",
+        "runbooks/vpn.md",
+        "terraform/main.tf",
+        "k8s/app.yaml",
+        "notes/binary.md",
+        "tools/cleanup.py",
+    }
     assert refs["terraform/main.tf"].version_hash == repo.git("rev-parse", "HEAD:terraform/main.tf")
     assert "submodule" in failures["vendor/lib.md"] and "max_file_bytes" in failures["runbooks/huge.md"]
     with pytest.raises(DocumentError, match="binary"):
@@ -82,8 +100,11 @@ def test_discovery_lists_the_tree_at_the_ref_with_blob_versions(repo, tmp_path):
     assert doc.extra["author"] == "Test Author" and doc.extra["commit"] != head
     assert doc.source_uri.endswith(f"@{doc.extra['commit']}/runbooks/restart.md")
     kinds = {r: git.load(refs[r]).content_type for r in ("terraform/main.tf", "k8s/app.yaml", "tools/cleanup.py")}
-    assert kinds == {"terraform/main.tf": ContentType.TERRAFORM, "k8s/app.yaml": ContentType.YAML,
-                     "tools/cleanup.py": ContentType.CODE}
+    assert kinds == {
+        "terraform/main.tf": ContentType.TERRAFORM,
+        "k8s/app.yaml": ContentType.YAML,
+        "tools/cleanup.py": ContentType.CODE,
+    }
     assert git.cursor() == {"commit": head}
 
 
@@ -128,16 +149,19 @@ def test_history_yields_past_versions_with_their_validity(repo, tmp_path):
     assert set(past) == {"runbooks/restart.md", "runbooks/credentials.md", "runbooks/vpn.md"}
     assert all(not d.is_current for d in past.values())
     assert (past["runbooks/restart.md"].temporal_start, past["runbooks/restart.md"].temporal_end) == (
-        epoch("2025-01-10T09:00:00+00:00"), epoch("2025-03-04T10:00:00+00:00"))
+        epoch("2025-01-10T09:00:00+00:00"),
+        epoch("2025-03-04T10:00:00+00:00"),
+    )
     assert "Pause the invoices queue" not in past["runbooks/restart.md"].content
     assert past["runbooks/credentials.md"].temporal_end == epoch("2025-04-15T10:00:00+00:00")
     assert past["runbooks/vpn.md"].temporal_end == epoch("2025-06-02T10:00:00+00:00")
+
     def window(since, until=None):
         return sorted(r.locator.split("@")[0] for r in git.history(since, until))
 
-    may = datetime(2025, 5, 1, tzinfo=timezone.utc)
+    may = datetime(2025, 5, 1, tzinfo=UTC)
     assert window(may) == ["runbooks/vpn.md"]  # the only past version still valid in May
-    assert window(datetime(2025, 3, 10, tzinfo=timezone.utc), may) == ["runbooks/credentials.md", "runbooks/vpn.md"]
+    assert window(datetime(2025, 3, 10, tzinfo=UTC), may) == ["runbooks/credentials.md", "runbooks/vpn.md"]
     assert len(list(git.history(None, None, limit=3))) == 0  # the last three commits wrote only current versions
     assert len(list(git.history(None, None, limit=4))) == 3
 
@@ -147,16 +171,29 @@ def rows(config_path) -> list[dict]:
     store = MilvusStore(config.milvus, dim=384)
     store.ensure_collection()
     try:
-        return list(store.iterate("", ["locator", "is_current", "version_hash", "text", "temporal_start", "temporal_end"]))
+        return list(
+            store.iterate("", ["locator", "is_current", "version_hash", "text", "temporal_start", "temporal_end"])
+        )
     finally:
         store.close()
 
 
 def git_config(tmp_path, repo_path, name="index", **extra):
-    return write_config(tmp_path / f"{name}.toml", tmp_path / name, [{
-        "name": "infra", "type": "git", "repo": str(repo_path), "tenant": "acme", "acl": ["sre"],
-        "cache_dir": str(tmp_path / name / "git"), **extra,
-    }])
+    return write_config(
+        tmp_path / f"{name}.toml",
+        tmp_path / name,
+        [
+            {
+                "name": "infra",
+                "type": "git",
+                "repo": str(repo_path),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "cache_dir": str(tmp_path / name / "git"),
+                **extra,
+            }
+        ],
+    )
 
 
 @pytest.mark.core
@@ -205,7 +242,9 @@ def test_the_sample_bundle_is_built_from_the_files_in_data(tmp_path):
     from scripts.make_sample_repo import BUNDLE, build
 
     rebuilt = build(tmp_path / "infra.bundle")
-    heads = [subprocess.run(["git", "bundle", "list-heads", str(b)], capture_output=True, text=True, check=True).stdout
-             for b in (rebuilt, BUNDLE)]
+    heads = [
+        subprocess.run(["git", "bundle", "list-heads", str(b)], capture_output=True, text=True, check=True).stdout
+        for b in (rebuilt, BUNDLE)
+    ]
     assert heads[0] == heads[1], "data/git/infra.bundle is stale: run scripts/make_sample_repo.py"
     assert BUNDLE.is_relative_to(REPO)

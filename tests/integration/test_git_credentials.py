@@ -1,5 +1,6 @@
 """The credentials of an http(s) clone URL against a real git server that asks for them: they reach git
 through its environment only, so no file of the mirror and no process's command line ever holds them."""
+
 from __future__ import annotations
 
 import subprocess
@@ -33,8 +34,9 @@ def served(tmp_path):
 
 
 def source(url: str, tmp_path: Path, cursor: dict | None = None) -> GitSource:
-    config = GitSourceConfig(name="infra", type="git", tenant="acme", acl=["sre"], repo=url,
-                             cache_dir=str(tmp_path / "git-cache"))
+    config = GitSourceConfig(
+        name="infra", type="git", tenant="acme", acl=["sre"], repo=url, cache_dir=str(tmp_path / "git-cache")
+    )
     return GitSource(config, cursor)
 
 
@@ -44,13 +46,16 @@ def locators(git: GitSource) -> set[str]:
 
 def files_holding(folder: Path, secret: str) -> list[str]:
     """Every file under `folder` whose bytes contain `secret`."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes())
+    return sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()
+    )
 
 
 @pytest.mark.core
 @pytest.mark.parametrize("password", [SECRET, SECRET + "/with:@%+ reserved"])
-def test_a_clone_with_credentials_writes_them_nowhere_and_shows_them_on_no_command_line(served, tmp_path, password,
-                                                                                       monkeypatch):
+def test_a_clone_with_credentials_writes_them_nowhere_and_shows_them_on_no_command_line(
+    served, tmp_path, password, monkeypatch
+):
     _, _, server = served
     stored = tmp_path / "git-credentials"  # where the user's own credential helper would keep the token
     (tmp_path / "gitconfig").write_text(f"[credential]\n\thelper = store --file {stored}\n")

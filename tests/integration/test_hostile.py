@@ -2,6 +2,7 @@
 a git repository), ingested once by `cairn ingest --json` in a subprocess on the session's Prefect server:
 no crash, every bad input named in the report with its reason, every good input indexed, every input
 accounted for once, and the run's peak RSS bounded against a run over the good inputs alone."""
+
 from __future__ import annotations
 
 import copy
@@ -26,8 +27,10 @@ from tests.git_repo import Repo
 RSS_MARGIN_MB = 300
 GOOD_PDF = "acme-globex-master-services-agreement.pdf"
 GOOD_INCIDENTS = ("Q1LEDGR", "Q6GLXSC")
-PROSE = ("Drain the node with kubectl drain, wait for the pods to reschedule, then check the error rate on the "
-         "dashboard before moving on to the next node in the pool. ")
+PROSE = (
+    "Drain the node with kubectl drain, wait for the pods to reschedule, then check the error rate on the "
+    "dashboard before moving on to the next node in the pool. "
+)
 
 # (source, input) -> a phrase its failure must carry; every other input must be indexed
 EXPECTED_FAILURES = {
@@ -56,10 +59,15 @@ EXPECTED_FAILURES = {
     ("infra", "vendor/lib"): "a git submodule",
 }
 EXPECTED_INDEXED = {
-    ("wiki", "good/restart.md"), ("wiki", "good/failover.md"), ("wiki", "headings.md"), ("wiki", "nested.md"),
+    ("wiki", "good/restart.md"),
+    ("wiki", "good/failover.md"),
+    ("wiki", "headings.md"),
+    ("wiki", "nested.md"),
     ("contracts", GOOD_PDF),
-    ("incidents", "Q1LEDGR"), ("incidents", "Q6GLXSC"),
-    ("infra", "runbooks/restart.md"), ("infra", "terraform/main.tf"),
+    ("incidents", "Q1LEDGR"),
+    ("incidents", "Q6GLXSC"),
+    ("infra", "runbooks/restart.md"),
+    ("infra", "terraform/main.tf"),
 }
 
 
@@ -88,7 +96,7 @@ def build_wiki(root: Path, hostile: bool) -> None:
     )
     (root / "tags-int.md").write_text("---\ntags: 5\n---\n" + good_page("Tags as a number"))
     (root / "acl-mapping.md").write_text("---\nacl: {a: 1}\n---\n" + good_page("ACL as a mapping"))
-    (root / "bad-date.md").write_text("---\nupdated: \"not a date\"\n---\n" + good_page("Date as words"))
+    (root / "bad-date.md").write_text('---\nupdated: "not a date"\n---\n' + good_page("Date as words"))
 
 
 def build_pdfs(root: Path, hostile: bool) -> None:
@@ -104,11 +112,14 @@ def build_pdfs(root: Path, hostile: bool) -> None:
 
 def build_pagerduty(root: Path, hostile: bool) -> None:
     sample = REPO / "data" / "pagerduty"
-    incidents = [i for i in json.loads((sample / "incidents.json").read_text())["incidents"] if i["id"] in GOOD_INCIDENTS]
+    incidents = [
+        i for i in json.loads((sample / "incidents.json").read_text())["incidents"] if i["id"] in GOOD_INCIDENTS
+    ]
     root.mkdir(parents=True)
     for incident in incidents:
         shutil.copytree(sample / incident["id"], root / incident["id"])
     if hostile:
+
         def variant(incident_id: str, **fields) -> dict:
             bad = copy.deepcopy(incidents[0])
             bad["id"] = incident_id
@@ -163,13 +174,31 @@ def build(tmp: Path, name: str, hostile: bool) -> Path:
     build_pdfs(data / "pdf", hostile)
     build_pagerduty(data / "pagerduty", hostile)
     build_git(data / "repo", hostile)
-    return write_config(tmp / f"{name}.toml", data / "index", [
-        {"name": "wiki", "type": "wiki", "path": str(data / "wiki"), "tenant": "acme", "acl": ["sre"]},
-        {"name": "contracts", "type": "pdf", "path": str(data / "pdf"), "tenant": "acme", "acl": ["legal"]},
-        {"name": "incidents", "type": "pagerduty", "path": str(data / "pagerduty"), "tenant": "acme", "acl": ["sre"]},
-        {"name": "infra", "type": "git", "repo": str(data / "repo"), "tenant": "acme", "acl": ["sre"],
-         "cache_dir": str(data / "git-cache"), "max_file_bytes": 100_000, "include": ["**/*.md", "**/*.tf", "vendor/*"]},
-    ])
+    return write_config(
+        tmp / f"{name}.toml",
+        data / "index",
+        [
+            {"name": "wiki", "type": "wiki", "path": str(data / "wiki"), "tenant": "acme", "acl": ["sre"]},
+            {"name": "contracts", "type": "pdf", "path": str(data / "pdf"), "tenant": "acme", "acl": ["legal"]},
+            {
+                "name": "incidents",
+                "type": "pagerduty",
+                "path": str(data / "pagerduty"),
+                "tenant": "acme",
+                "acl": ["sre"],
+            },
+            {
+                "name": "infra",
+                "type": "git",
+                "repo": str(data / "repo"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "cache_dir": str(data / "git-cache"),
+                "max_file_bytes": 100_000,
+                "include": ["**/*.md", "**/*.tf", "vendor/*"],
+            },
+        ],
+    )
 
 
 @dataclass
@@ -190,8 +219,13 @@ def ingest(config: Path, timeout: float = 600) -> Run:
     out, err = config.with_suffix(".out"), config.with_suffix(".err")
     started = time.monotonic()
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        child = subprocess.Popen([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
-                                 cwd=REPO, env=env, stdout=stdout, stderr=stderr)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
+            cwd=REPO,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
+        )
         while True:  # wait4: this child's rusage alone (RUSAGE_CHILDREN would be the maximum over all children)
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
             if pid:
@@ -203,15 +237,23 @@ def ingest(config: Path, timeout: float = 600) -> Run:
             time.sleep(0.2)
         child.returncode = os.waitstatus_to_exitcode(status)
     text = out.read_text()
-    return Run(child.returncode, json.loads(text) if text.strip() else {}, err.read_text(), usage.ru_maxrss / 1024,
-               time.monotonic() - started, usage.ru_utime + usage.ru_stime)
+    return Run(
+        child.returncode,
+        json.loads(text) if text.strip() else {},
+        err.read_text(),
+        usage.ru_maxrss / 1024,
+        time.monotonic() - started,
+        usage.ru_utime + usage.ru_stime,
+    )
 
 
 def indexed(config: Path) -> set[tuple[str, str]]:
     store = MilvusStore(load_config(config).milvus, dim=384)
     store.ensure_collection()
     try:
-        return {(r["source_name"], r["locator"]) for r in store.iterate("is_current == true", ["source_name", "locator"])}
+        return {
+            (r["source_name"], r["locator"]) for r in store.iterate("is_current == true", ["source_name", "locator"])
+        }
     finally:
         store.close()
 
@@ -238,10 +280,17 @@ def test_a_hostile_corpus_is_ingested_with_every_input_accounted_for_and_memory_
     d = report["documents"]
     assert d["seen"] == len(EXPECTED_FAILURES) + len(EXPECTED_INDEXED) == 32
     assert d["seen"] == d["indexed"] + d["unchanged"] + d["failed"]
-    assert (d["indexed"], d["failed"], d["unchanged"], d["deleted"]) == (len(EXPECTED_INDEXED), len(EXPECTED_FAILURES), 0, 0)
+    assert (d["indexed"], d["failed"], d["unchanged"], d["deleted"]) == (
+        len(EXPECTED_INDEXED),
+        len(EXPECTED_FAILURES),
+        0,
+        0,
+    )
 
     ratio = hostile.peak_rss_mb / baseline.peak_rss_mb
-    print(f"\npeak RSS: good inputs {baseline.peak_rss_mb:.0f} MB ({baseline.seconds:.1f} s, {baseline.cpu_seconds:.1f} s CPU); "
-          f"hostile corpus {hostile.peak_rss_mb:.0f} MB ({hostile.seconds:.1f} s, {hostile.cpu_seconds:.1f} s CPU); "
-          f"ratio {ratio:.2f}")
+    print(
+        f"\npeak RSS: good inputs {baseline.peak_rss_mb:.0f} MB ({baseline.seconds:.1f} s, {baseline.cpu_seconds:.1f} s CPU); "
+        f"hostile corpus {hostile.peak_rss_mb:.0f} MB ({hostile.seconds:.1f} s, {hostile.cpu_seconds:.1f} s CPU); "
+        f"ratio {ratio:.2f}"
+    )
     assert hostile.peak_rss_mb < baseline.peak_rss_mb + RSS_MARGIN_MB, ratio

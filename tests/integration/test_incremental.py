@@ -1,9 +1,9 @@
 """Incremental re-ingestion against real components: cleanup modes, history, backfill, reconcile, locking,
 and SIGKILL at every failpoint followed by a rerun that must end equal to a clean ingest."""
+
 from __future__ import annotations
 
 import json
-
 import os
 import subprocess
 import sys
@@ -20,8 +20,19 @@ from cairn.schemas.records import parse_day
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 
-FIELDS = ["chunk_id", "document_id", "version_hash", "chunk_type", "parent_chunk_id", "is_current",
-          "temporal_start", "temporal_end", "locator", "source_name", "text"]
+FIELDS = [
+    "chunk_id",
+    "document_id",
+    "version_hash",
+    "chunk_type",
+    "parent_chunk_id",
+    "is_current",
+    "temporal_start",
+    "temporal_end",
+    "locator",
+    "source_name",
+    "text",
+]
 
 
 def snapshot(config_path) -> dict[str, dict]:
@@ -35,11 +46,28 @@ def snapshot(config_path) -> dict[str, dict]:
 
 
 def make_config(tmp_path, root, index="index", **acme):
-    return write_config(tmp_path / f"{index}.toml", tmp_path / index, [
-        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"],
-         "acl_ceiling": corpus.ACME_GROUPS, **acme},
-        {"name": "globex-wiki", "type": "wiki", "path": str(root / "globex"), "tenant": "globex", "acl": ["globex-ops"]},
-    ])
+    return write_config(
+        tmp_path / f"{index}.toml",
+        tmp_path / index,
+        [
+            {
+                "name": "acme-wiki",
+                "type": "wiki",
+                "path": str(root / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+                **acme,
+            },
+            {
+                "name": "globex-wiki",
+                "type": "wiki",
+                "path": str(root / "globex"),
+                "tenant": "globex",
+                "acl": ["globex-ops"],
+            },
+        ],
+    )
 
 
 @pytest.fixture
@@ -76,10 +104,28 @@ def test_cleanup_none_keeps_rows_of_removed_documents(wiki, tmp_path):
 def test_sources_sharing_a_tenant_never_touch_each_others_rows(wiki, tmp_path):
     (wiki / "acme-ops").mkdir()
     (wiki / "acme" / "kafka-lag.md").rename(wiki / "acme-ops" / "kafka-lag.md")
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "acme-wiki", "type": "wiki", "path": str(wiki / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-        {"name": "acme-ops", "type": "wiki", "path": str(wiki / "acme-ops"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "acme-wiki",
+                "type": "wiki",
+                "path": str(wiki / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+            {
+                "name": "acme-ops",
+                "type": "wiki",
+                "path": str(wiki / "acme-ops"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     ingest_flow(config_path=str(config))
     ops_rows = {k for k, r in snapshot(config).items() if r["source_name"] == "acme-ops"}
     for page in (wiki / "acme").glob("*.md"):
@@ -140,7 +186,9 @@ def test_reconcile_finds_planted_drift_and_the_repair_removes_it(wiki, tmp_path)
     store.ensure_collection()
     rows = list(store.iterate('source_name == "acme-wiki"', ["chunk_id", "chunk_type", "locator"]))
     child = next(r for r in rows if r["chunk_type"] == ChunkType.CHILD.value and r["locator"] == "kafka-lag.md")
-    parent = next(r for r in rows if r["chunk_type"] == ChunkType.FULL_TEXT.value and r["locator"] == "ledger-failover.md")
+    parent = next(
+        r for r in rows if r["chunk_type"] == ChunkType.FULL_TEXT.value and r["locator"] == "ledger-failover.md"
+    )
     store.delete_chunks([child["chunk_id"], parent["chunk_id"]])  # a row lost behind Cairn's back; orphans
     store.close()
     (drift_acme, drift_globex) = reconcile(config)
@@ -175,7 +223,9 @@ def test_sigkill_at_any_failpoint_is_repaired_by_the_next_run(wiki, tmp_path):
         # one embedding cache for every index: each text is embedded once in the whole test, so the killed
         # process spends its time on what is tested (discovery, the plan, writing, retiring), not on the model;
         # every failpoint, "embedded" included, is still reached (the cache is read in the embedding step)
-        text = text.replace(json.dumps(str(tmp_path / name / "embeddings.sqlite")), json.dumps(str(tmp_path / "embeddings.sqlite")))
+        text = text.replace(
+            json.dumps(str(tmp_path / name / "embeddings.sqlite")), json.dumps(str(tmp_path / "embeddings.sqlite"))
+        )
         assert json.dumps(str(tmp_path / "embeddings.sqlite")) in text
         path.write_text(text)
         return path
@@ -195,7 +245,11 @@ def test_sigkill_at_any_failpoint_is_repaired_by_the_next_run(wiki, tmp_path):
         crashed.write_text(text)  # the sources now hold version 2
         killed = subprocess.run(
             [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(crashed), "--json"],
-            cwd=REPO, env={**env, "CAIRN_FAILPOINT": point}, capture_output=True, text=True, timeout=300,
+            cwd=REPO,
+            env={**env, "CAIRN_FAILPOINT": point},
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert killed.returncode == -9, f"{point}: not killed ({killed.returncode}) {killed.stderr[-2000:]}"
         ingest_flow(config_path=str(crashed))

@@ -1,5 +1,6 @@
 """index.memory.InMemoryStore keeps MilvusStore's semantics: the same writes, retirements and deletes on both
 (Milvus Lite here) leave the same rows, current and superseded, and the same ledger."""
+
 from __future__ import annotations
 
 import copy
@@ -72,8 +73,10 @@ def test_the_same_writes_leave_the_same_rows_and_ledger_in_memory_and_in_milvus(
     try:
         milvus.ensure_collection()
         apply(milvus, history)
-        in_milvus = {r["chunk_id"]: (r["is_current"], r["temporal_end"])
-                     for r in milvus.iterate("", ["chunk_id", "is_current", "temporal_end"])}
+        in_milvus = {
+            r["chunk_id"]: (r["is_current"], r["temporal_end"])
+            for r in milvus.iterate("", ["chunk_id", "is_current", "temporal_end"])
+        }
         milvus_ledger = ledger(milvus)
     finally:
         milvus.close()

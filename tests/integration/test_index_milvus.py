@@ -1,5 +1,6 @@
 """index.milvus: the access layer's reads against a real Milvus Lite collection, the caller's access filter
 applied inside Milvus on every look-up."""
+
 from __future__ import annotations
 
 import time
@@ -22,9 +23,20 @@ from tests.integration import corpus
 def reader(tmp_path_factory, prefect_server):
     root = tmp_path_factory.mktemp("milvus-reader")
     corpus.build(root / "wiki")
-    config = write_config(root / "c.toml", root / "index", [
-        {"name": "w", "type": "wiki", "path": str(root / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        root / "c.toml",
+        root / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(root / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     ingest_flow(config_path=str(config))
     opened = open_serving(load_config(config).milvus)
     yield opened
@@ -32,8 +44,12 @@ def reader(tmp_path_factory, prefect_server):
 
 
 def _parents(reader: CollectionReader) -> list[dict]:
-    return list(reader.iterate('chunk_type == "full_text"', ["chunk_id", "document_id", "version_hash", "section_order",
-                                                              "access_control_list"]))
+    return list(
+        reader.iterate(
+            'chunk_type == "full_text"',
+            ["chunk_id", "document_id", "version_hash", "section_order", "access_control_list"],
+        )
+    )
 
 
 def test_rows_by_id_are_point_reads_and_access_admits_exactly_what_the_milvus_filter_lets_through(reader):
@@ -43,8 +59,13 @@ def test_rows_by_id_are_point_reads_and_access_admits_exactly_what_the_milvus_fi
     assert reader.rows([], ["chunk_id"]) == []
 
     rows = list(reader.iterate("", ["chunk_id", *ACCESS_FIELDS]))
-    principals = [Principal("acme", ["sre"]), Principal("acme", ["security"]), Principal("acme", ["nobody"]),
-                  Principal("globex", ["sre"]), Principal("acme", ["platform", "security"])]
+    principals = [
+        Principal("acme", ["sre"]),
+        Principal("acme", ["security"]),
+        Principal("acme", ["nobody"]),
+        Principal("globex", ["sre"]),
+        Principal("acme", ["platform", "security"]),
+    ]
     for principal in principals:
         for as_of in (None, int(time.time()) + 60, 1_000_000_000):
             access = Access(principal, as_of)
@@ -77,10 +98,14 @@ def test_children_per_document_and_neighbours_are_one_call_each_and_filtered(rea
     assert counts == expected and counts
     assert reader.children_per_document(documents, access_expr(Principal("acme", ["nobody"]), None)) == {}
 
-    first = min((p for p in parents if "sre" in p["access_control_list"]), key=lambda p: (p["document_id"], p["section_order"]))
+    first = min(
+        (p for p in parents if "sre" in p["access_control_list"]), key=lambda p: (p["document_id"], p["section_order"])
+    )
     around = reader.neighbours([first], sre, list(OUTPUT_FIELDS))
-    assert all(r["document_id"] == first["document_id"] and abs(r["section_order"] - first["section_order"]) == 1
-               for r in around)
+    assert all(
+        r["document_id"] == first["document_id"] and abs(r["section_order"] - first["section_order"]) == 1
+        for r in around
+    )
     assert reader.neighbours([first], access_expr(Principal("acme", ["nobody"]), None), list(OUTPUT_FIELDS)) == []
 
 

@@ -1,4 +1,5 @@
 """The spine against real components: a Prefect flow run, the bundled model, a Milvus Lite file."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,10 +18,27 @@ from tests.integration import corpus
 def wiki(tmp_path, prefect_server):
     root = tmp_path / "wiki"
     pages = corpus.build(root)
-    config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
-        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-        {"name": "globex-wiki", "type": "wiki", "path": str(root / "globex"), "tenant": "globex", "acl": ["globex-ops"]},
-    ])
+    config = write_config(
+        tmp_path / "cairn.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "acme-wiki",
+                "type": "wiki",
+                "path": str(root / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+            {
+                "name": "globex-wiki",
+                "type": "wiki",
+                "path": str(root / "globex"),
+                "tenant": "globex",
+                "acl": ["globex-ops"],
+            },
+        ],
+    )
     return root, pages, config
 
 
@@ -29,8 +47,23 @@ def rows(config_path) -> dict[str, dict]:
     store = MilvusStore(config.milvus, dim=384)
     store.ensure_collection()
     try:
-        return {r["chunk_id"]: r for r in store.iterate("", ["chunk_id", "document_id", "version_hash", "chunk_type",
-                                                              "parent_chunk_id", "tenant_id", "access_control_list", "locator", "text"])}
+        return {
+            r["chunk_id"]: r
+            for r in store.iterate(
+                "",
+                [
+                    "chunk_id",
+                    "document_id",
+                    "version_hash",
+                    "chunk_type",
+                    "parent_chunk_id",
+                    "tenant_id",
+                    "access_control_list",
+                    "locator",
+                    "text",
+                ],
+            )
+        }
     finally:
         store.close()
 
@@ -137,16 +170,22 @@ def test_acl_and_tenant_are_enforced_inside_milvus(wiki):
     # tenant isolation: the globex page is invisible to acme, whatever the groups
     as_acme = retrieve(config, "restart scanner-gateway depot-east", "acme", ["sre", "platform", "globex-ops"])
     assert all(h.title != "Warehouse scanner API" for h in as_acme.hits)
-    assert retrieve(config, "restart scanner-gateway depot-east", "globex", ["globex-ops"]).hits[0].title == "Warehouse scanner API"
+    assert (
+        retrieve(config, "restart scanner-gateway depot-east", "globex", ["globex-ops"]).hits[0].title
+        == "Warehouse scanner API"
+    )
 
 
-@pytest.mark.parametrize("tenant, groups", [
-    ('acme" or tenant_id != "', ["sre"]),
-    ("acme", ['sre" or acl_key like "%']),
-    ("acme", ["%"]),
-    ("acme\\", ["sre\\"]),
-    ("acme", ["sr_"]),
-])
+@pytest.mark.parametrize(
+    "tenant, groups",
+    [
+        ('acme" or tenant_id != "', ["sre"]),
+        ("acme", ['sre" or acl_key like "%']),
+        ("acme", ["%"]),
+        ("acme\\", ["sre\\"]),
+        ("acme", ["sr_"]),
+    ],
+)
 def test_filter_injection_never_widens_access(wiki, tenant, groups):
     _, _, config = wiki
     ingest_flow(config_path=str(config))

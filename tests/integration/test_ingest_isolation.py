@@ -1,5 +1,6 @@
 """One document that cannot become rows fails alone, named with its reason, and the rest of its batch is
 indexed; nothing is clipped to fit."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,13 +17,19 @@ BODY = "# {title}\n\n" + "Drain the queue, restart the worker and confirm the la
 def test_documents_whose_metadata_would_not_fit_fail_alone_and_the_batch_is_indexed(tmp_path, prefect_server):
     root = tmp_path / "wiki"
     write_page(root, "good-1.md", BODY.format(title="Good one"))
-    write_page(root, "too-many-tags.md", BODY.format(title="Tags"), tags=[f"t{i}" for i in range(ARRAY_FIELDS["tags"] + 1)])
+    write_page(
+        root, "too-many-tags.md", BODY.format(title="Tags"), tags=[f"t{i}" for i in range(ARRAY_FIELDS["tags"] + 1)]
+    )
     write_page(root, "long-tag.md", BODY.format(title="Long tag"), tags=["x" * (ARRAY_ITEM_LENGTH + 1)])
     write_page(root, "long-doc-tag.md", BODY.format(title="Doc tag"), doc_tag="d" * 300)
     write_page(root, "good-2.md", BODY.format(title="Good two"))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        ],
+    )
     report = ingest_flow(config_path=str(config))
     failures = {f["document"]: f["error"] for f in report["failures"]}
     assert set(failures) == {"too-many-tags.md", "long-tag.md", "long-doc-tag.md"}, failures
@@ -44,9 +51,13 @@ def test_a_run_that_would_remove_most_of_a_source_removes_nothing_unless_told(tm
     root = tmp_path / "wiki"
     for i in range(12):
         write_page(root, f"page-{i}.md", BODY.format(title=f"Page {i}"))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        ],
+    )
     assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 12
     for i in range(2, 12):  # as if the share were unmounted: 10 of 12 gone
         (root / f"page-{i}.md").unlink()
@@ -82,7 +93,9 @@ def test_a_permission_change_takes_effect_at_the_next_run_and_embeds_nothing(tmp
     def hits(group: str) -> int:
         retriever = Retriever.from_config(config)
         try:
-            return len(retriever.retrieve("how do I drain the queue and restart the worker", Principal("acme", [group])).hits)
+            return len(
+                retriever.retrieve("how do I drain the queue and restart the worker", Principal("acme", [group])).hits
+            )
         finally:
             retriever.close()
 
@@ -99,9 +112,13 @@ def test_a_small_source_that_lists_nothing_at_all_is_not_emptied(tmp_path, prefe
     root = tmp_path / "wiki"
     for i in range(2):
         write_page(root, f"page-{i}.md", BODY.format(title=f"Page {i}"))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        ],
+    )
     ingest_flow(config_path=str(config))
     for page in root.glob("*.md"):
         page.unlink()  # an empty mount point: the folder exists, nothing in it
@@ -130,9 +147,13 @@ def test_a_document_the_index_refuses_fails_alone_and_is_written_by_the_next_run
     root = tmp_path / "wiki"
     for name in ("first", "poison", "last"):
         write_page(root, f"{name}.md", BODY.format(title=name.title()))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        ],
+    )
     with monkeypatch.context() as patch:
         refuse_rows(patch, lambda row: row["title"] == "Poison")
         report = ingest_flow(config_path=str(config))
@@ -181,9 +202,13 @@ def test_a_store_that_is_down_is_not_asked_once_per_document(tmp_path, prefect_s
     root = tmp_path / "wiki"
     for i in range(8):
         write_page(root, f"page-{i}.md", BODY.format(title=f"Page {i}"))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        ],
+    )
     calls = []
 
     def down(self, rows):

@@ -1,4 +1,5 @@
 """The embedded index's server process (index/liteserver.py) as its clients meet it over gRPC."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,5 +1,6 @@
 """The Milvus server path (`uri = "http://host:19530"`), against a Milvus gRPC server in its own process on
 127.0.0.1 (tests/milvus_server.py): the same code as Lite, reached over the network."""
+
 from __future__ import annotations
 
 import json
@@ -30,10 +31,27 @@ def milvus(tmp_path):
 def wiki(tmp_path, prefect_server):
     root = tmp_path / "wiki"
     corpus.build(root)
-    return write_config(tmp_path / "cairn.toml", tmp_path / "index", [
-        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-        {"name": "globex-wiki", "type": "wiki", "path": str(root / "globex"), "tenant": "globex", "acl": ["globex-ops"]},
-    ])
+    return write_config(
+        tmp_path / "cairn.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "acme-wiki",
+                "type": "wiki",
+                "path": str(root / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+            {
+                "name": "globex-wiki",
+                "type": "wiki",
+                "path": str(root / "globex"),
+                "tenant": "globex",
+                "acl": ["globex-ops"],
+            },
+        ],
+    )
 
 
 @pytest.mark.core
@@ -59,7 +77,10 @@ def test_a_server_uri_gets_exactly_the_rows_of_the_lite_file(wiki, milvus, tmp_p
     secret = "revoke the leaked vault token zebra-orchid-42"
     assert all(hit.title != "Rotate leaked credentials" for hit in retrieve(wiki, secret, "acme", ["sre"]).hits)
     assert retrieve(wiki, secret, "acme", ["security"]).hits[0].title == "Rotate leaked credentials"
-    assert retrieve(wiki, "restart scanner-gateway depot-east", "globex", ["globex-ops"]).hits[0].title == "Warehouse scanner API"
+    assert (
+        retrieve(wiki, "restart scanner-gateway depot-east", "globex", ["globex-ops"]).hits[0].title
+        == "Warehouse scanner API"
+    )
     as_acme = retrieve(wiki, "restart scanner-gateway depot-east", "acme", ["sre", "globex-ops"], k=8)
     assert all(hit.title != "Warehouse scanner API" for hit in as_acme.hits)
 
@@ -68,22 +89,41 @@ def test_a_server_uri_gets_exactly_the_rows_of_the_lite_file(wiki, milvus, tmp_p
 
 
 def bench(*args, env=None):
-    return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_query_speed_bench_runs_on_a_server_and_drops_what_it_made(milvus, tmp_path):
     connection = Connection.open(MilvusConfig(uri=milvus.uri), create=False)
     client = connection.client
     client.create_collection("users_own", dimension=4)  # not the benchmark's: must survive it
-    result = bench("bench.query_speed", "--rows", "300", "--queries", "3", "--store", "server", "--uri", milvus.uri,
-                   env={"CAIRN_BENCH_RESULTS": str(tmp_path / "results")})
+    result = bench(
+        "bench.query_speed",
+        "--rows",
+        "300",
+        "--queries",
+        "3",
+        "--store",
+        "server",
+        "--uri",
+        milvus.uri,
+        env={"CAIRN_BENCH_RESULTS": str(tmp_path / "results")},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     measured = json.loads((tmp_path / "results" / "query_speed.json").read_text())
     assert measured["store"] == {"kind": "server", "uri": milvus.uri}
     (size,) = measured["sizes"]
     assert size["rows"] == 300 and size["queries"] == 3
-    assert size["retrieve_p95_ms"] >= size["retrieve_p50_ms"] > 0 and size["raw_hybrid_p95_ms"] >= size["raw_hybrid_p50_ms"] > 0
+    assert (
+        size["retrieve_p95_ms"] >= size["retrieve_p50_ms"] > 0
+        and size["raw_hybrid_p95_ms"] >= size["raw_hybrid_p50_ms"] > 0
+    )
     assert client.list_collections() == ["users_own"]
     connection.close()
 

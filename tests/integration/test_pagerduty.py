@@ -1,4 +1,5 @@
 """The PagerDuty source against a real HTTP server on 127.0.0.1 and through the real ingest flow."""
+
 from __future__ import annotations
 
 import copy
@@ -20,15 +21,26 @@ SAMPLE = REPO / "data" / "pagerduty"
 def sample() -> tuple[list[dict], dict]:
     incidents = json.loads((SAMPLE / "incidents.json").read_text())["incidents"]
     parts = {
-        i["id"]: {p: json.loads((SAMPLE / i["id"] / f"{p}.json").read_text())[p] for p in ("log_entries", "notes", "alerts")}
+        i["id"]: {
+            p: json.loads((SAMPLE / i["id"] / f"{p}.json").read_text())[p] for p in ("log_entries", "notes", "alerts")
+        }
         for i in incidents
     }
     return incidents, parts
 
 
 def api_config(tmp_path, url, **extra):
-    source = {"name": "pd", "type": "pagerduty", "api_url": url, "token_env": "CAIRN_TEST_PD_TOKEN", "tenant": "acme",
-              "acl": ["sre"], "page_size": 2, "retry_base_seconds": 0.01, **extra}
+    source = {
+        "name": "pd",
+        "type": "pagerduty",
+        "api_url": url,
+        "token_env": "CAIRN_TEST_PD_TOKEN",
+        "tenant": "acme",
+        "acl": ["sre"],
+        "page_size": 2,
+        "retry_base_seconds": 0.01,
+        **extra,
+    }
     return write_config(tmp_path / "pd.toml", tmp_path / "index", [source])
 
 
@@ -53,7 +65,9 @@ def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefec
         api.faults["/incidents"] = [429, 500, "truncate"]  # each retried, then the real pages
         config = api_config(tmp_path, api.url)
         first = ingest_flow(config_path=str(config))
-        assert first["documents"] == {"seen": 6, "indexed": 6, "unchanged": 0, "deleted": 0, "failed": 0}, first["failures"]
+        assert first["documents"] == {"seen": 6, "indexed": 6, "unchanged": 0, "deleted": 0, "failed": 0}, first[
+            "failures"
+        ]
         listing = [q for p, q in api.requests if p == "/incidents"]
         assert len(listing) == 3 + 3  # three faults, then three pages of two
         assert [q["offset"] for q in listing[3:]] == [["0"], ["2"], ["4"]]
@@ -64,10 +78,15 @@ def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefec
         # a day later one incident is resolved; the next run asks only for what changed since the mark
         kafka = next(i for i in incidents if i["id"] == "Q4KAFKA")
         kafka.update(status="resolved", last_status_change_at="2026-04-06T09:00:00Z", updated_at="2026-04-06T09:00:00Z")
-        parts["Q4KAFKA"]["log_entries"].append({
-            "id": "Q4KAFKAL99", "type": "resolve_log_entry", "summary": "Resolved by Marcus Chen",
-            "created_at": "2026-04-06T09:00:00Z", "incident": {"id": "Q4KAFKA"},
-        })
+        parts["Q4KAFKA"]["log_entries"].append(
+            {
+                "id": "Q4KAFKAL99",
+                "type": "resolve_log_entry",
+                "summary": "Resolved by Marcus Chen",
+                "created_at": "2026-04-06T09:00:00Z",
+                "incident": {"id": "Q4KAFKA"},
+            }
+        )
         api.requests.clear()
         second = ingest_flow(config_path=str(config))
         # the overlap window re-reads the latest incident (Q5AUTHG, unchanged) besides the changed one
@@ -119,10 +138,20 @@ def test_export_folder_with_a_broken_file_indexes_the_rest(tmp_path, prefect_ser
     folder = tmp_path / "export"
     shutil.copytree(SAMPLE, folder)
     (folder / "Q3PAYER" / "notes.json").write_text('{"notes": [ {"id": ')
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "pd", "type": "pagerduty", "path": str(folder), "tenant": "acme", "acl": ["sre"],
-         "access": [{"team": "Globex Ops", "tenant": "globex", "acl": ["globex-ops"]}]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "pd",
+                "type": "pagerduty",
+                "path": str(folder),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "access": [{"team": "Globex Ops", "tenant": "globex", "acl": ["globex-ops"]}],
+            },
+        ],
+    )
     report = ingest_flow(config_path=str(config))
     assert report["documents"]["indexed"] == 5
     assert [(f["document"], "notes.json" in f["error"]) for f in report["failures"]] == [("Q3PAYER", True)]
@@ -133,16 +162,23 @@ def test_export_folder_with_a_broken_file_indexes_the_rest(tmp_path, prefect_ser
 def test_a_backfill_window_is_passed_to_the_api_and_respected(tmp_path, prefect_server, token):
     incidents, parts = sample()
     with FakePagerDuty(incidents, parts) as api:
-        config = api_config(tmp_path, api.url, since="2026-01-01T00:00:00Z", until="2026-03-15T00:00:00Z", statuses=["resolved"])
+        config = api_config(
+            tmp_path, api.url, since="2026-01-01T00:00:00Z", until="2026-03-15T00:00:00Z", statuses=["resolved"]
+        )
         report = ingest_flow(config_path=str(config))
         listing = [q for p, q in api.requests if p == "/incidents"]
     assert listing[0]["since"] == ["2026-01-01T00:00:00Z"] and listing[0]["until"] == ["2026-03-15T00:00:00Z"]
     assert listing[0]["statuses[]"] == ["resolved"]
-    assert sorted(r["locator"] for r in stored_rows(config) if r["extra"].get("section_count")) == ["Q2EDGTL", "Q3PAYER"]
+    assert sorted(r["locator"] for r in stored_rows(config) if r["extra"].get("section_count")) == [
+        "Q2EDGTL",
+        "Q3PAYER",
+    ]
     assert report["documents"]["indexed"] == 2
 
 
-def test_an_access_change_rewrites_every_incident_not_only_those_changed_since_the_mark(tmp_path, prefect_server, token):
+def test_an_access_change_rewrites_every_incident_not_only_those_changed_since_the_mark(
+    tmp_path, prefect_server, token
+):
     """The API is asked only for what changed since the high-water mark; after the source's acl is edited,
     the next run lists everything, so no incident keeps the revoked group (and nothing is re-embedded)."""
     incidents, parts = sample()

@@ -1,6 +1,7 @@
 """Legal PDFs through the source's parser in its worker process (PDFium by default, unstructured on request;
 both offline, real parsers) and the legal layout: hierarchy, definitions as their own chunks, page ranges,
 headers and footers gone, metadata, scanned pages reported, and every kind of bad PDF named."""
+
 from __future__ import annotations
 
 import re
@@ -9,10 +10,9 @@ import pytest
 
 from cairn.chunkers import chunk_document
 from cairn.chunkers.legal import legal_units
-from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas import ContentType, DocumentRef
 from cairn.schemas.config import ChunkingConfig, PdfSourceConfig
-from cairn.schemas.records import parse_day
+from cairn.schemas.records import PAGE_BREAK, parse_day
 from cairn.sources import DocumentError
 from cairn.sources.pdf import ParseLimits, PdfSource, extract_text
 from tests import pdf_factory, pdf_layouts
@@ -40,14 +40,21 @@ def test_metadata_title_parties_effective_date_and_doc_tag(sample):
 
 def test_running_headers_footers_and_page_numbers_are_removed(sample):
     assert "Confidential" not in sample.content
-    assert not any(block.strip().startswith("Page ") for block in sample.content.replace(PAGE_BREAK, "\n\n").split("\n\n"))
+    assert not any(
+        block.strip().startswith("Page ") for block in sample.content.replace(PAGE_BREAK, "\n\n").split("\n\n")
+    )
 
 
 def test_the_clause_hierarchy_is_rebuilt_from_the_numbering(sample):
     units = legal_units(sample.content, CONFIG)
     by_start = {u.text[:30]: u for u in units}
     subclause = next(u for text, u in by_start.items() if text.startswith("(i) the original Mortgage Note"))
-    assert subclause.heading_path == ("ARTICLE II CONVEYANCE OF MORTGAGE LOANS", "Section 2.01 Conveyance of Mortgage Loans", "(a)", "(i)")
+    assert subclause.heading_path == (
+        "ARTICLE II CONVEYANCE OF MORTGAGE LOANS",
+        "Section 2.01 Conveyance of Mortgage Loans",
+        "(a)",
+        "(i)",
+    )
     assert subclause.level == 4 and subclause.section_start
     clause_b = next(u for u in units if u.text.startswith("(b) the word including"))
     assert clause_b.heading_path[-2:] == ("Section 1.02 Interpretation", "(b)")
@@ -56,7 +63,14 @@ def test_the_clause_hierarchy_is_rebuilt_from_the_numbering(sample):
 def test_each_defined_term_is_its_own_child_chunk_tagged_with_the_term(sample):
     sections = chunk_document(sample, CONFIG)
     terms = {c.term: c for s in sections for c in s.chunks if c.term}
-    assert {"Accrual Period", "Business Day", "Certificateholder", "Closing Date", "Collection Account", "Cut-off Date"} <= set(terms)
+    assert {
+        "Accrual Period",
+        "Business Day",
+        "Certificateholder",
+        "Closing Date",
+        "Collection Account",
+        "Cut-off Date",
+    } <= set(terms)
     assert terms["Closing Date"].text.startswith('"Closing Date" means the date on which the Certificates')
     assert "Collection Account" not in terms["Closing Date"].text  # one definition per chunk
 
@@ -73,13 +87,16 @@ def test_every_section_keeps_its_page_range(sample):
     assert all(CONFIG.parent_min_tokens <= s.token_count <= CONFIG.parent_max_tokens for s in sections[:-1])
 
 
-@pytest.mark.parametrize("writer, reason", [
-    (pdf_factory.write_encrypted, "encrypted PDF"),
-    (pdf_factory.write_image_only, "no text layer"),
-    (pdf_factory.write_truncated, "corrupt or truncated"),
-    (pdf_factory.write_corrupt, "corrupt or truncated"),
-    (pdf_factory.write_not_a_pdf, "not a PDF"),
-])
+@pytest.mark.parametrize(
+    "writer, reason",
+    [
+        (pdf_factory.write_encrypted, "encrypted PDF"),
+        (pdf_factory.write_image_only, "no text layer"),
+        (pdf_factory.write_truncated, "corrupt or truncated"),
+        (pdf_factory.write_corrupt, "corrupt or truncated"),
+        (pdf_factory.write_not_a_pdf, "not a PDF"),
+    ],
+)
 def test_bad_pdfs_are_refused_with_a_reason(tmp_path, writer, reason):
     path = writer(tmp_path / "bad.pdf")
     with pytest.raises(DocumentError, match=reason) as caught:
@@ -94,18 +111,30 @@ def test_a_runaway_parse_is_stopped_at_the_timeout_and_the_next_file_still_parse
     the bomb finish nor stops the six-page sample (at 1 s and 450 pages it did)."""
     pdf_factory.write_shared_stream(tmp_path / "bomb.pdf", pages=1800, lines=400)
     pdf_factory.write_sample(tmp_path / "sample.pdf")
-    source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"],
-                                       parse_timeout_seconds=5, max_text_chars=1_000_000_000))
+    source = PdfSource(
+        PdfSourceConfig(
+            name="contracts",
+            type="pdf",
+            path=str(tmp_path),
+            tenant="acme",
+            acl=["legal"],
+            parse_timeout_seconds=5,
+            max_text_chars=1_000_000_000,
+        )
+    )
     refs = {r.locator: r for r in source.discover()}
     with pytest.raises(DocumentError, match=r"longer than the source's parse_timeout_seconds \(5 s\)"):
         source.load(refs["bomb.pdf"])
     assert source.load(refs["sample.pdf"]).title == "POOLING AND SERVICING AGREEMENT"
 
 
-@pytest.mark.parametrize("limits, reason", [
-    (ParseLimits(max_pages=50), "60 pages, over the source's max_pages (50): not parsed"),
-    (ParseLimits(max_text_chars=5_000), "more than the source's max_text_chars (5,000) of text"),
-])
+@pytest.mark.parametrize(
+    "limits, reason",
+    [
+        (ParseLimits(max_pages=50), "60 pages, over the source's max_pages (50): not parsed"),
+        (ParseLimits(max_text_chars=5_000), "more than the source's max_text_chars (5,000) of text"),
+    ],
+)
 def test_page_and_text_limits_refuse_a_file_by_name(tmp_path, limits, reason):
     path = pdf_factory.write_shared_stream(tmp_path / "long.pdf", pages=60, lines=20)
     with pytest.raises(DocumentError, match=re.escape(reason)) as caught:
@@ -125,8 +154,11 @@ def test_scanned_pages_are_a_warning_on_the_document_which_keeps_its_other_pages
 
 def test_the_unstructured_parser_is_still_there_on_request(tmp_path):
     pdf_layouts.write_two_columns(tmp_path / "two.pdf")
-    source = PdfSource(PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"],
-                                       parser="unstructured"))
+    source = PdfSource(
+        PdfSourceConfig(
+            name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"], parser="unstructured"
+        )
+    )
     doc = source.load(next(iter(source.discover())))
     for clause in pdf_layouts.LEFT_COLUMN + pdf_layouts.RIGHT_COLUMN:
         assert clause.split(".")[1].strip() in doc.content
@@ -161,15 +193,22 @@ def test_contracts_from_s3_through_the_flow_bad_ones_reported_and_scoped_queries
     pdf_layouts.write_partly_scanned(tmp_path / "scan.pdf")
     for name in ("locked.pdf", "notes.pdf", "scan.pdf"):
         s3.put_object(Bucket="legal", Key=f"contracts/{name}", Body=(tmp_path / name).read_bytes())
-    config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
-        {"name": "contracts", "type": "pdf", "uri": "s3://legal/contracts", "tenant": "acme", "acl": ["legal"]},
-    ], s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "page_size": 2}, quality={"on_ingest": True})
+    config = write_config(
+        tmp_path / "cairn.toml",
+        tmp_path / "index",
+        [
+            {"name": "contracts", "type": "pdf", "uri": "s3://legal/contracts", "tenant": "acme", "acl": ["legal"]},
+        ],
+        s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "page_size": 2},
+        quality={"on_ingest": True},
+    )
     report = ingest_flow(config_path=str(config))
     assert report["documents"]["indexed"] == 3 and report["documents"]["failed"] == 2
     reasons = {f["document"]: f["error"] for f in report["failures"]}
     assert "encrypted" in reasons["locked.pdf"] and "not a PDF" in reasons["notes.pdf"]
     assert [(w["document"], w["error"][:40]) for w in report["warnings"]] == [
-        ("scan.pdf", "1 of 4 pages have no text layer (scanned")]
+        ("scan.pdf", "1 of 4 pages have no text layer (scanned")
+    ]
     assert report["quality"]["success"], report["quality"]["failed"]
 
     retriever = Retriever.from_config(config)
@@ -180,8 +219,10 @@ def test_contracts_from_s3_through_the_flow_bad_ones_reported_and_scoped_queries
         assert hits and all(h.document_id == hits[0].document_id for h in hits)
         assert '"Determination Date" means' in hits[0].text
         assert ", p" in hits[0].citation and hits[0].citation.split(") ")[1].startswith("s3://legal/contracts/")
-        other = retriever.retrieve("What is the Determination Date?", who, k=3, doc_tag="acme-globex-master-services-agreement").hits
-        assert all("Determination Date\" means" not in h.text for h in other)
+        other = retriever.retrieve(
+            "What is the Determination Date?", who, k=3, doc_tag="acme-globex-master-services-agreement"
+        ).hits
+        assert all('Determination Date" means' not in h.text for h in other)
     finally:
         retriever.close()
 

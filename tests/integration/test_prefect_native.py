@@ -1,6 +1,7 @@
 """What an ingest shows in Prefect: task runs named after their source and batch, a table artifact of
 per-source counts, a link to the data-quality report, and a write the store refused as a whole retried (a
 CairnError never is)."""
+
 from __future__ import annotations
 
 import time
@@ -36,8 +37,9 @@ def latest_artifact(key: str):
     from prefect.client.schemas.sorting import ArtifactSort
 
     with get_client(sync_client=True) as client:
-        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])),
-                                      sort=ArtifactSort.CREATED_DESC, limit=1)
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])), sort=ArtifactSort.CREATED_DESC, limit=1
+        )
     return found[0] if found else None
 
 
@@ -46,17 +48,29 @@ def test_task_runs_artifacts_and_the_quality_link_say_what_each_source_did(tmp_p
     root = tmp_path / "wiki"
     for i in range(3):
         write_page(root, f"page-{i}.md", BODY.format(title=f"Page {i}"))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "runbooks", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"], "batch_size": 2},
-        {"name": "gone", "type": "wiki", "path": str(tmp_path / "missing"), "tenant": "acme", "acl": ["sre"]},
-    ], quality={"on_ingest": True})
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "runbooks", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"], "batch_size": 2},
+            {"name": "gone", "type": "wiki", "path": str(tmp_path / "missing"), "tenant": "acme", "acl": ["sre"]},
+        ],
+        quality={"on_ingest": True},
+    )
     with pytest.raises(SourcesFailed) as failed:
         ingest_flow(config_path=str(config))
     report = failed.value.report
 
     names = {t.name for t in task_runs(report["run_id"])}
-    assert {"discover runbooks", "parse-and-chunk runbooks 1/2", "parse-and-chunk runbooks 2/2", "embed runbooks 1/2",
-            "write runbooks 1/2", "write runbooks 2/2", "discover gone"} <= names, names
+    assert {
+        "discover runbooks",
+        "parse-and-chunk runbooks 1/2",
+        "parse-and-chunk runbooks 2/2",
+        "embed runbooks 1/2",
+        "write runbooks 1/2",
+        "write runbooks 2/2",
+        "discover gone",
+    } <= names, names
 
     table = latest_artifact("cairn-run-sources")
     rows = {row["source"]: row for row in _table(table.data)}
@@ -72,9 +86,13 @@ def test_a_write_the_store_refuses_as_a_whole_is_retried_and_lands(tmp_path, pre
     root = tmp_path / "wiki"
     for name in ("one", "two"):
         write_page(root, f"{name}.md", BODY.format(title=name.title()))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        ],
+    )
     from pymilvus.exceptions import MilvusException
 
     upsert, calls = MilvusStore.upsert, []

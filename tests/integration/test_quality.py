@@ -1,4 +1,5 @@
 """Data-quality checks with real great-expectations over rows in a real Milvus Lite collection."""
+
 from __future__ import annotations
 
 import json
@@ -36,10 +37,20 @@ def well_formed(n: int, tenant: str = "acme") -> SourceDocument:
         paragraphs = "\n\n".join(" ".join(SENTENCES[(i + j) % 5] for j in range(5)) for i in range(7))
         body += f"## {part}\n\n{paragraphs}\n\n"
     return SourceDocument(
-        document_id=stable_id("q", str(n)), source_name="guides", source_type=SourceType.WIKI,
-        source_uri=f"file:///guides/{n}.md", locator=f"{n}.md", title=f"Service guide {n}", content=body,
-        tenant_id=tenant, access_control_list=["sre"], content_type=ContentType.RUNBOOK,
-        version_hash=stable_id("v", str(n)), created_at=1, updated_at=1, temporal_start=1,
+        document_id=stable_id("q", str(n)),
+        source_name="guides",
+        source_type=SourceType.WIKI,
+        source_uri=f"file:///guides/{n}.md",
+        locator=f"{n}.md",
+        title=f"Service guide {n}",
+        content=body,
+        tenant_id=tenant,
+        access_control_list=["sre"],
+        content_type=ContentType.RUNBOOK,
+        version_hash=stable_id("v", str(n)),
+        created_at=1,
+        updated_at=1,
+        temporal_start=1,
     )
 
 
@@ -66,10 +77,18 @@ def test_a_corpus_inside_the_sla_passes_and_the_report_folder_is_complete(collec
     assert report.success, [r.to_dict() for r in report.failed()]
     assert len(report.results) >= 20 and report.rows > 0
     folder = report.report_dir
-    for name in ("index.html", "summary.json", "token_counts.svg", "health.svg", "gx/uncommitted/data_docs/local_site/index.html"):
+    for name in (
+        "index.html",
+        "summary.json",
+        "token_counts.svg",
+        "health.svg",
+        "gx/uncommitted/data_docs/local_site/index.html",
+    ):
         assert os.path.getsize(os.path.join(folder, name)) > 0, name
     summary = json.load(open(os.path.join(folder, "summary.json")))
-    assert summary["success"] is True and {"expectation", "column", "success", "unexpected_percent"} <= set(summary["results"][0])
+    assert summary["success"] is True and {"expectation", "column", "success", "unexpected_percent"} <= set(
+        summary["results"][0]
+    )
 
 
 def test_reports_show_parameters_per_source_counts_a_trend_and_latest_leads_to_the_newest(collection):
@@ -81,13 +100,25 @@ def test_reports_show_parameters_per_source_counts_a_trend_and_latest_leads_to_t
     second = check_rows(config, "is_current == true", 384, reader=store.reader, name="second")
 
     size = next(r for r in second.results if r.column == "full_text token_count")
-    assert size.params == {"min_value": config.chunking.parent_min_tokens, "max_value": config.chunking.parent_max_tokens,
-                           "mostly": config.quality.parent_mostly}
-    assert size.describe_params() == f"{config.chunking.parent_min_tokens} to {config.chunking.parent_max_tokens}, mostly 0.95"
+    assert size.params == {
+        "min_value": config.chunking.parent_min_tokens,
+        "max_value": config.chunking.parent_max_tokens,
+        "mostly": config.quality.parent_mostly,
+    }
+    assert (
+        size.describe_params()
+        == f"{config.chunking.parent_min_tokens} to {config.chunking.parent_max_tokens}, mostly 0.95"
+    )
     guides = second.per_source["guides"]
-    assert guides["documents"] == 4 and guides["rows"] == len(rows) and guides["failed"] == ["guides.runbook: full_text token_count"]
+    assert (
+        guides["documents"] == 4
+        and guides["rows"] == len(rows)
+        and guides["failed"] == ["guides.runbook: full_text token_count"]
+    )
     assert [(t["report"], t["success"]) for t in second.trend] == [
-        (os.path.basename(first.report_dir), True), (os.path.basename(second.report_dir), False)]
+        (os.path.basename(first.report_dir), True),
+        (os.path.basename(second.report_dir), False),
+    ]
     latest = os.path.join(os.path.dirname(second.report_dir), "latest")
     assert os.path.realpath(latest) == os.path.realpath(second.report_dir)
     page = open(os.path.join(latest, "index.html"), encoding="utf-8").read()
@@ -130,18 +161,21 @@ def test_the_flow_writes_a_report_and_fails_the_run_only_under_a_fail_policy(tmp
     source = {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki"), "tenant": "acme", "acl": ["sre"]}
     warn = write_config(tmp_path / "warn.toml", tmp_path / "index", [source], quality={"on_ingest": True})
     report = ingest_flow(config_path=str(warn))
-    assert report["quality"]["success"] is False and "w.runbook: full_text token_count" not in report["quality"]["failed"]
+    assert (
+        report["quality"]["success"] is False and "w.runbook: full_text token_count" not in report["quality"]["failed"]
+    )
     assert any("full_text token_count" in f for f in report["quality"]["failed"])
     assert os.path.exists(os.path.join(report["quality"]["report_dir"], "index.html"))
-    strict = write_config(tmp_path / "fail.toml", tmp_path / "index2", [dict(source, quality_policy="fail")],
-                          quality={"on_ingest": True})
+    strict = write_config(
+        tmp_path / "fail.toml", tmp_path / "index2", [dict(source, quality_policy="fail")], quality={"on_ingest": True}
+    )
     with pytest.raises(QualityFailed, match="data quality failed for w"):
         ingest_flow(config_path=str(strict))
 
 
 def test_cairn_report_json_contract_and_s3_upload(collection, tmp_path):
-    from moto.server import ThreadedMotoServer
     import boto3
+    from moto.server import ThreadedMotoServer
 
     config, store, _ = collection
     store.close()  # release the Lite file for the subprocess
@@ -149,15 +183,31 @@ def test_cairn_report_json_contract_and_s3_upload(collection, tmp_path):
     server.start()
     try:
         endpoint = f"http://127.0.0.1:{server._server.server_port}"
-        env = {**os.environ, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
-        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+        env = {
+            **os.environ,
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+        s3 = boto3.client(
+            "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+        )
         s3.create_bucket(Bucket="reports")
-        text = open(config.config_path).read().replace(
-            "[quality]", f'[quality]\nreport_uri = "s3://reports/cairn"\ns3_endpoint_url = "{endpoint}"', 1)
+        text = (
+            open(config.config_path)
+            .read()
+            .replace("[quality]", f'[quality]\nreport_uri = "s3://reports/cairn"\ns3_endpoint_url = "{endpoint}"', 1)
+        )
         path = tmp_path / "with-s3.toml"
         path.write_text(text)
-        result = subprocess.run([sys.executable, "-m", "cairn.cli", "report", "--json", "--config", str(path)],
-                                cwd=REPO, env=env, capture_output=True, text=True, timeout=1500)  # a hang guard
+        result = subprocess.run(
+            [sys.executable, "-m", "cairn.cli", "report", "--json", "--config", str(path)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1500,
+        )  # a hang guard
         assert result.returncode == 0, result.stderr[-2000:]
         data = json.loads(result.stdout)
         assert data["success"] is True and os.path.isdir(data["report_dir"])

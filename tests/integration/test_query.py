@@ -1,5 +1,6 @@
 """The query pipeline against a collection built by the real ingest flow (plus history rows written directly):
 isolation under hostile input, doc_tag scope, as_of, the no-results and guidance paths, packing and the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,8 @@ import json
 import pytest
 
 from cairn.chunkers import chunk_document
-from cairn.embedding import load_encoder
 from cairn.cli.app import main as cairn
+from cairn.embedding import load_encoder
 from cairn.flows.ingest import ingest_flow
 from cairn.index.cache import EmbeddingCache
 from cairn.index.rows import ChunkedDocument, build_rows
@@ -34,19 +35,47 @@ def collection(tmp_path_factory, prefect_server):
     tmp = tmp_path_factory.mktemp("query")
     root = tmp / "wiki"
     corpus.build(root)
-    write_page(root, "acme/payments-restart.md", "# Payments restart\n\n"
-               + long_section("Drain traffic", "Drain the payments-api pods behind the orchid load balancer first.")
-               + long_section("Restart pods", "Restart payments-api with kubectl rollout restart deployment payments-api.")
-               + long_section("Verify settlement", "Verify that settlement batches resume within five minutes."),
-               title="Payments restart", acl=["sre"])
+    write_page(
+        root,
+        "acme/payments-restart.md",
+        "# Payments restart\n\n"
+        + long_section("Drain traffic", "Drain the payments-api pods behind the orchid load balancer first.")
+        + long_section("Restart pods", "Restart payments-api with kubectl rollout restart deployment payments-api.")
+        + long_section("Verify settlement", "Verify that settlement batches resume within five minutes."),
+        title="Payments restart",
+        acl=["sre"],
+    )
     for year, fee in (("2023", "two percent"), ("2024", "three percent")):
-        write_page(root, f"acme/msa-{year}.md", f"# Master services agreement {year}\n\n"
-                   + corpus.section("Late payment", f"Late payment of an invoice incurs a fee of {fee} per month."),
-                   title=f"Master services agreement {year}", acl=["sre"], doc_tag=f"msa-{year}")
-    config_path = write_config(tmp / "cairn.toml", tmp / "index", [
-        {"name": "acme-wiki", "type": "wiki", "path": str(root / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-        {"name": "globex-wiki", "type": "wiki", "path": str(root / "globex"), "tenant": "globex", "acl": ["globex-ops"]},
-    ])
+        write_page(
+            root,
+            f"acme/msa-{year}.md",
+            f"# Master services agreement {year}\n\n"
+            + corpus.section("Late payment", f"Late payment of an invoice incurs a fee of {fee} per month."),
+            title=f"Master services agreement {year}",
+            acl=["sre"],
+            doc_tag=f"msa-{year}",
+        )
+    config_path = write_config(
+        tmp / "cairn.toml",
+        tmp / "index",
+        [
+            {
+                "name": "acme-wiki",
+                "type": "wiki",
+                "path": str(root / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+            {
+                "name": "globex-wiki",
+                "type": "wiki",
+                "path": str(root / "globex"),
+                "tenant": "globex",
+                "acl": ["globex-ops"],
+            },
+        ],
+    )
     report = ingest_flow(config_path=str(config_path))
     assert report["documents"]["failed"] == 0
     write_history(config_path)
@@ -58,14 +87,26 @@ def collection(tmp_path_factory, prefect_server):
 def write_history(config_path) -> None:
     """A past version of kafka-lag.md kept as history: is_current false, valid in [PAST_START, PAST_END)."""
     config = load_config(config_path)
-    body = "# Kafka consumer lag\n\n" + corpus.section("Mitigate", "Scale settlement-writer to eight replicas and raise max.poll.records to 200.")
+    body = "# Kafka consumer lag\n\n" + corpus.section(
+        "Mitigate", "Scale settlement-writer to eight replicas and raise max.poll.records to 200."
+    )
     doc = SourceDocument(
-        document_id=document_id(SourceType.WIKI, "acme-wiki", "kafka-lag.md"), source_name="acme-wiki",
+        document_id=document_id(SourceType.WIKI, "acme-wiki", "kafka-lag.md"),
+        source_name="acme-wiki",
         source_type=SourceType.WIKI,
-        source_uri="file:///wiki/kafka-lag.md", locator="kafka-lag.md", title="Kafka consumer lag", content=body,
-        tenant_id="acme", access_control_list=["sre", "platform"], content_type=ContentType.DOCUMENT,
-        version_hash="0ld0ld0ld", created_at=PAST_START, updated_at=PAST_START, temporal_start=PAST_START,
-        temporal_end=PAST_END, is_current=False,
+        source_uri="file:///wiki/kafka-lag.md",
+        locator="kafka-lag.md",
+        title="Kafka consumer lag",
+        content=body,
+        tenant_id="acme",
+        access_control_list=["sre", "platform"],
+        content_type=ContentType.DOCUMENT,
+        version_hash="0ld0ld0ld",
+        created_at=PAST_START,
+        updated_at=PAST_START,
+        temporal_start=PAST_START,
+        temporal_end=PAST_END,
+        is_current=False,
     )
     encoder = load_encoder(config.embedding.model)
     cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
@@ -90,7 +131,9 @@ def test_hostile_strings_never_widen_access(collection, hostile):
         assert retriever.retrieve(question, sre, **kwargs).hits == []
     for principal in (Principal(hostile, ["sre", "security"]), Principal("acme", [hostile])):
         assert retriever.retrieve(question, principal).hits == []
-    as_acme = retriever.retrieve("restart scanner-gateway depot-east cluster", Principal("acme", ["sre", "globex-ops", hostile]))
+    as_acme = retriever.retrieve(
+        "restart scanner-gateway depot-east cluster", Principal("acme", ["sre", "globex-ops", hostile])
+    )
     assert all(h.title != "Warehouse scanner API" for h in as_acme.hits)
 
 
@@ -98,7 +141,9 @@ def test_hostile_strings_never_widen_access(collection, hostile):
 def test_acl_decides_who_sees_a_page_and_unknown_filters_are_refused(collection):
     retriever, _ = collection
     question = "revoke the leaked vault token zebra-orchid-42"
-    assert all(h.title != "Rotate leaked credentials" for h in retriever.retrieve(question, Principal("acme", ["sre"])).hits)
+    assert all(
+        h.title != "Rotate leaked credentials" for h in retriever.retrieve(question, Principal("acme", ["sre"])).hits
+    )
     as_security = retriever.retrieve(question, Principal("acme", ["security"]))
     assert as_security.hits and {h.title for h in as_security.hits} == {"Rotate leaked credentials"}
     with pytest.raises(FilterError, match="unknown filter field 'tenant_id'"):
@@ -145,7 +190,9 @@ def test_vague_question_gets_guidance_and_unrelated_one_no_results(collection):
 @pytest.mark.core
 def test_a_hit_is_packed_with_its_neighbours_in_document_order_and_cited(collection):
     retriever, _ = collection
-    result = retriever.retrieve("restart payments-api with kubectl rollout restart deployment", Principal("acme", ["sre"]), k=3)
+    result = retriever.retrieve(
+        "restart payments-api with kubectl rollout restart deployment", Principal("acme", ["sre"]), k=3
+    )
     top = result.hits[0]
     assert top.title == "Payments restart" and "Restart pods" in top.breadcrumbs
     assert top.citation.startswith("Payments restart › Restart pods (v") and top.citation.count("Payments restart") == 1
@@ -159,14 +206,43 @@ def test_a_hit_is_packed_with_its_neighbours_in_document_order_and_cited(collect
 
 def test_cli_query_json_keeps_its_keys_and_batch_mode_writes_one_line_per_query(collection, capsys, tmp_path):
     _, config_path = collection
-    assert cairn(["query", "--config", str(config_path), "promote the ledger replica with pg_ctl", "--tenant", "acme",
-                  "--group", "sre", "--json", "--k", "2"]) == 0
+    assert (
+        cairn(
+            [
+                "query",
+                "--config",
+                str(config_path),
+                "promote the ledger replica with pg_ctl",
+                "--tenant",
+                "acme",
+                "--group",
+                "sre",
+                "--json",
+                "--k",
+                "2",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
-    assert {"chunk_id", "document_id", "section_id", "breadcrumbs", "title", "source_uri", "score", "text",
-            "citation"} <= set(data["results"][0]) and data["confidence"]
+    assert {
+        "chunk_id",
+        "document_id",
+        "section_id",
+        "breadcrumbs",
+        "title",
+        "source_uri",
+        "score",
+        "text",
+        "citation",
+    } <= set(data["results"][0]) and data["confidence"]
     queries = tmp_path / "q.jsonl"
-    queries.write_text(json.dumps({"id": "a", "text": "promote the ledger replica with pg_ctl", "tenant": "acme", "groups": ["sre"]})
-                       + "\n" + json.dumps({"id": "b", "text": "help", "tenant": "acme", "groups": ["sre"]}) + "\n")
+    queries.write_text(
+        json.dumps({"id": "a", "text": "promote the ledger replica with pg_ctl", "tenant": "acme", "groups": ["sre"]})
+        + "\n"
+        + json.dumps({"id": "b", "text": "help", "tenant": "acme", "groups": ["sre"]})
+        + "\n"
+    )
     assert cairn(["query", "--config", str(config_path), "--queries", str(queries)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["id"] for line in lines] == ["a", "b"] and lines[0]["results"] and lines[1]["results"] == []
@@ -176,13 +252,38 @@ def test_cli_query_json_keeps_its_keys_and_batch_mode_writes_one_line_per_query(
 def test_cli_eval_scores_labelled_queries_by_source_path_with_ablations(collection, capsys, tmp_path):
     _, config_path = collection
     queries, qrels = tmp_path / "q.jsonl", tmp_path / "qrels.tsv"
-    queries.write_text("\n".join(json.dumps(q) for q in [
-        {"_id": "1", "text": "promote the ledger replica with pg_ctl"},
-        {"_id": "2", "text": "settlement-writer consumer group lag on payments.settled"},
-    ]) + "\n")
+    queries.write_text(
+        "\n".join(
+            json.dumps(q)
+            for q in [
+                {"_id": "1", "text": "promote the ledger replica with pg_ctl"},
+                {"_id": "2", "text": "settlement-writer consumer group lag on payments.settled"},
+            ]
+        )
+        + "\n"
+    )
     qrels.write_text("query-id\tcorpus-id\tscore\n1\tledger-failover\t1\n2\tkafka-lag.md\t1\n")
-    assert cairn(["eval", "--config", str(config_path), "--queries", str(queries), "--qrels", str(qrels),
-                  "--tenant", "acme", "--group", "sre", "--ablate", "floors,keyword_leg", "--json"]) == 0
+    assert (
+        cairn(
+            [
+                "eval",
+                "--config",
+                str(config_path),
+                "--queries",
+                str(queries),
+                "--qrels",
+                str(qrels),
+                "--tenant",
+                "acme",
+                "--group",
+                "sre",
+                "--ablate",
+                "floors,keyword_leg",
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["queries"] == 2 and report["metrics"]["recall@1"] == 1.0 and report["metrics"]["ndcg@10"] == 1.0
     assert set(report["ablations"]) == {"floors", "keyword_leg"}
@@ -196,7 +297,9 @@ def test_the_cache_answers_a_repeated_question_for_the_same_principal_only(colle
     first = cached.retrieve(question, Principal("acme", ["sre"]))
     again = cached.retrieve("  Promote the ledger replica  with pg_ctl", Principal("acme", ["sre"]))
     other = cached.retrieve(question, Principal("acme", ["security"]))
-    assert again.diagnostics.get("cache") == "hit" and [h.chunk_id for h in again.hits] == [h.chunk_id for h in first.hits]
+    assert again.diagnostics.get("cache") == "hit" and [h.chunk_id for h in again.hits] == [
+        h.chunk_id for h in first.hits
+    ]
     assert other.diagnostics.get("cache") is None and all(h.title != "Ledger DB failover" for h in other.hits)
 
 
@@ -220,11 +323,32 @@ BEIR_CORPUS = [
 def test_cairn_eval_beir_ingests_the_corpus_through_the_pipeline_then_scores_it(prefect_server, capsys, tmp_path):
     corpus_path, queries, qrels = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl", tmp_path / "qrels.tsv"
     corpus_path.write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in BEIR_CORPUS))
-    queries.write_text("".join(json.dumps({"_id": f"q{n}", "text": q}) + "\n" for n, q in enumerate([
-        "how do I promote the ledger replica", "consumer lag on the settlement writer", "TLS certificate on the edge proxy expired"])))
+    queries.write_text(
+        "".join(
+            json.dumps({"_id": f"q{n}", "text": q}) + "\n"
+            for n, q in enumerate(
+                [
+                    "how do I promote the ledger replica",
+                    "consumer lag on the settlement writer",
+                    "TLS certificate on the edge proxy expired",
+                ]
+            )
+        )
+    )
     qrels.write_text("query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\t1\nq2\td3\t1\n")
-    args = ["eval", "beir", "--corpus", str(corpus_path), "--queries", str(queries), "--qrels", str(qrels),
-            "--work", str(tmp_path / "work"), "--json"]
+    args = [
+        "eval",
+        "beir",
+        "--corpus",
+        str(corpus_path),
+        "--queries",
+        str(queries),
+        "--qrels",
+        str(qrels),
+        "--work",
+        str(tmp_path / "work"),
+        "--json",
+    ]
     assert cairn(args) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["ingest"]["indexed"] == 4 and first["ingest"]["failed"] == 0
@@ -232,7 +356,9 @@ def test_cairn_eval_beir_ingests_the_corpus_through_the_pipeline_then_scores_it(
     assert first["principal"] == {"tenant": "beir", "groups": ["eval"]}
     assert cairn(args) == 0  # the scratch index is kept: nothing is ingested twice
     again = json.loads(capsys.readouterr().out)
-    assert again["ingest"]["indexed"] == 0 and again["ingest"]["unchanged"] == 4 and again["metrics"] == first["metrics"]
+    assert (
+        again["ingest"]["indexed"] == 0 and again["ingest"]["unchanged"] == 4 and again["metrics"] == first["metrics"]
+    )
 
 
 def test_a_beir_id_that_could_escape_the_scratch_folder_is_refused(tmp_path):

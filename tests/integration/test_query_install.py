@@ -2,6 +2,7 @@
 unstructured, great-expectations or Dask) answers retrieve() against an index the full install built, with
 the query model the full install exported, exactly as the full install answers. Skipped, with the reason,
 when the package index cannot be reached."""
+
 from __future__ import annotations
 
 import json
@@ -49,28 +50,51 @@ def source_tree(target: Path) -> Path:
 
 
 def pip(venv: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([str(venv / "bin" / "python"), "-m", "pip", *args], capture_output=True, text=True,
-                          timeout=timeout, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    return subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
 
 
 def test_a_query_install_without_torch_answers_as_the_full_install_does(tmp_path, prefect_server):
     root = tmp_path / "wiki"
     for name in ("drain", "lag", "restart"):
         write_page(root, f"{name}.md", BODY.format(title=name.title()))
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]},
+        ],
+    )
     ingest_flow(config_path=str(config))
     retriever = Retriever.from_config(config)
-    full = {q: [(h.chunk_id, h.score) for h in retriever.retrieve(q, Principal("acme", ["sre"])).hits] for q in QUESTIONS}
+    full = {
+        q: [(h.chunk_id, h.score) for h in retriever.retrieve(q, Principal("acme", ["sre"])).hits] for q in QUESTIONS
+    }
     retriever.close()
     MilvusStore(load_config(config).milvus, dim=384).close()  # the writer's close lets another process open the file
     model = export_query_model(encoder_for(load_config(config).embedding), tmp_path / "query-model")
 
     venv = tmp_path / "slim"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    probe = pip(venv, "download", "--no-deps", "--quiet", "--timeout", "15", "--retries", "1", "-d", str(tmp_path / "probe"),
-                "tokenizers>=0.22,<0.24", timeout=120)
+    probe = pip(
+        venv,
+        "download",
+        "--no-deps",
+        "--quiet",
+        "--timeout",
+        "15",
+        "--retries",
+        "1",
+        "-d",
+        str(tmp_path / "probe"),
+        "tokenizers>=0.22,<0.24",
+        timeout=120,
+    )
     if probe.returncode != 0:
         pytest.skip(f"the package index cannot be reached: {probe.stderr.strip().splitlines()[-1:]}")
     installed = pip(venv, "install", "--quiet", f"{source_tree(tmp_path / 'src')}[query]")
@@ -78,7 +102,10 @@ def test_a_query_install_without_torch_answers_as_the_full_install_does(tmp_path
 
     run = subprocess.run(
         [str(venv / "bin" / "python"), "-c", SLIM_SCRIPT, str(config), ",".join(LEFT_OUT), *QUESTIONS],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
         env={**os.environ, "CAIRN_QUERY_MODEL": str(model), "PYTHONPATH": ""},
     )
     assert run.returncode == 0, run.stderr[-3000:]
@@ -90,8 +117,13 @@ def test_a_query_install_without_torch_answers_as_the_full_install_does(tmp_path
         assert all(abs(a - b) < 1e-4 for (_, a), (_, b) in zip(slim["answers"][question], full[question]))
 
     write_page(root, "new.md", BODY.format(title="New"))  # work to do: the pipeline itself must run
-    refused = subprocess.run([str(venv / "bin" / "cairn"), "ingest", "--config", str(config)], capture_output=True,
-                             text=True, timeout=300, cwd=tmp_path)
+    refused = subprocess.run(
+        [str(venv / "bin" / "cairn"), "ingest", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert refused.returncode == 2 and "install `cairn[ingest]`" in refused.stderr, refused.stderr[-2000:]
 
     site = next((venv / "lib").glob("python3*/site-packages"))

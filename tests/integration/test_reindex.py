@@ -3,6 +3,7 @@ all-MiniLM-L6-v2 to 0.5's bge-small-en-v1.5, the upgrade a user makes) builds th
 serving one, switches the alias once every source is built, and drops the old; queries
 are answered throughout, each embedded with the encoder of the collection it reads. Real Prefect runs, the real
 models, Milvus Lite; the smallest corpus that shows it (one short page per source)."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,6 @@ import pytest
 from prefect.settings import PREFECT_API_URL
 
 from cairn.cli.app import main
-
 from cairn.embedding import load_encoder
 from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
@@ -33,8 +33,14 @@ SRE = Principal("acme", ["sre"])
 
 
 def wiki(root, name: str, fact: str) -> dict:
-    write_page(root / name, f"{name}.md", f"# {name} runbook\n\n" + section("Steps", fact, repeat=1),
-               title=f"{name} runbook", tenant="acme", acl=["sre"])
+    write_page(
+        root / name,
+        f"{name}.md",
+        f"# {name} runbook\n\n" + section("Steps", fact, repeat=1),
+        title=f"{name} runbook",
+        tenant="acme",
+        acl=["sre"],
+    )
     return {"name": name, "type": "wiki", "path": str(root / name), "tenant": "acme", "acl": ["sre"]}
 
 
@@ -64,13 +70,23 @@ def answer(retriever: Retriever, question: str) -> list[str]:
 
 
 def test_a_model_switch_migrates_a_legacy_collection_while_an_open_retriever_keeps_answering(tmp_path, prefect_server):
-    config = minilm_config(tmp_path / "cairn.toml", tmp_path / "index", [
-        wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger database replica.")])
+    config = minilm_config(
+        tmp_path / "cairn.toml",
+        tmp_path / "index",
+        [
+            wiki(
+                tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger database replica."
+            )
+        ],
+    )
     store = MilvusStore(load_config(config).milvus, 384)
     store.ensure_collection()  # as Cairn made it before generations: a plain collection under the configured name
     store.close()
     ingest_flow(config_path=str(config))
-    assert index_state(config) == ({"serving": "cairn", "aliased": False, "encoder": TORCH, "building": None}, ["cairn"])
+    assert index_state(config) == (
+        {"serving": "cairn", "aliased": False, "encoder": TORCH, "building": None},
+        ["cairn"],
+    )
 
     retriever = Retriever.from_config(config)  # a service's long-lived Retriever
     question = "how do I promote the ledger database replica"
@@ -79,19 +95,28 @@ def test_a_model_switch_migrates_a_legacy_collection_while_an_open_retriever_kee
     report = ingest_flow(config_path=str(config))
     assert report["index"]["switch"] == "done" and report["index"]["dropped"] == "cairn"
     assert report["embeddings_computed"] > 0  # rebuilt with the new encoder
-    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": BGE, "building": None}, ["cairn__g2"])
+    assert index_state(config) == (
+        {"serving": "cairn__g2", "aliased": True, "encoder": BGE, "building": None},
+        ["cairn__g2"],
+    )
     assert answer(retriever, question) == ["ledger runbook"]  # the same Retriever, now on the new generation...
     assert retriever.encoder.identity == BGE  # ...embedding with its encoder
     assert ingest_flow(config_path=str(config))["documents"]["unchanged"] == 1  # and the next run has nothing to do
 
 
 def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_the_next_run_resumes_it(
-        tmp_path, prefect_server, capsys):
-    sources = [wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger replica."),
-               wiki(tmp_path, "kafka", "Scale settlement-writer to twelve replicas when consumer lag grows on payments.")]
+    tmp_path, prefect_server, capsys
+):
+    sources = [
+        wiki(tmp_path, "ledger", "Run pg_ctl promote on ledger-db-replica-02 to promote the ledger replica."),
+        wiki(tmp_path, "kafka", "Scale settlement-writer to twelve replicas when consumer lag grows on payments."),
+    ]
     config = minilm_config(tmp_path / "cairn.toml", tmp_path / "index", sources)
     first = ingest_flow(config_path=str(config))
-    assert first["index"] == {"collection": "cairn__g1", "serving": "cairn__g1"}  # a new index: a generation and the alias
+    assert first["index"] == {
+        "collection": "cairn__g1",
+        "serving": "cairn__g1",
+    }  # a new index: a generation and the alias
 
     use_model(config, "bge-small-en-v1.5")
     (tmp_path / "kafka").rename(tmp_path / "kafka-away")  # one source fails as a whole half-way through the rebuild
@@ -101,8 +126,12 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     assert index["switch"] == "pending" and index["waiting_for"] == ["kafka"] and index["serving"] == "cairn__g1"
     assert main(["status", "--json", "--config", str(config)]) == 0  # what an operator sees meanwhile
     status = json.loads(capsys.readouterr().out)
-    assert status["index"] == {"serving": "cairn__g1", "aliased": True, "encoder": TORCH, "building": {
-        "collection": "cairn__g2", "encoder": BGE, "built_sources": ["ledger"]}}
+    assert status["index"] == {
+        "serving": "cairn__g1",
+        "aliased": True,
+        "encoder": TORCH,
+        "building": {"collection": "cairn__g2", "encoder": BGE, "built_sources": ["ledger"]},
+    }
     assert {row["source"] for row in status["rows"]} == {"ledger", "kafka"}  # counted on the serving generation
 
     retriever = Retriever.from_config(config)  # the config says bge; the serving collection holds MiniLM vectors
@@ -111,15 +140,23 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     retriever.close()  # this process lets go of the Lite folder
 
     (tmp_path / "kafka-away").rename(tmp_path / "kafka")
-    killed = subprocess.run([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"], cwd=REPO,
-                            env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value()), "CAIRN_FAILPOINT": "written"},
-                            capture_output=True, text=True, timeout=300)  # SIGKILLed once kafka's rows are written
+    killed = subprocess.run(
+        [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
+        cwd=REPO,
+        env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value()), "CAIRN_FAILPOINT": "written"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # SIGKILLed once kafka's rows are written
     assert killed.returncode == -9, killed.stderr[-2000:]
     assert index_state(config)[0]["serving"] == "cairn__g1"  # the switch had not happened: the old still serves
     resumed = ingest_flow(config_path=str(config))
     assert resumed["documents"]["unchanged"] == 2 and resumed["embeddings_computed"] == 0  # built before, not again
     assert resumed["index"]["switch"] == "done" and resumed["index"]["dropped"] == "cairn__g1"
-    assert index_state(config) == ({"serving": "cairn__g2", "aliased": True, "encoder": BGE, "building": None}, ["cairn__g2"])
+    assert index_state(config) == (
+        {"serving": "cairn__g2", "aliased": True, "encoder": BGE, "building": None},
+        ["cairn__g2"],
+    )
     retriever = Retriever.from_config(config)
     assert retriever.encoder is load_encoder("bge-small-en-v1.5")
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]

@@ -1,4 +1,5 @@
 """What Cairn promises when things go wrong around it: a second writer, a broken source among good ones."""
+
 from __future__ import annotations
 
 import os
@@ -17,10 +18,28 @@ from tests.integration import corpus
 
 def test_one_unusable_source_does_not_stop_the_others(tmp_path, prefect_server):
     corpus.build(tmp_path / "wiki")
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "gone", "type": "wiki", "path": str(tmp_path / "no-such-folder"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-        {"name": "good", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "gone",
+                "type": "wiki",
+                "path": str(tmp_path / "no-such-folder"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+            {
+                "name": "good",
+                "type": "wiki",
+                "path": str(tmp_path / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     with pytest.raises(SourcesFailed, match="source\\(s\\) failed: gone") as failed:  # the flow run fails...
         ingest_flow(config_path=str(config))
     report = failed.value.report  # ...after the other source ran
@@ -33,14 +52,31 @@ def test_two_ingests_on_one_lite_index_the_second_exits_with_a_clear_message(tmp
     from prefect.settings import PREFECT_API_URL
 
     corpus.build(tmp_path / "wiki")
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(tmp_path / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     env = {**os.environ, "CAIRN_FAILPOINT": "", "PREFECT_API_URL": str(PREFECT_API_URL.value())}
     command = [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config)]
     hold = tmp_path / "hold"  # the first run pauses once its rows are written, holding the writer lock
-    first = subprocess.Popen(command, cwd=REPO, env={**env, "CAIRN_FAILPOINT": "written", "CAIRN_FAILPOINT_HOLD": str(hold)},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env={**env, "CAIRN_FAILPOINT": "written", "CAIRN_FAILPOINT_HOLD": str(hold)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 180
     while not hold.exists() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -73,9 +109,20 @@ def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_
     from cairn.schemas.config import load_config
 
     corpus.build(tmp_path / "wiki")
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(tmp_path / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     first = ingest_flow(config_path=str(config))
     milvus = load_config(config).milvus
     store = MilvusStore(milvus, dim=384)

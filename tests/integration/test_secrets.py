@@ -5,6 +5,7 @@ place those runs write to is searched for them: stdout, stderr, the run report, 
 their uploaded copies, every file under the test's folder (index, state, caches, logs, Prefect home), every
 row of the collection, and what the Prefect server recorded (flow and task runs with their state messages,
 artifacts, logs, its database files, result storage)."""
+
 from __future__ import annotations
 
 import json
@@ -35,14 +36,16 @@ SENTINELS = {
 
 
 def cairn(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cairn.cli", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "cairn.cli", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def find_sentinels(haystack: dict[str, bytes]) -> list[tuple[str, str]]:
     """(variable, where) for every sentinel found in any of the named byte strings."""
-    return [(name, where) for where, data in haystack.items() for name, value in SENTINELS.items()
-            if value.encode() in data]
+    return [
+        (name, where) for where, data in haystack.items() for name, value in SENTINELS.items() if value.encode() in data
+    ]
 
 
 def files_under(root: Path) -> dict[str, bytes]:
@@ -97,15 +100,40 @@ def test_no_secret_reaches_output_files_rows_or_prefect(tmp_path, prefect_server
     with FakePagerDuty(incidents, parts, token=SENTINELS["CAIRN_TEST_PD_TOKEN"]) as api:
         api.faults["/incidents"] = [500]  # the listing is retried, the token in its header again
         pd = {"type": "pagerduty", "api_url": api.url, "tenant": "acme", "acl": ["sre"], "retry_base_seconds": 0.01}
-        config = write_config(tmp_path / "cairn.toml", tmp_path / "index", [
-            {"name": "s3-wiki", "type": "wiki", "uri": "s3://wiki/pages", "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-            {"name": "s3-missing", "type": "wiki", "uri": "s3://absent/pages", "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-            {"name": "pd", "token_env": "CAIRN_TEST_PD_TOKEN", **pd},
-            {"name": "pd-refused", "token_env": "CAIRN_TEST_PD_REFUSED", **pd},
-        ], s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "retry_attempts": 2},
-            quality={"on_ingest": True, "report_uri": "s3://reports/cairn"})
-        env = {**os.environ, **SENTINELS, "PYTHONPATH": str(REPO), "PREFECT_API_URL": PREFECT_API_URL.value(),
-               "PREFECT_HOME": str(tmp_path / "prefect-home"), "CAIRN_FAILPOINT": ""}
+        config = write_config(
+            tmp_path / "cairn.toml",
+            tmp_path / "index",
+            [
+                {
+                    "name": "s3-wiki",
+                    "type": "wiki",
+                    "uri": "s3://wiki/pages",
+                    "tenant": "acme",
+                    "acl": ["sre"],
+                    "acl_ceiling": corpus.ACME_GROUPS,
+                },
+                {
+                    "name": "s3-missing",
+                    "type": "wiki",
+                    "uri": "s3://absent/pages",
+                    "tenant": "acme",
+                    "acl": ["sre"],
+                    "acl_ceiling": corpus.ACME_GROUPS,
+                },
+                {"name": "pd", "token_env": "CAIRN_TEST_PD_TOKEN", **pd},
+                {"name": "pd-refused", "token_env": "CAIRN_TEST_PD_REFUSED", **pd},
+            ],
+            s3={"endpoint_url": moto_endpoint, "region": "us-east-1", "retry_attempts": 2},
+            quality={"on_ingest": True, "report_uri": "s3://reports/cairn"},
+        )
+        env = {
+            **os.environ,
+            **SENTINELS,
+            "PYTHONPATH": str(REPO),
+            "PREFECT_API_URL": PREFECT_API_URL.value(),
+            "PREFECT_HOME": str(tmp_path / "prefect-home"),
+            "CAIRN_FAILPOINT": "",
+        }
         ingest = cairn("ingest", "--config", str(config), "--json", env=env)
         report = cairn("report", "--config", str(config), "--json", env=env)
 
@@ -118,13 +146,19 @@ def test_no_secret_reaches_output_files_rows_or_prefect(tmp_path, prefect_server
     assert run["documents"]["indexed"] == 3 + 6 and run["quality"]["report_dir"]
     assert report.returncode in (0, 1), report.stderr[-3000:]  # 1 = an expectation failed; either way a report
     assert json.loads(report.stdout)["report_dir"]
-    uploaded = {o["Key"]: s3.get_object(Bucket="reports", Key=o["Key"])["Body"].read()
-                for o in s3.list_objects_v2(Bucket="reports").get("Contents", [])}
+    uploaded = {
+        o["Key"]: s3.get_object(Bucket="reports", Key=o["Key"])["Body"].read()
+        for o in s3.list_objects_v2(Bucket="reports").get("Contents", [])
+    }
     assert any(key.endswith("index.html") for key in uploaded)  # the sentinel credentials were used to write
 
-    haystack = {"ingest stdout": ingest.stdout.encode(), "ingest stderr": ingest.stderr.encode(),
-                "report stdout": report.stdout.encode(), "report stderr": report.stderr.encode(),
-                "collection rows": collection_rows(config)}
+    haystack = {
+        "ingest stdout": ingest.stdout.encode(),
+        "ingest stderr": ingest.stderr.encode(),
+        "report stdout": report.stdout.encode(),
+        "report stderr": report.stderr.encode(),
+        "collection rows": collection_rows(config),
+    }
     haystack.update({f"s3://reports/{key}": body for key, body in uploaded.items()})
     haystack.update(files_under(tmp_path))  # index, state, embedding cache, report folders, Prefect home, logs
     haystack.update(prefect_records(run["run_id"]))

@@ -1,5 +1,6 @@
 """Tenant and ACL isolation as a property: whoever asks, with whatever strings, no row outside their
 tenant and groups comes back. Real model, real Milvus Lite, real retriever; hypothesis drives the principals."""
+
 from __future__ import annotations
 
 import random
@@ -19,13 +20,29 @@ from cairn.schemas.config import load_config
 from tests.conftest import write_config
 
 HOSTILE = [
-    'acme" or tenant_id != "', 'sre" or acl_key like "%', "%", "_", "|", "\\", "sre\\", '"', "' or 1=1 --",
-    "acme\\\" or true or \\\"", "%|", "ops%", "",
+    'acme" or tenant_id != "',
+    'sre" or acl_key like "%',
+    "%",
+    "_",
+    "|",
+    "\\",
+    "sre\\",
+    '"',
+    "' or 1=1 --",
+    'acme\\" or true or \\"',
+    "%|",
+    "ops%",
+    "",
 ]
 TENANTS = ["acme", "globex", "acme-eu", "ACME", *HOSTILE[:4]]
 GROUPS = ["sre", "security", "platform", "legal", "ops", "sr", "s", *HOSTILE]
-TOPICS = ["restart the payments service", "rotate the database credentials", "fail over the primary region",
-          "drain the kafka brokers", "renew the TLS certificates"]
+TOPICS = [
+    "restart the payments service",
+    "rotate the database credentials",
+    "fail over the primary region",
+    "drain the kafka brokers",
+    "renew the TLS certificates",
+]
 
 
 def documents(seed: int = 7, count: int = 36) -> list[SourceDocument]:
@@ -36,13 +53,24 @@ def documents(seed: int = 7, count: int = 36) -> list[SourceDocument]:
         acl = sorted({g for g in rng.sample(GROUPS, rng.randint(1, 3)) if g}) or ["sre"]
         topic = rng.choice(TOPICS)
         body = f"# {topic.title()} {n}\n\n" + (f"To {topic}, follow the checklist for document {n}. " * 12)
-        docs.append(SourceDocument(
-            document_id=stable_id("security", str(n)), source_name="prop", source_type=SourceType.WIKI,
-            source_uri=f"file:///prop/{n}.md", locator=f"{n}.md", title=f"{topic} {n}", content=body,
-            tenant_id=tenant, access_control_list=acl, content_type=ContentType.RUNBOOK,
-            version_hash=stable_id("v", str(n)), created_at=1_700_000_000, updated_at=1_700_000_000,
-            temporal_start=1_700_000_000,
-        ))
+        docs.append(
+            SourceDocument(
+                document_id=stable_id("security", str(n)),
+                source_name="prop",
+                source_type=SourceType.WIKI,
+                source_uri=f"file:///prop/{n}.md",
+                locator=f"{n}.md",
+                title=f"{topic} {n}",
+                content=body,
+                tenant_id=tenant,
+                access_control_list=acl,
+                content_type=ContentType.RUNBOOK,
+                version_hash=stable_id("v", str(n)),
+                created_at=1_700_000_000,
+                updated_at=1_700_000_000,
+                temporal_start=1_700_000_000,
+            )
+        )
     return docs
 
 
@@ -94,6 +122,8 @@ def test_the_property_is_not_vacuous(indexed):
     retriever, by_id = indexed
     seen = 0
     for doc in list(by_id.values())[:8]:
-        result = retriever.retrieve(f"how do I {doc.title.rsplit(' ', 1)[0]} safely", Principal(doc.tenant_id, doc.access_control_list), k=8)
+        result = retriever.retrieve(
+            f"how do I {doc.title.rsplit(' ', 1)[0]} safely", Principal(doc.tenant_id, doc.access_control_list), k=8
+        )
         seen += bool(result.hits)
     assert seen >= 6

@@ -2,6 +2,7 @@
 long-lived Retriever keeps answering through a whole ingest, the ingest is not refused because it is open,
 the CLI's query and status answer mid-ingest, the Retriever sees the new content once it is written, and it
 keeps answering through a model switch (a rebuild beside the serving collection, then the alias switch)."""
+
 from __future__ import annotations
 
 import json
@@ -58,31 +59,69 @@ def test_a_service_reads_through_an_ingest_and_a_model_switch_and_the_cli_answer
     from cairn.flows.ingest import ingest_flow
 
     corpus.build(tmp_path / "wiki")
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [
-        {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS},
-    ])
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(tmp_path / "wiki" / "acme"),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            },
+        ],
+    )
     assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 3
 
     stop, tally = tmp_path / "stop", tmp_path / "tally.json"
-    service = subprocess.Popen([sys.executable, "-c", SERVICE, str(config), str(stop), str(tally)], cwd=REPO,
-                               env={**os.environ, **SERVER}, stderr=subprocess.PIPE, text=True)
+    service = subprocess.Popen(
+        [sys.executable, "-c", SERVICE, str(config), str(stop), str(tally)],
+        cwd=REPO,
+        env={**os.environ, **SERVER},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: read(tally).get("answered", 0) >= 2, 120, "the service's first answers")
-        write_page(tmp_path / "wiki", "acme/quokka.md", "# Quokka relay\n\n## Rotate\n\nRotate the quokka-relay "
-                   "certificate with certbot renew on relay-03, then reload nginx. " + corpus.FILLER * 3,
-                   title="Quokka relay", tenant="acme", acl=["sre"])
+        write_page(
+            tmp_path / "wiki",
+            "acme/quokka.md",
+            "# Quokka relay\n\n## Rotate\n\nRotate the quokka-relay "
+            "certificate with certbot renew on relay-03, then reload nginx. " + corpus.FILLER * 3,
+            title="Quokka relay",
+            tenant="acme",
+            acl=["sre"],
+        )
         hold = tmp_path / "hold"
-        ingest = subprocess.Popen([sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
-                                  cwd=REPO, env={**os.environ, **SERVER, "CAIRN_FAILPOINT": "written", "CAIRN_FAILPOINT_HOLD": str(hold)},
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ingest = subprocess.Popen(
+            [sys.executable, "-m", "cairn.cli", "ingest", "--config", str(config), "--json"],
+            cwd=REPO,
+            env={**os.environ, **SERVER, "CAIRN_FAILPOINT": "written", "CAIRN_FAILPOINT_HOLD": str(hold)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         wait_for(hold.exists, 180, "the ingest to reach its pause")  # the new page is written, the run not over
 
         answered_before = read(tally)["answered"]
         status = cairn("status", "--json", "--config", str(config))
         assert status.returncode == 0, status.stderr
         assert sum(r["rows"] for r in json.loads(status.stdout)["rows"]) > 0
-        query = cairn("query", "how do I promote the ledger-db replica", "--tenant", "acme", "--group", "sre", "--k", "2",
-                      "--json", "--config", str(config))
+        query = cairn(
+            "query",
+            "how do I promote the ledger-db replica",
+            "--tenant",
+            "acme",
+            "--group",
+            "sre",
+            "--k",
+            "2",
+            "--json",
+            "--config",
+            str(config),
+        )
         assert query.returncode == 0, query.stderr
         assert "ledger-db-replica-02" in json.loads(query.stdout)["results"][0]["text"]
         wait_for(lambda: read(tally)["answered"] > answered_before, 60, "the service to answer mid-ingest")

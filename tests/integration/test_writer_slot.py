@@ -1,5 +1,6 @@
 """One writer per index on a Milvus server when a Prefect server is configured: a Prefect global concurrency
 limit of 1 per index (flows/concurrency.py), which a second run waits on, then fails with IndexBusy."""
+
 from __future__ import annotations
 
 import threading

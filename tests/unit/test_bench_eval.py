@@ -1,5 +1,6 @@
 """The README's ablation table: one row per variant, each cell with its difference from the default,
 rewritten only between its two markers, and only from saved results that hold every set, variant and question."""
+
 import pytest
 
 from bench.eval import TABLE_END, TABLE_START, VARIANTS, ablation_table, incomplete, merge_sets, write_readme_table
@@ -10,9 +11,15 @@ def results(delta: float = 0.01) -> dict:
         shift = 0.0 if variant == "full" else -delta
         return {"metrics": {"ndcg@10": 0.7 + shift, "recall@10": 0.8, "recall@5": 0.9 + shift}, "queries": 3}
 
-    return {"k": 10, "model": "bge-small-en-v1.5", "backend": "onnx-int8",
-            "sets": {name: {"variants": {v: metrics(v) for v in VARIANTS}, "queries_available": 3}
-                     for name in ("scifact", "runbooks", "cuad")}}
+    return {
+        "k": 10,
+        "model": "bge-small-en-v1.5",
+        "backend": "onnx-int8",
+        "sets": {
+            name: {"variants": {v: metrics(v) for v in VARIANTS}, "queries_available": 3}
+            for name in ("scifact", "runbooks", "cuad")
+        },
+    }
 
 
 def test_every_variant_has_a_row_and_each_cell_says_its_difference_from_the_default():
@@ -61,4 +68,8 @@ def test_the_table_waits_for_every_set_variant_and_question():
     del partial["sets"]["cuad"]
     del partial["sets"]["runbooks"]["variants"]["rrf_fusion"]
     partial["sets"]["scifact"]["queries_available"] = 809
-    assert incomplete(partial) == ["runbooks: the variants rrf_fusion", "scifact: 3 of its 809 questions", "the cuad set"]
+    assert incomplete(partial) == [
+        "runbooks: the variants rrf_fusion",
+        "scifact: 3 of its 809 questions",
+        "the cuad set",
+    ]

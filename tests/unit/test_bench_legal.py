@@ -1,10 +1,13 @@
 """The legal benchmark's judgements: the found rule, nDCG by section, and what "plain hybrid" switches off."""
+
 from bench.legal import found, plain_hybrid, section_ndcg
 from cairn.schemas.config import QueryConfig
 
 
 def test_a_section_counts_when_it_holds_the_answer_or_an_eight_word_run_of_it():
-    answer = [{"text": "The Agreement shall be governed by the laws of the State of New York, without regard to conflicts"}]
+    answer = [
+        {"text": "The Agreement shall be governed by the laws of the State of New York, without regard to conflicts"}
+    ]
     assert found(answer, ["14.2 GOVERNED by the laws of the   State of New York, without regard"])
     assert not found(answer, ["governed by the laws of Delaware"])
     assert found([{"text": "NETWORK AFFILIATE AGREEMENT"}], ["Network Affiliate Agreement\nThis agreement..."])
@@ -28,7 +31,21 @@ def test_section_ndcg_rewards_answer_bearing_sections_ranked_early():
 
 def test_plain_hybrid_keeps_only_the_two_legs_and_their_fusion():
     settings = plain_hybrid(QueryConfig(steps={"packing": False}))
-    on = [step for step in ("gate", "transform", "floors", "second_pass", "sparse_doc_recall", "dominance",
-                            "diversity", "abstract_leg", "dense_leg", "keyword_leg") if settings.enabled(step)]
+    on = [
+        step
+        for step in (
+            "gate",
+            "transform",
+            "floors",
+            "second_pass",
+            "sparse_doc_recall",
+            "dominance",
+            "diversity",
+            "abstract_leg",
+            "dense_leg",
+            "keyword_leg",
+        )
+        if settings.enabled(step)
+    ]
     assert on == ["dense_leg", "keyword_leg"]
     assert settings.enabled("packing") is False and settings.fusion == QueryConfig().fusion  # its own fusion

@@ -1,4 +1,5 @@
 """extractive_abstract: breadcrumbs + the section's most informative sentences, within 100-200 tokens."""
+
 from cairn.chunkers.abstracts import document_idf, extractive_abstract
 from cairn.chunkers.tokens import count_tokens
 from cairn.schemas.config import ChunkingConfig

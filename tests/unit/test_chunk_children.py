@@ -1,4 +1,5 @@
 """split_children: a section's units -> ~150-token child chunks cut at natural boundaries."""
+
 from cairn.chunkers.children import split_children
 from cairn.chunkers.markdown import markdown_units
 from cairn.chunkers.tokens import count_tokens
@@ -85,7 +86,11 @@ def test_a_heading_stays_attached_to_the_text_it_introduces():
     text = f"## Diagnosis\n\n{prose(170)}\n\n### Logs\n\n{prose(170)}\n\n### Metrics\n\n{prose(170)}"
     children = children_of(text)
     assert all(not c.text.rstrip().split("\n")[-1].startswith("#") for c in children)
-    assert [c.text.split("\n")[0] for c in children if c.text.startswith("#")] == ["## Diagnosis", "### Logs", "### Metrics"]
+    assert [c.text.split("\n")[0] for c in children if c.text.startswith("#")] == [
+        "## Diagnosis",
+        "### Logs",
+        "### Metrics",
+    ]
 
 
 def test_a_sentence_longer_than_a_child_is_cut_at_words():

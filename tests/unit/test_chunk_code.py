@@ -1,5 +1,6 @@
 """Terraform, YAML and code layouts: blocks found, names as breadcrumbs, comments attached, no line lost,
 every section inside the SLA when the text allows."""
+
 from __future__ import annotations
 
 import textwrap
@@ -10,7 +11,7 @@ from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
 
-TERRAFORM = textwrap.dedent('''
+TERRAFORM = textwrap.dedent("""
     terraform {
       required_version = ">= 1.6"
     }
@@ -36,7 +37,7 @@ TERRAFORM = textwrap.dedent('''
     locals {
       name = "jobs"
     }
-''')
+""")
 
 
 def non_blank(text: str) -> list[str]:
@@ -46,7 +47,11 @@ def non_blank(text: str) -> list[str]:
 def test_terraform_one_unit_per_top_level_block_with_its_comments():
     units = terraform_units(TERRAFORM, CONFIG)
     assert [u.heading_path for u in units] == [
-        ("terraform",), ("resource", "aws_sqs_queue.dlq"), ("variable", "region"), ("output", "region"), ("locals",),
+        ("terraform",),
+        ("resource", "aws_sqs_queue.dlq"),
+        ("variable", "region"),
+        ("output", "region"),
+        ("locals",),
     ]
     assert all(u.section_start for u in units)
     dlq = units[1].text
@@ -56,9 +61,20 @@ def test_terraform_one_unit_per_top_level_block_with_its_comments():
 
 
 def test_terraform_section_ids_keep_the_block_type():
-    sections = pack_sections(terraform_units(TERRAFORM * 1, CONFIG), "main.tf", ChunkingConfig(
-        parent_min_tokens=5, parent_target_tokens=20, parent_max_tokens=60, child_min_tokens=5,
-        child_target_tokens=20, child_max_tokens=60, abstract_min_tokens=5, abstract_max_tokens=60))
+    sections = pack_sections(
+        terraform_units(TERRAFORM * 1, CONFIG),
+        "main.tf",
+        ChunkingConfig(
+            parent_min_tokens=5,
+            parent_target_tokens=20,
+            parent_max_tokens=60,
+            child_min_tokens=5,
+            child_target_tokens=20,
+            child_max_tokens=60,
+            abstract_min_tokens=5,
+            abstract_max_tokens=60,
+        ),
+    )
     ids = [s.section_id for s in sections]
     assert "variable.region" in ids and "output.region" in ids  # same name, different blocks, distinct ids
     assert ["resource", "aws_sqs_queue.dlq"] in [s.breadcrumbs for s in sections]
@@ -76,7 +92,7 @@ def test_a_huge_resource_is_cut_by_lines_into_sections_inside_the_band():
     assert non_blank("\n".join(s.text for s in sections)) == non_blank(text)
 
 
-YAML_MULTI = textwrap.dedent('''
+YAML_MULTI = textwrap.dedent("""
     # the web tier
     apiVersion: apps/v1
     kind: Deployment
@@ -92,7 +108,7 @@ YAML_MULTI = textwrap.dedent('''
     spec:
       ports:
         - port: 80
-''')
+""")
 
 
 def test_yaml_multi_document_keys_sit_under_their_document_label():
@@ -135,7 +151,7 @@ def test_code_top_level_definitions_with_decorators_and_comments():
 
 
 def test_shell_functions_and_files_without_definitions():
-    script = "set -e\n\ndrain() {\n  echo draining\n}\n\nmain() {\n  drain\n}\n\nmain \"$@\"\n"
+    script = 'set -e\n\ndrain() {\n  echo draining\n}\n\nmain() {\n  drain\n}\n\nmain "$@"\n'
     assert [u.heading_path for u in code_units(script, CONFIG)] == [(), ("function drain",), ("function main",)]
     plain = "\n".join(f"echo line {n}" for n in range(5))
     units = code_units(plain, CONFIG)

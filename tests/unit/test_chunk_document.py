@@ -185,11 +185,24 @@ Record the mitigation, the time it took effect and any manual change in the inci
 """
 
 
-def document(content: str, title: str = "Auth gateway: elevated 5xx rate", content_type=ContentType.RUNBOOK) -> SourceDocument:
+def document(
+    content: str, title: str = "Auth gateway: elevated 5xx rate", content_type=ContentType.RUNBOOK
+) -> SourceDocument:
     return SourceDocument(
-        document_id="doc-1", source_name="wiki", source_type=SourceType.WIKI, source_uri="wiki://runbooks/auth.md",
-        locator="runbooks/auth.md", title=title, content=content, tenant_id="acme", access_control_list=["sre"],
-        content_type=content_type, version_hash="v1", created_at=0, updated_at=0, temporal_start=0,
+        document_id="doc-1",
+        source_name="wiki",
+        source_type=SourceType.WIKI,
+        source_uri="wiki://runbooks/auth.md",
+        locator="runbooks/auth.md",
+        title=title,
+        content=content,
+        tenant_id="acme",
+        access_control_list=["sre"],
+        content_type=content_type,
+        version_hash="v1",
+        created_at=0,
+        updated_at=0,
+        temporal_start=0,
     )
 
 
@@ -307,7 +320,9 @@ def test_a_document_with_ten_thousand_headings_is_tokenised_in_linear_work_into_
         for i in range(10_000)
     )
     sections = chunk_document(document(body, title="Big handbook"), CONFIG)
-    assert sum(tokenised) < 20 * len(body), f"{sum(tokenised):,} characters tokenised for a {len(body):,}-character page"
+    assert sum(tokenised) < 20 * len(body), (
+        f"{sum(tokenised):,} characters tokenised for a {len(body):,}-character page"
+    )
     assert all(s.token_count <= CONFIG.parent_max_tokens for s in sections)
     assert sum(in_band(s.token_count, 400, 900) for s in sections) / len(sections) >= 0.99
     assert len({s.section_id for s in sections}) == len(sections)
@@ -317,9 +332,20 @@ def test_deeply_nested_lists_chunk_without_recursion_errors():
     depth = 400  # markdown-it nests list tokens; a recursive walker would blow the stack
     body = "# Nested\n\n" + "".join("  " * i + f"- level {i} item with a few words\n" for i in range(depth))
     doc = SourceDocument(
-        document_id="n", source_name="t", source_type=SourceType.WIKI, source_uri="file:///n.md", locator="n.md",
-        title="Nested", content=body, tenant_id="t", access_control_list=["g"], content_type=ContentType.DOCUMENT,
-        version_hash="v", created_at=0, updated_at=0, temporal_start=0,
+        document_id="n",
+        source_name="t",
+        source_type=SourceType.WIKI,
+        source_uri="file:///n.md",
+        locator="n.md",
+        title="Nested",
+        content=body,
+        tenant_id="t",
+        access_control_list=["g"],
+        content_type=ContentType.DOCUMENT,
+        version_hash="v",
+        created_at=0,
+        updated_at=0,
+        temporal_start=0,
     )
     sections = chunk_document(doc, ChunkingConfig())
     joined = "\n".join(s.text for s in sections)

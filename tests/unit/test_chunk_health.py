@@ -1,4 +1,5 @@
 """chunk_health_score: size x structure x abstract x children factors, each 1.0 when all is well."""
+
 import pytest
 
 from cairn.chunkers.health import chunk_health_score
@@ -8,10 +9,19 @@ from cairn.schemas.records import Chunk, QualityFlags, Section
 CONFIG = ChunkingConfig()
 
 
-def section(tokens: int = 650, abstract_tokens: int = 150, children=(150, 150, 150), merges: int = 0, splits: int = 0) -> Section:
+def section(
+    tokens: int = 650, abstract_tokens: int = 150, children=(150, 150, 150), merges: int = 0, splits: int = 0
+) -> Section:
     return Section(
-        section_id="s", breadcrumbs=["Doc"], section_level=1, section_order=0, parent_section_id="",
-        text="x", token_count=tokens, abstract="a", abstract_token_count=abstract_tokens,
+        section_id="s",
+        breadcrumbs=["Doc"],
+        section_level=1,
+        section_order=0,
+        parent_section_id="",
+        text="x",
+        token_count=tokens,
+        abstract="a",
+        abstract_token_count=abstract_tokens,
         chunks=[Chunk(order=i, text="c", token_count=n) for i, n in enumerate(children)],
         quality_flags=QualityFlags(merge_count=merges, split_count=splits),
     )

@@ -1,4 +1,5 @@
 """markdown_units: a Markdown body -> layout-neutral units with exact source text and heading paths."""
+
 from cairn.chunkers.markdown import markdown_units
 from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import glued_to_next
@@ -84,7 +85,9 @@ def test_an_oversized_list_is_pre_split_at_top_level_items():
 
 
 def test_an_oversized_blockquote_is_pre_split_between_its_paragraphs():
-    paragraphs = [f"> Warning {n}: the gateway drops sessions when Redis latency exceeds fifty milliseconds." for n in range(60)]
+    paragraphs = [
+        f"> Warning {n}: the gateway drops sessions when Redis latency exceeds fifty milliseconds." for n in range(60)
+    ]
     units = markdown_units("\n>\n".join(paragraphs), CONFIG)
     assert len(units) > 1 and all(u.kind == "quote" for u in units)
     assert all(u.text.startswith("> Warning") for u in units)

@@ -1,4 +1,5 @@
 """Properties of chunk_document over generated Markdown: nothing lost, sizes bounded, ids unique."""
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

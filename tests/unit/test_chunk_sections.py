@@ -1,4 +1,5 @@
 """pack_sections: heading-aware segmentation into 400-900-token parent sections, ids and quality flags."""
+
 from cairn.chunkers.markdown import markdown_units
 from cairn.chunkers.sections import pack_sections, slug
 from cairn.chunkers.tokens import count_tokens
@@ -42,20 +43,30 @@ def test_heading_markup_is_reduced_to_plain_words():
 
 
 def test_nested_h1_to_h4_sections_record_levels_and_parent_sections():
-    doc = "\n\n".join([
-        f"# Gateway\n\n{prose(450)}",
-        f"## Diagnosis\n\n{prose(450)}",
-        f"### Logs\n\n{prose(450)}",
-        f"#### Step 2\n\n{prose(450)}",
-        f"## Mitigation\n\n{prose(450)}",
-    ])
+    doc = "\n\n".join(
+        [
+            f"# Gateway\n\n{prose(450)}",
+            f"## Diagnosis\n\n{prose(450)}",
+            f"### Logs\n\n{prose(450)}",
+            f"#### Step 2\n\n{prose(450)}",
+            f"## Mitigation\n\n{prose(450)}",
+        ]
+    )
     sections = sections_of(doc)
     assert [s.section_id for s in sections] == [
-        "gateway", "gateway.diagnosis", "gateway.diagnosis.logs", "gateway.diagnosis.logs.step-2", "gateway.mitigation",
+        "gateway",
+        "gateway.diagnosis",
+        "gateway.diagnosis.logs",
+        "gateway.diagnosis.logs.step-2",
+        "gateway.mitigation",
     ]
     assert [s.section_level for s in sections] == [1, 2, 3, 4, 2]
     assert [s.parent_section_id for s in sections] == [
-        "", "gateway", "gateway.diagnosis", "gateway.diagnosis.logs", "gateway",
+        "",
+        "gateway",
+        "gateway.diagnosis",
+        "gateway.diagnosis.logs",
+        "gateway",
     ]
 
 
@@ -92,7 +103,9 @@ def test_a_long_section_is_split_into_parts_within_the_maximum():
     assert count_tokens(doc) >= 1900
     assert len(sections) >= 3
     assert all(s.token_count <= CONFIG.parent_max_tokens for s in sections)
-    assert [s.section_id for s in sections] == ["failover"] + [f"failover.part-{n}" for n in range(2, len(sections) + 1)]
+    assert [s.section_id for s in sections] == ["failover"] + [
+        f"failover.part-{n}" for n in range(2, len(sections) + 1)
+    ]
     assert all(s.quality_flags.split_count == len(sections) for s in sections)
     assert all(s.parent_section_id == "failover" for s in sections[1:])
     assert all(s.breadcrumbs == ["Failover"] for s in sections)
@@ -115,7 +128,11 @@ def test_a_long_list_is_split_between_items():
 
 
 def test_a_code_fence_below_the_hard_limit_is_never_split_across_sections():
-    fence = "```bash\n" + "\n".join(f"kubectl -n identity logs pod/auth-gateway-{n} --since=1h | grep 503" for n in range(80)) + "\n```"
+    fence = (
+        "```bash\n"
+        + "\n".join(f"kubectl -n identity logs pod/auth-gateway-{n} --since=1h | grep 503" for n in range(80))
+        + "\n```"
+    )
     assert CONFIG.parent_max_tokens < count_tokens(fence) < CONFIG.hard_block_tokens
     doc = f"## Logs\n\n{prose(300)}\n\n{fence}\n\n{prose(300)}"
     holding = [s for s in sections_of(doc) if "```bash" in s.text]
@@ -168,7 +185,11 @@ def test_text_before_the_first_heading_is_the_root_section():
 def test_a_document_without_headings_is_titled_by_the_document():
     (section,) = sections_of(prose(500), title="Gateway runbook")
     assert (section.section_id, section.breadcrumbs, section.section_level) == ("root", ["Gateway runbook"], 0)
-    assert (section.parent_section_id, section.quality_flags.merge_count, section.quality_flags.split_count) == ("", 0, 0)
+    assert (section.parent_section_id, section.quality_flags.merge_count, section.quality_flags.split_count) == (
+        "",
+        0,
+        0,
+    )
 
 
 def test_a_small_document_is_one_section_even_below_the_minimum():

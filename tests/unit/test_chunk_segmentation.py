@@ -1,4 +1,5 @@
 """plan_segments: the band-packing dynamic programme shared by sections and children."""
+
 from cairn.chunkers.segmentation import Band, plan_segments
 
 BAND = Band(minimum=40, target=60, maximum=90)
@@ -6,7 +7,9 @@ BAND = Band(minimum=40, target=60, maximum=90)
 
 def plan(sizes, cut_costs=None, keep_costs=None, glued=None):
     n = len(sizes)
-    return plan_segments(sizes, BAND, cut_costs or [0.0] * n, keep_costs or [0.0] * n, glued or [False] * n, joiner_tokens=0)
+    return plan_segments(
+        sizes, BAND, cut_costs or [0.0] * n, keep_costs or [0.0] * n, glued or [False] * n, joiner_tokens=0
+    )
 
 
 def sizes_of(sizes, segments):

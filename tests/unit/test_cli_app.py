@@ -1,5 +1,6 @@
 """The `cairn` app itself (cli/app.py, cli/exits.py): global options, the one mapping from how a command ends
 to its exit code, logging levels, and the heavy layers staying unimported."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,12 @@ def probe_app() -> typer.Typer:
 
     @probe.command()
     def refuses(kind: str) -> None:
-        raise {"usage": UsageError("--since: 'x' is not an ISO date"), "config": ConfigError("c.toml: bad key"),
-               "quality": QualityFailed("expectations failed"), "busy": IndexBusy("held by pid 7")}[kind]
+        raise {
+            "usage": UsageError("--since: 'x' is not an ISO date"),
+            "config": ConfigError("c.toml: bad key"),
+            "quality": QualityFailed("expectations failed"),
+            "busy": IndexBusy("held by pid 7"),
+        }[kind]
 
     @probe.command()
     def crashes() -> None:
@@ -66,16 +71,25 @@ def test_a_returned_outcome_exits_with_its_code_from_the_one_table(outcome):
 
 
 def test_the_exit_code_table_keeps_todays_codes():
-    assert EXIT_CODES == {Outcome.OK: 0, Outcome.INPUTS_FAILED: 1, Outcome.SOURCES_FAILED: 2, Outcome.DRIFT: 1, Outcome.CHECKS_FAILED: 1,
-                          Outcome.LINES_FAILED: 1}
+    assert EXIT_CODES == {
+        Outcome.OK: 0,
+        Outcome.INPUTS_FAILED: 1,
+        Outcome.SOURCES_FAILED: 2,
+        Outcome.DRIFT: 1,
+        Outcome.CHECKS_FAILED: 1,
+        Outcome.LINES_FAILED: 1,
+    }
 
 
-@pytest.mark.parametrize("kind, code, message", [
-    ("usage", 2, "cairn: --since: 'x' is not an ISO date"),
-    ("config", 2, "cairn: config error: c.toml: bad key"),
-    ("quality", 1, "cairn: expectations failed"),
-    ("busy", 2, "cairn: held by pid 7"),
-])
+@pytest.mark.parametrize(
+    "kind, code, message",
+    [
+        ("usage", 2, "cairn: --since: 'x' is not an ISO date"),
+        ("config", 2, "cairn: config error: c.toml: bad key"),
+        ("quality", 1, "cairn: expectations failed"),
+        ("busy", 2, "cairn: held by pid 7"),
+    ],
+)
 def test_a_cairn_error_prints_its_message_without_traceback_and_exits_with_its_code(kind, code, message, capsys):
     assert run(probe_app(), ["refuses", kind]) == code
     captured = capsys.readouterr()
@@ -143,9 +157,11 @@ def run_python(code: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_help_and_a_refused_query_never_import_prefect_the_flows_or_torch():
-    probe = ("import json, sys\nfrom cairn.cli.app import main\nrc = main(sys.argv[1:])\n"
-             "print(json.dumps({'rc': rc, 'loaded': sorted(m for m in ('prefect', 'torch', 'cairn.flows') "
-             "if m in sys.modules)}), file=sys.stderr)")
+    probe = (
+        "import json, sys\nfrom cairn.cli.app import main\nrc = main(sys.argv[1:])\n"
+        "print(json.dumps({'rc': rc, 'loaded': sorted(m for m in ('prefect', 'torch', 'cairn.flows') "
+        "if m in sys.modules)}), file=sys.stderr)"
+    )
     for argv in (["--help"], ["query", "--help"], ["query", "x", "--tenant", "t"], ["status", "--config", "none.toml"]):
         result = run_python(probe, *argv)
         verdict = json.loads(result.stderr.strip().splitlines()[-1])
@@ -154,8 +170,9 @@ def test_help_and_a_refused_query_never_import_prefect_the_flows_or_torch():
 
 
 def test_python_dash_m_and_the_console_script_both_run_the_command():
-    module = subprocess.run([sys.executable, "-m", "cairn.cli", "--help"], cwd=REPO, capture_output=True, text=True,
-                            timeout=120)
+    module = subprocess.run(
+        [sys.executable, "-m", "cairn.cli", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert module.returncode == 0 and "status" in module.stdout
     script = Path(sys.executable).parent / "cairn"
     if not script.exists():

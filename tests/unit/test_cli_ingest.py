@@ -1,5 +1,6 @@
 """`cairn ingest`, `backfill`, `reconcile` (cli/ingest.py): what their flags parse to, what is refused before
 Prefect is started, and how a run report and a drift are printed (the flows themselves: tests/integration)."""
+
 from __future__ import annotations
 
 import logging
@@ -15,19 +16,38 @@ from cairn.flows.reconcile import Drift
 from tests.cli_args import parsed
 
 REPORT = {
-    "run_id": "r1", "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1},
-    "sections": 6, "chunks": 20, "tokens": 3000, "embeddings_computed": 26, "seconds": 2.5, "chunks_per_second": 8.0,
+    "run_id": "r1",
+    "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1},
+    "sections": 6,
+    "chunks": 20,
+    "tokens": 3000,
+    "embeddings_computed": 26,
+    "seconds": 2.5,
+    "chunks_per_second": 8.0,
     "failures": [{"source": "w", "document": "binary.md", "error": "binary file"}],
 }
 
 
 def test_ingest_flags_parse_to_their_values():
-    _, params = parsed("ingest", "--config", "c.toml", "--source", "w", "--cleanup", "full", "--wait", "2.5",
-                       "--json")
-    assert params == {"config": Path("c.toml"), "source": "w", "cleanup": "full", "wait": 2.5, "as_json": True,
-                      "strict": False, "allow_mass_delete": False}
-    assert parsed("ingest")[1] == {"config": None, "source": None, "cleanup": None, "wait": 0.0, "as_json": False,
-                                   "strict": False, "allow_mass_delete": False}
+    _, params = parsed("ingest", "--config", "c.toml", "--source", "w", "--cleanup", "full", "--wait", "2.5", "--json")
+    assert params == {
+        "config": Path("c.toml"),
+        "source": "w",
+        "cleanup": "full",
+        "wait": 2.5,
+        "as_json": True,
+        "strict": False,
+        "allow_mass_delete": False,
+    }
+    assert parsed("ingest")[1] == {
+        "config": None,
+        "source": None,
+        "cleanup": None,
+        "wait": 0.0,
+        "as_json": False,
+        "strict": False,
+        "allow_mass_delete": False,
+    }
     assert parsed("ingest", "--allow-mass-delete")[1]["allow_mass_delete"] is True
 
 
@@ -46,27 +66,54 @@ def test_the_deprecated_strict_flag_is_hidden_from_help(command, capsys):
     assert "--strict" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (["ingest", "--cleanup", "sometimes"], "--cleanup"),
-    (["ingest", "--wait", "-1"], "--wait"),
-    (["backfill", "--full"], "--source"),
-    (["backfill", "--source", "w", "--commits", "0"], "--commits"),
-])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["ingest", "--cleanup", "sometimes"], "--cleanup"),
+        (["ingest", "--wait", "-1"], "--wait"),
+        (["backfill", "--full"], "--source"),
+        (["backfill", "--source", "w", "--commits", "0"], "--commits"),
+    ],
+)
 def test_flags_with_bad_values_exit_2_naming_the_flag(argv, fragment, capsys):
     assert main(argv) == 2
     assert fragment in capsys.readouterr().err
 
 
 def test_backfill_and_reconcile_flags_parse_to_their_values():
-    _, params = parsed("backfill", "--source", "infra", "--since", "2025-01-01", "--until", "2025-02-01",
-                       "--commits", "5", "--full", "--json", "--wait", "1")
-    assert params == {"source": "infra", "config": None, "since": "2025-01-01", "until": "2025-02-01", "commits": 5,
-                      "full": True, "wait": 1.0, "as_json": True, "strict": False}
+    _, params = parsed(
+        "backfill",
+        "--source",
+        "infra",
+        "--since",
+        "2025-01-01",
+        "--until",
+        "2025-02-01",
+        "--commits",
+        "5",
+        "--full",
+        "--json",
+        "--wait",
+        "1",
+    )
+    assert params == {
+        "source": "infra",
+        "config": None,
+        "since": "2025-01-01",
+        "until": "2025-02-01",
+        "commits": 5,
+        "full": True,
+        "wait": 1.0,
+        "as_json": True,
+        "strict": False,
+    }
     _, params = parsed("reconcile", "--source", "w", "--fix", "--json", "--wait", "3")
     assert params == {"config": None, "source": "w", "fix": True, "wait": 3.0, "as_json": True}
 
 
-@pytest.mark.parametrize("since, until, flag", [("yesterday", None, "--since"), ("2025-01-01", "2025-13-01", "--until")])
+@pytest.mark.parametrize(
+    "since, until, flag", [("yesterday", None, "--since"), ("2025-01-01", "2025-13-01", "--until")]
+)
 def test_a_bad_backfill_date_is_refused_naming_the_flag(since, until, flag):
     with pytest.raises(UsageError, match=f"^{flag}: "):
         check_backfill(BackfillOptions("w", since=since, until=until))
@@ -104,8 +151,13 @@ def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys)
 
 
 def test_a_warning_is_printed_on_stderr_and_does_not_change_the_outcome(capsys):
-    warned = {**REPORT, "failures": [], "warnings": [{"source": "legal", "document": "scan.pdf",
-                                                      "error": "2 of 9 pages have no text layer (pages 3, 4)"}]}
+    warned = {
+        **REPORT,
+        "failures": [],
+        "warnings": [
+            {"source": "legal", "document": "scan.pdf", "error": "2 of 9 pages have no text layer (pages 3, 4)"}
+        ],
+    }
     assert print_run_report(warned, as_json=False) is Outcome.OK
     captured = capsys.readouterr()
     assert captured.err.strip() == "WARNING legal: scan.pdf: 2 of 9 pages have no text layer (pages 3, 4)"
@@ -115,14 +167,25 @@ def test_a_warning_is_printed_on_stderr_and_does_not_change_the_outcome(capsys):
 def test_the_outcome_says_whether_documents_or_a_whole_source_failed(capsys):
     assert print_run_report(REPORT, as_json=True) is Outcome.INPUTS_FAILED
     assert print_run_report({**REPORT, "failures": []}, as_json=True) is Outcome.OK
-    source_down = {**REPORT, "failures": [{"source": "w", "document": "*", "error": "folder gone"}], "failed_sources": ["w"]}
+    source_down = {
+        **REPORT,
+        "failures": [{"source": "w", "document": "*", "error": "folder gone"}],
+        "failed_sources": ["w"],
+    }
     assert print_run_report(source_down, as_json=True) is Outcome.SOURCES_FAILED
     assert capsys.readouterr().err == ""  # --json: the failures are in the report, not repeated
 
 
 def test_a_drift_names_each_problem_under_its_source(capsys):
-    drift = Drift("w", documents_in_source=3, documents_indexed=2, rows_current=9, missing=["new.md"],
-                  incomplete={"old.md": ["1 child rows missing"]}, orphan_rows=2)
+    drift = Drift(
+        "w",
+        documents_in_source=3,
+        documents_indexed=2,
+        rows_current=9,
+        missing=["new.md"],
+        incomplete={"old.md": ["1 child rows missing"]},
+        orphan_rows=2,
+    )
     print_drifts("found", [drift, Drift("p", 1, 1, 4)])
     assert capsys.readouterr().out.splitlines() == [
         "[found] w: DRIFT: 3 in source, 2 indexed, 9 current rows",

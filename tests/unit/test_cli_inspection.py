@@ -1,5 +1,6 @@
 """`cairn status` and `cairn report` (cli/inspection.py): their flags, and how they refuse a collection that is
 not there; the counts and the quality report over real rows: tests/integration (test_cli.py, test_quality.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,11 @@ from tests.conftest import write_config
 def test_status_and_report_flags_parse_to_their_values():
     assert parsed("status", "--json", "--config", "c.toml")[1] == {"config": Path("c.toml"), "as_json": True}
     assert parsed("report", "--source", "w", "--tenant", "acme", "--json")[1] == {
-        "config": None, "source": "w", "tenant": "acme", "as_json": True}
+        "config": None,
+        "source": "w",
+        "tenant": "acme",
+        "as_json": True,
+    }
 
 
 def test_status_before_any_ingest_says_to_ingest_and_prints_nothing_on_stdout(tmp_path, capsys):

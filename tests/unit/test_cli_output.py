@@ -1,5 +1,6 @@
 """How `cairn` prints (cli/output.py): plain aligned text for a pipe, Rich for a terminal, data never read as
 markup, JSON alone on stdout."""
+
 from __future__ import annotations
 
 import io

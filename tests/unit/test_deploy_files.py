@@ -5,6 +5,7 @@ the parameters named, one work pool. docker-compose.yml: the services and what t
 Dockerfile: every COPY source exists in the build context and is not ignored; torch comes first.
 (tests/integration/test_deploy.py runs prefect.yaml for real against a local Prefect server.)
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -136,7 +137,9 @@ def _ignored(path: str, patterns: list[str]) -> bool:
 def test_dockerfile_copies_only_what_exists_and_installs_cpu_torch_first():
     instructions = _dockerfile_instructions()
     assert instructions[0][0] == "FROM"
-    ignore = [l.strip() for l in (REPO / ".dockerignore").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    ignore = [
+        l.strip() for l in (REPO / ".dockerignore").read_text().splitlines() if l.strip() and not l.startswith("#")
+    ]
     copies = [rest for keyword, rest in instructions if keyword in ("COPY", "ADD")]
     assert copies
     for rest in copies:
@@ -152,7 +155,9 @@ def test_dockerfile_copies_only_what_exists_and_installs_cpu_torch_first():
         assert any(p.split()[0].rstrip("/") == folder for p in copies), f"package folder {folder} is not copied"
     runs = [rest for keyword, rest in instructions if keyword == "RUN"]
     torch = next(i for i, r in enumerate(runs) if "torch==" in r)
-    project = next(i for i, r in enumerate(runs) if "pip install '.[ingest]'" in r)  # the pipeline, not the query side alone
+    project = next(
+        i for i, r in enumerate(runs) if "pip install '.[ingest]'" in r
+    )  # the pipeline, not the query side alone
     assert torch < project
     makefile_torch = re.search(r"torch==[\w.+]+", (REPO / "Makefile").read_text()).group(0)
     assert makefile_torch in runs[torch]  # the same pin as the Makefile

@@ -1,4 +1,5 @@
 """Every encoder Cairn runs answers to the one Encoder protocol (embedding/encoder.py), without loading a model."""
+
 from __future__ import annotations
 
 import numpy as np

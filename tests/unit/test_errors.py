@@ -1,5 +1,6 @@
 """cairn.errors: one answer to "whose fault is this error, and can trying again help", read by the ingest's
 retries (flows/tasks.py) and by the blame of a store that refuses every document (flows/steps.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,17 +29,30 @@ from cairn.flows.steps import STORE_DOWN_AFTER, _each_document
 from cairn.flows.tasks import transient
 
 
-@pytest.mark.parametrize("exc", [
-    ConfigError("c.toml: bad key"), UsageError("--since"), FilterError("filters"), SourceError("gone"),
-    StoreError("damaged"), IndexBusy("held"), NoCollection("none"), RetrievalError("down"),
-    SourcesFailed("failed: w", {}), QualityFailed("expectations failed"), CairnError("any"),
-], ids=lambda exc: type(exc).__name__)
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ConfigError("c.toml: bad key"),
+        UsageError("--since"),
+        FilterError("filters"),
+        SourceError("gone"),
+        StoreError("damaged"),
+        IndexBusy("held"),
+        NoCollection("none"),
+        RetrievalError("down"),
+        SourcesFailed("failed: w", {}),
+        QualityFailed("expectations failed"),
+        CairnError("any"),
+    ],
+    ids=lambda exc: type(exc).__name__,
+)
 def test_cairn_errors_are_terminal_unless_their_kind_says_otherwise(exc):
     assert fault_of(exc) is Fault.TERMINAL
 
 
-@pytest.mark.parametrize("exc", [DocumentError("a.md", "not UTF-8"), RowError("tenant_id is 300 bytes")],
-                         ids=lambda exc: type(exc).__name__)
+@pytest.mark.parametrize(
+    "exc", [DocumentError("a.md", "not UTF-8"), RowError("tenant_id is 300 bytes")], ids=lambda exc: type(exc).__name__
+)
 def test_an_input_that_cannot_be_read_or_stored_is_a_fault_of_the_data(exc):
     assert fault_of(exc) is Fault.DATA
 
@@ -50,18 +64,31 @@ def test_a_kind_marked_transient_is_retried():
     assert fault_of(Throttled("slow down")) is Fault.TRANSIENT
 
 
-@pytest.mark.parametrize("exc", [
-    ParamError(message="invalid row"), DataNotMatchException(message="field missing"),
-    DataTypeNotMatchException(message="not a float vector"), ValueError("bad value"), TypeError("bad type"),
-], ids=lambda exc: type(exc).__name__)
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ParamError(message="invalid row"),
+        DataNotMatchException(message="field missing"),
+        DataTypeNotMatchException(message="not a float vector"),
+        ValueError("bad value"),
+        TypeError("bad type"),
+    ],
+    ids=lambda exc: type(exc).__name__,
+)
 def test_pymilvus_refusing_rows_client_side_and_a_plain_value_or_type_error_are_faults_of_the_data(exc):
     assert fault_of(exc) is Fault.DATA
 
 
-@pytest.mark.parametrize("exc", [
-    MilvusException(code=2, message="server restarting"), ConnectionError("refused"), TimeoutError("timed out"),
-    RuntimeError("an error Cairn does not know"),
-], ids=lambda exc: type(exc).__name__)
+@pytest.mark.parametrize(
+    "exc",
+    [
+        MilvusException(code=2, message="server restarting"),
+        ConnectionError("refused"),
+        TimeoutError("timed out"),
+        RuntimeError("an error Cairn does not know"),
+    ],
+    ids=lambda exc: type(exc).__name__,
+)
 def test_a_server_or_connection_error_and_an_unknown_one_are_worth_another_attempt(exc):
     assert fault_of(exc) is Fault.TRANSIENT
 
@@ -83,17 +110,28 @@ def test_rows_that_do_not_fit_raise_row_error_naming_the_field():
 
     assert RowsRowError is RowError
     row = {name: "x" for name in VARCHAR_FIELDS} | {name: [] for name in ARRAY_FIELDS}
-    row |= {"text": "", "search_text": "", "abstract_embedding": [0.0], "full_text_embedding": [0.0],
-            "tenant_id": "t" * 300}
+    row |= {
+        "text": "",
+        "search_text": "",
+        "abstract_embedding": [0.0],
+        "full_text_embedding": [0.0],
+        "tenant_id": "t" * 300,
+    }
     with pytest.raises(RowError, match="tenant_id is 300 bytes"):
         fit_row(row)
 
 
-@pytest.mark.parametrize("exc, retried", [
-    (MilvusException(code=2, message="server restarting"), True), (ConnectionError("refused"), True),
-    (ParamError(message="invalid row"), False), (ConfigError("c.toml: bad key"), False),
-    (DocumentError("a.md", "gone"), False),
-], ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else str(value))
+@pytest.mark.parametrize(
+    "exc, retried",
+    [
+        (MilvusException(code=2, message="server restarting"), True),
+        (ConnectionError("refused"), True),
+        (ParamError(message="invalid row"), False),
+        (ConfigError("c.toml: bad key"), False),
+        (DocumentError("a.md", "gone"), False),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else str(value),
+)
 def test_a_write_task_is_retried_only_for_a_transient_fault(exc, retried):
     assert transient(None, None, Failed(data=exc)) is retried
 
@@ -101,6 +139,7 @@ def test_a_write_task_is_retried_only_for_a_transient_fault(exc, retried):
 def _refusing(errors: dict[str, Exception]):
     def action(item: str) -> None:
         raise errors[item]
+
     return action
 
 
@@ -129,7 +168,10 @@ def test_a_store_refusing_the_first_documents_alike_is_blamed_without_asking_the
 
 
 def test_a_data_fault_among_the_first_refusals_keeps_the_store_from_being_blamed():
-    errors = {"d0": ValueError("bad row"), **{f"d{i}": ConnectionError("refused") for i in range(1, STORE_DOWN_AFTER + 2)}}
+    errors = {
+        "d0": ValueError("bad row"),
+        **{f"d{i}": ConnectionError("refused") for i in range(1, STORE_DOWN_AFTER + 2)},
+    }
     work = {d: d for d in [*errors, "ok"]}
 
     def action(item: str) -> None:

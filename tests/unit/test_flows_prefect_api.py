@@ -1,5 +1,6 @@
 """flows.prefect_api: whether flow runs go to a Prefect server, asked from the environment before Prefect is
 imported (the no-op check must not pay for the import) and from Prefect's settings (a profile too) after."""
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,10 @@ from pathlib import Path
 
 from cairn.flows.prefect_api import prefect_api_configured
 
-ASK = ("import sys; from cairn.flows.prefect_api import prefect_api_configured as asked; "
-       "before = asked(), 'prefect' in sys.modules; import prefect; print(*before, asked())")
+ASK = (
+    "import sys; from cairn.flows.prefect_api import prefect_api_configured as asked; "
+    "before = asked(), 'prefect' in sys.modules; import prefect; print(*before, asked())"
+)
 SERVER = "http://127.0.0.1:9/api"
 
 

@@ -1,4 +1,5 @@
 """flows.progress: a line on stderr where no terminal shows a bar, at most one per interval, each source's end."""
+
 from __future__ import annotations
 
 from cairn.flows import progress

@@ -1,4 +1,5 @@
 """[runner]: which Prefect task runner a config gives (built, not started: no cluster here)."""
+
 import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect_dask import DaskTaskRunner

@@ -1,6 +1,7 @@
 """flows.sync.SourceSync, one source brought in line with the collection, run without Milvus or Prefect: an
 InMemoryStore (index/memory.py) as the collection, the inline step runner, a hashing encoder as the model,
 and a small wiki folder as the source."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -148,8 +149,9 @@ def _too_many_tags(root: Path) -> None:  # readable, but its rows would not fit 
     page(root, "broken", tags=[f"t{i}" for i in range(65)])
 
 
-@pytest.mark.parametrize("write_broken, reason", [(_unreadable, "front matter is not valid YAML"),
-                                                  (_too_many_tags, "tags has 65 values")])
+@pytest.mark.parametrize(
+    "write_broken, reason", [(_unreadable, "front matter is not valid YAML"), (_too_many_tags, "tags has 65 values")]
+)
 def test_a_broken_document_fails_alone_and_the_others_are_indexed(tmp_path, wiki, write_broken, reason):
     write_broken(wiki)
     store = InMemoryStore()
@@ -172,7 +174,8 @@ def test_with_keep_history_superseded_and_deleted_versions_stay_marked_not_curre
     assert superseded == {"Alpha": old["Alpha"], "Beta": old["Beta"]}
     assert all(store.rows[i]["temporal_end"] != TEMPORAL_OPEN for ids in superseded.values() for i in ids)
     assert set(documents(store)) == {"Alpha", "Gamma"} and set(store.ledger("wiki")) == {
-        r["document_id"] for r in store.rows.values() if r["is_current"]}
+        r["document_id"] for r in store.rows.values() if r["is_current"]
+    }
 
 
 def test_a_document_the_store_refuses_fails_alone_and_the_next_run_writes_it(tmp_path, wiki):

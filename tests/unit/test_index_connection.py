@@ -1,6 +1,7 @@
 """index.milvus.Connection: the client and this process's lease on a Lite folder's shared server
 (index/liteserver.py), released exactly once whoever closes it and however often; and the readers that
 open the serving generation through one (index/generations.py open_serving) keep no lease after closing."""
+
 from __future__ import annotations
 
 from pathlib import Path

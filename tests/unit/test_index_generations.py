@@ -1,5 +1,6 @@
 """The pure parts of a reindex: generation names, cursors kept per generation, encoders rebuilt from the identity a
 collection records. The rebuild itself, against Milvus Lite and Prefect: tests/integration/test_reindex.py."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,7 +34,11 @@ def test_the_encoder_a_collection_records_is_rebuilt_from_its_identity():
     for backend in ("torch", "onnx-int8"):
         encoder = load_encoder("all-MiniLM-L6-v2", backend)
         assert encoder_for_identity(encoder.identity) is encoder  # the weights load on first use only
-    for unknown in ("all-MiniLM-L6-v2/seq512/d384", "other/seq256/d384", "all-MiniLM-L6-v2/seq256/d384/fp16",
-                    "all-MiniLM-L6-v2/seq256/d384/onnx-int8/x"):
+    for unknown in (
+        "all-MiniLM-L6-v2/seq512/d384",
+        "other/seq256/d384",
+        "all-MiniLM-L6-v2/seq256/d384/fp16",
+        "all-MiniLM-L6-v2/seq256/d384/onnx-int8/x",
+    ):
         with pytest.raises(ValueError, match="not one this install can run"):
             encoder_for_identity(unknown)

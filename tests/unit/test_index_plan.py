@@ -9,8 +9,15 @@ def ref(doc: str, version: str) -> DocumentRef:
     return DocumentRef("wiki", f"{doc}.md", doc, version)
 
 
-def indexed(doc: str, *versions: str, sections: int = 2, children: int = 3, drop_child: bool = False,
-            drop_parent: bool = False, orphan: bool = False) -> IndexedDocument:
+def indexed(
+    doc: str,
+    *versions: str,
+    sections: int = 2,
+    children: int = 3,
+    drop_child: bool = False,
+    drop_parent: bool = False,
+    orphan: bool = False,
+) -> IndexedDocument:
     """A ledger entry as read_ledger builds it: `sections` parents per version with `children` each."""
     state = IndexedDocument(doc)
     for version in versions:

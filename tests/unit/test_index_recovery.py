@@ -1,5 +1,6 @@
 """index.cache and index.state are rebuildable: a damaged file is moved aside with a warning, never a traceback
 on every later run."""
+
 from __future__ import annotations
 
 import logging

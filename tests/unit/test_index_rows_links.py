@@ -1,5 +1,6 @@
 """index.rows: what a row's `extra` records about its links (schemas/row_links.py), so the query side reads by
 primary key, the ledger checks completeness and the quality checks know a definition from prose."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,10 +16,23 @@ PARAGRAPH = STEP * 40
 
 
 def document(content: str = "", **fields) -> SourceDocument:
-    return SourceDocument(document_id="d1", source_name="w", source_type=SourceType.WIKI, source_uri="file:///w/n.md",
-                          locator="n.md", title="Node recovery", content=content, tenant_id="acme",
-                          access_control_list=["sre"], content_type=ContentType.DOCUMENT, version_hash="v1",
-                          created_at=1, updated_at=1, temporal_start=1, **fields)
+    return SourceDocument(
+        document_id="d1",
+        source_name="w",
+        source_type=SourceType.WIKI,
+        source_uri="file:///w/n.md",
+        locator="n.md",
+        title="Node recovery",
+        content=content,
+        tenant_id="acme",
+        access_control_list=["sre"],
+        content_type=ContentType.DOCUMENT,
+        version_hash="v1",
+        created_at=1,
+        updated_at=1,
+        temporal_start=1,
+        **fields,
+    )
 
 
 def test_each_section_names_the_parent_rows_just_before_and_after_it_and_the_documents_child_count():
@@ -38,11 +52,23 @@ def test_each_section_names_the_parent_rows_just_before_and_after_it_and_the_doc
         assert link.child_count == len(section.chunks)
 
 
-SECTION = Section(section_id="definitions", breadcrumbs=["Definitions"], section_level=1, section_order=0,
-                  parent_section_id="", text="Agreement means this agreement. The parties agree.", token_count=9,
-                  abstract="Definitions.", abstract_token_count=2, extra={"page_start": 1, "page_end": 1},
-                  chunks=[Chunk(0, "Agreement means this agreement.", 5, term="Agreement"),
-                          Chunk(1, "The parties agree.", 4), Chunk(2, "Made as of March 1.", 5, alone=True)])
+SECTION = Section(
+    section_id="definitions",
+    breadcrumbs=["Definitions"],
+    section_level=1,
+    section_order=0,
+    parent_section_id="",
+    text="Agreement means this agreement. The parties agree.",
+    token_count=9,
+    abstract="Definitions.",
+    abstract_token_count=2,
+    extra={"page_start": 1, "page_end": 1},
+    chunks=[
+        Chunk(0, "Agreement means this agreement.", 5, term="Agreement"),
+        Chunk(1, "The parties agree.", 4),
+        Chunk(2, "Made as of March 1.", 5, alone=True),
+    ],
+)
 
 
 def rows_of(doc: SourceDocument) -> list[dict]:
@@ -56,9 +82,18 @@ def test_a_parent_row_holds_the_sources_metadata_the_stamp_the_sections_extra_th
     parent = rows_of(doc)[0]
     assert parent["chunk_type"] == ChunkType.FULL_TEXT.value
     assert list(parent["extra"].items()) == [
-        ("page_count", 3), ("warnings", ["page 2 has no text layer"]), ("access", "3f2a"), ("page_start", 1),
-        ("page_end", 1), ("abstract", "Definitions."), ("abstract_token_count", 2), ("child_count", 3),
-        ("section_count", 1), ("document_child_count", 3), ("previous_section", ""), ("next_section", ""),
+        ("page_count", 3),
+        ("warnings", ["page 2 has no text layer"]),
+        ("access", "3f2a"),
+        ("page_start", 1),
+        ("page_end", 1),
+        ("abstract", "Definitions."),
+        ("abstract_token_count", 2),
+        ("child_count", 3),
+        ("section_count", 1),
+        ("document_child_count", 3),
+        ("previous_section", ""),
+        ("next_section", ""),
     ]
 
 

@@ -1,5 +1,6 @@
 """The shape of the house: one `cairn` namespace, layers that import only downwards, small files and functions,
 and a query module a service can import without the ingestion stack."""
+
 from __future__ import annotations
 
 import ast
@@ -12,7 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-LAYER_FOLDERS = {name.removeprefix("cairn.").removeprefix("cairn"): REPO / folder for name, folder in PACKAGE_DIRS.items()}
+LAYER_FOLDERS = {
+    name.removeprefix("cairn.").removeprefix("cairn"): REPO / folder for name, folder in PACKAGE_DIRS.items()
+}
 
 # What each layer may import of Cairn (besides itself and the root package's own modules: cairn.errors, cairn.redact). Data flows one way:
 # sources -> chunkers -> index -> Milvus <- query; quality reads what index wrote; flows wire them; cli on top.
@@ -39,7 +42,13 @@ def _python_files(folders) -> list[Path]:
 def _cairn_imports(path: Path) -> set[str]:
     layers = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
         for name in names:
             parts = name.split(".")
             if parts[0] == "cairn" and len(parts) > 1 and not (REPO / "cairn" / f"{parts[1]}.py").is_file():
@@ -67,9 +76,11 @@ def _declares_cli_flags(node: ast.FunctionDef) -> bool:
     typer.Option(...)]` or a shared alias such as ConfigOption). Like a dataclass's fields, they declare; the
     logic they hand a typed options record to is held to the rule."""
     params = [a for a in node.args.args if a.arg != "ctx"]
+
     def declared(annotation) -> bool:
         text = ast.unparse(annotation) if annotation is not None else ""
         return "typer.Option" in text or "typer.Argument" in text or text.endswith("Option")
+
     return bool(params) and all(declared(a.annotation) for a in params)
 
 
@@ -83,7 +94,9 @@ def test_files_and_functions_stay_small():
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _declares_cli_flags(node):
                 args = node.args
-                names = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.arg not in ("self", "cls")]
+                names = [
+                    a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.arg not in ("self", "cls")
+                ]
                 count = len(names) + bool(args.vararg) + bool(args.kwarg)
                 if count > MAX_PARAMETERS:
                     problems.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}() takes {count} parameters")
@@ -98,12 +111,25 @@ def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_a_layer_is_not_importable_under_its_bare_name_even_from_the_repository_root(bare, tmp_path):
     for cwd in (REPO, tmp_path):
         done = _python(f"import {bare}", cwd)
-        assert done.returncode != 0 and ("ImportError" in done.stderr or "ModuleNotFoundError" in done.stderr), (cwd, done.stderr)
+        assert done.returncode != 0 and ("ImportError" in done.stderr or "ModuleNotFoundError" in done.stderr), (
+            cwd,
+            done.stderr,
+        )
 
 
 def test_the_query_module_imports_without_the_ingestion_stack(tmp_path):
-    heavy = ["prefect", "torch", "sentence_transformers", "unstructured", "great_expectations", "dask",
-             "cairn.flows", "cairn.sources", "cairn.chunkers", "cairn.quality"]
+    heavy = [
+        "prefect",
+        "torch",
+        "sentence_transformers",
+        "unstructured",
+        "great_expectations",
+        "dask",
+        "cairn.flows",
+        "cairn.sources",
+        "cairn.chunkers",
+        "cairn.quality",
+    ]
     done = _python(f"import sys, cairn.query; print([m for m in {heavy!r} if m in sys.modules])", tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -1,4 +1,5 @@
 """The PDF factory is deterministic, its sample looks like a contract, and each hostile variant is hostile."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -22,8 +23,7 @@ def test_same_spec_same_bytes(tmp_path):
 
 
 def test_hostile_variants_are_deterministic(tmp_path):
-    for write in (pf.write_encrypted, pf.write_image_only, pf.write_truncated,
-                  pf.write_corrupt, pf.write_not_a_pdf):
+    for write in (pf.write_encrypted, pf.write_image_only, pf.write_truncated, pf.write_corrupt, pf.write_not_a_pdf):
         assert write(tmp_path / "1.pdf").read_bytes() == write(tmp_path / "2.pdf").read_bytes(), write
 
 
@@ -43,8 +43,10 @@ def test_sample_reads_as_a_contract(tmp_path):
         assert lines[0] == "Pooling and Servicing Agreement - Confidential"
         assert lines[-1] == f"Page {n}"
     text = "\n".join(pages)
-    assert "This AGREEMENT is dated as of June 1, 2024 between Sample Depositor LLC and " \
-           "Sample Trust Company, N.A." in " ".join(text.split())    # the line wraps
+    assert (
+        "This AGREEMENT is dated as of June 1, 2024 between Sample Depositor LLC and "
+        "Sample Trust Company, N.A." in " ".join(text.split())
+    )  # the line wraps
     assert re.search(r"^ARTICLE I\nDEFINITIONS$", text, re.M)
     assert "Section 1.01 Defined Terms." in text
     for term in ("Determination Date", "Distribution Date", "Servicer", "Trustee", "Collection Account"):
@@ -89,8 +91,9 @@ def test_truncated_corrupt_and_not_a_pdf(tmp_path):
 
 def test_committed_sample_agreements_match_the_script():
     """data/legal/*.pdf are what scripts/make_sample_agreements.py writes: rerun it after editing."""
-    spec = importlib.util.spec_from_file_location("make_sample_agreements",
-                                                  REPO / "scripts" / "make_sample_agreements.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_sample_agreements", REPO / "scripts" / "make_sample_agreements.py"
+    )
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     for name, build in script.AGREEMENTS.items():

@@ -1,6 +1,7 @@
 """The text-layer parser (sources/pdftext.py) on PDFs generated here, read in this process: the blocks it
 cuts, their reading order on two-column and rotated pages, clause numbers joined to their text, the clause
 structure the legal layout rebuilds from them, and pages without a text layer counted, not dropped."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,13 @@ from tests import pdf_factory, pdf_layouts
 def pdfs(tmp_path_factory) -> dict:
     """Each layout written once for the module (rendering costs more than parsing)."""
     folder = tmp_path_factory.mktemp("layouts")
-    writers = {"two": pdf_layouts.write_two_columns, "rotated": pdf_layouts.write_rotated, "margin": pdf_layouts.write_margin_numbers,
-               "scan": pdf_layouts.write_partly_scanned, "sample": pdf_factory.write_sample}
+    writers = {
+        "two": pdf_layouts.write_two_columns,
+        "rotated": pdf_layouts.write_rotated,
+        "margin": pdf_layouts.write_margin_numbers,
+        "scan": pdf_layouts.write_partly_scanned,
+        "sample": pdf_factory.write_sample,
+    }
     return {name: write(folder / f"{name}.pdf") for name, write in writers.items()}
 
 
@@ -40,7 +46,11 @@ def test_each_clause_starts_a_block_and_wrapped_lines_join(pdfs):
 
 def test_two_columns_are_read_left_column_first_whatever_the_drawing_order(pdfs):
     blocks, _ = _read(pdfs["two"])
-    assert _page(blocks, 1) == ["SUPPLY AGREEMENT TERMS AND CONDITIONS OF SALE", *pdf_layouts.LEFT_COLUMN, *pdf_layouts.RIGHT_COLUMN]
+    assert _page(blocks, 1) == [
+        "SUPPLY AGREEMENT TERMS AND CONDITIONS OF SALE",
+        *pdf_layouts.LEFT_COLUMN,
+        *pdf_layouts.RIGHT_COLUMN,
+    ]
 
 
 def test_pages_turned_by_rotate_or_drawn_at_an_angle_read_like_upright_ones(pdfs):
@@ -69,7 +79,12 @@ def test_the_sample_contract_keeps_its_articles_sections_clauses_and_definitions
     text = body_text(blocks, max(page for page, _ in blocks), [], "sample.pdf")
     units = legal_units(PAGE_BREAK.join("\n\n".join(page) for page in text.pages), ChunkingConfig())
     subclause = next(u for u in units if u.text.startswith("(i) the original Mortgage Note"))
-    assert subclause.heading_path == ("ARTICLE II CONVEYANCE OF MORTGAGE LOANS", "Section 2.01 Conveyance of Mortgage Loans", "(a)", "(i)")
+    assert subclause.heading_path == (
+        "ARTICLE II CONVEYANCE OF MORTGAGE LOANS",
+        "Section 2.01 Conveyance of Mortgage Loans",
+        "(a)",
+        "(i)",
+    )
     assert {"Accrual Period", "Business Day", "Closing Date", "Cut-off Date"} <= {u.term for u in units}
     assert not any("Confidential" in block or block.startswith("Page ") for page in text.pages for block in page)
 
@@ -79,7 +94,9 @@ def test_a_page_without_a_text_layer_is_counted_and_keeps_its_place(pdfs):
     assert empty == [2]  # the blank page 3 draws nothing: blank, not scanned
     text = body_text(blocks, 4, empty, "scan.pdf")
     assert text.pages_without_text == [2]
-    assert text.pages[0] == pdf_layouts.LEFT_COLUMN and text.pages[1] == [] and text.pages[3] == pdf_layouts.RIGHT_COLUMN
+    assert (
+        text.pages[0] == pdf_layouts.LEFT_COLUMN and text.pages[1] == [] and text.pages[3] == pdf_layouts.RIGHT_COLUMN
+    )
 
 
 @pytest.mark.parametrize("limit", [50, 500])

@@ -31,13 +31,30 @@ def test_plots_show_the_rows_the_size_expectations_check():
 
     from cairn.quality.report_folder import checked_rows
 
-    frame = pd.DataFrame([
-        {"chunk_type": "full_text", "token_count": 120, "whole_document": True, "is_remainder": False},  # exempt: short doc
-        {"chunk_type": "full_text", "token_count": 120, "whole_document": False, "is_remainder": False},  # checked, under
-        {"chunk_type": "full_text", "token_count": 500, "whole_document": True, "is_remainder": False},  # checked
-        {"chunk_type": "child", "token_count": 10, "whole_document": False, "is_remainder": True},  # exempt remainder
-        {"chunk_type": "child", "token_count": 150, "whole_document": False, "is_remainder": False},
-    ])
+    frame = pd.DataFrame(
+        [
+            {
+                "chunk_type": "full_text",
+                "token_count": 120,
+                "whole_document": True,
+                "is_remainder": False,
+            },  # exempt: short doc
+            {
+                "chunk_type": "full_text",
+                "token_count": 120,
+                "whole_document": False,
+                "is_remainder": False,
+            },  # checked, under
+            {"chunk_type": "full_text", "token_count": 500, "whole_document": True, "is_remainder": False},  # checked
+            {
+                "chunk_type": "child",
+                "token_count": 10,
+                "whole_document": False,
+                "is_remainder": True,
+            },  # exempt remainder
+            {"chunk_type": "child", "token_count": 150, "whole_document": False, "is_remainder": False},
+        ]
+    )
     parents = checked_rows(frame[frame["chunk_type"] == "full_text"], "full_text", 400)
     children = checked_rows(frame[frame["chunk_type"] == "child"], "child", 400)
     assert parents["token_count"].tolist() == [120, 500] and children["token_count"].tolist() == [150]

@@ -20,14 +20,18 @@ def test_the_default_fusion_weights_sum_to_one_and_a_scoped_question_never_meets
     assert q.combined_floor_scoped <= q.combined_floor
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("no_such_module:hyde", "'no_such_module:hyde' cannot be loaded: ModuleNotFoundError: No module named"),
-    ("os.path:no_such_function", "cannot be loaded: AttributeError"),
-    ("os.path", "'os.path': expected 'package.module:function'"),
-    ("os:sep", "'os:sep' is a str, not a function"),
-])
-def test_a_transform_hook_that_cannot_be_called_is_refused_naming_file_and_key_when_the_config_loads(tmp_path, spec,
-                                                                                                     message):
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("no_such_module:hyde", "'no_such_module:hyde' cannot be loaded: ModuleNotFoundError: No module named"),
+        ("os.path:no_such_function", "cannot be loaded: AttributeError"),
+        ("os.path", "'os.path': expected 'package.module:function'"),
+        ("os:sep", "'os:sep' is a str, not a function"),
+    ],
+)
+def test_a_transform_hook_that_cannot_be_called_is_refused_naming_file_and_key_when_the_config_loads(
+    tmp_path, spec, message
+):
     from cairn.schemas.config import load_config
 
     path = tmp_path / "cairn.toml"

@@ -1,4 +1,5 @@
 """The query's filter expression: default deny, escaped literals, allow-listed metadata, time semantics."""
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -7,7 +8,7 @@ from cairn.query.filters import FilterError, metadata_filter, readable, search_e
 from cairn.schemas import Principal
 from cairn.schemas.collection import quote
 
-HOSTILE = ['x" or tenant_id != "', "a\\\" || 1==1 || \"", "') or true or ('", "%", "*", 'acme" or "1"=="1']
+HOSTILE = ['x" or tenant_id != "', 'a\\" || 1==1 || "', "') or true or ('", "%", "*", 'acme" or "1"=="1']
 
 
 def test_time_filter_defaults_to_current_rows_and_as_of_uses_the_bounds():
@@ -26,8 +27,9 @@ def test_unknown_filter_fields_are_refused_with_the_allowed_list():
 
 def test_filters_become_escaped_conditions():
     expr = metadata_filter({"service_name": "ledger", "tags": ["db", 'x"y'], "severity": ["sev1", "sev2"]})
-    assert expr == ('service_name in ["ledger"] and severity in ["sev1", "sev2"] and '
-                    'ARRAY_CONTAINS_ANY(tags, ["db", "x\\"y"])')
+    assert expr == (
+        'service_name in ["ledger"] and severity in ["sev1", "sev2"] and ARRAY_CONTAINS_ANY(tags, ["db", "x\\"y"])'
+    )
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)

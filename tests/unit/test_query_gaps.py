@@ -1,5 +1,6 @@
 """Gap alerts (query.confidence.gaps): a requested word no returned text contains, compared as words a user
 would call the same: case, plurals and endings aside, compounds joined by - _ / or written apart."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Each pure step of the query pipeline, on hand-made candidates and rows."""
+
 import math
 from dataclasses import replace
 
@@ -12,31 +13,69 @@ from cairn.query.fusion import fuse, leg_weights, rrf
 from cairn.query.gate import gate
 from cairn.query.packing import PackItem, front_and_back, newest_per_section, pack
 from cairn.query.retriever import one_version_per_document
-from cairn.query.selection import SparseDocLimits, Seed, diversify, dominant_document, promote, sparse_doc_recall
+from cairn.query.selection import Seed, SparseDocLimits, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.transform import seeds
 from cairn.query.types import Block, Candidate, Hit
 from cairn.schemas.config import QueryConfig
 
 
 def cand(cid, doc="d1", parent=None, vector=0.0, keyword=0.0, rank=None, order=0, text="", fused=0.0, combined=0.0):
-    c = Candidate(cid, parent or f"p-{cid}", doc, f"s-{cid}", order, "Title", ["Title"], text, 100,
-                  vector=vector, keyword=keyword, keyword_rank=rank)
+    c = Candidate(
+        cid,
+        parent or f"p-{cid}",
+        doc,
+        f"s-{cid}",
+        order,
+        "Title",
+        ["Title"],
+        text,
+        100,
+        vector=vector,
+        keyword=keyword,
+        keyword_rank=rank,
+    )
     c.fused, c.combined = fused, combined
     return c
 
 
 # ---- 1. gate ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["help", "how do I do it?", "the database", "what is this", "fix the server", "is it down",
-                                  "what happened in 2024", "why", "the edge"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "help",
+        "how do I do it?",
+        "the database",
+        "what is this",
+        "fix the server",
+        "is it down",
+        "what happened in 2024",
+        "why",
+        "the edge",
+    ],
+)
 def test_gate_refuses_vague_queries(text):
     assert not gate(text, 3).passed
 
 
-@pytest.mark.parametrize("text", [
-    "INC-4521", "values.yaml", "ops@acme.example", "db-1.prod.acme.io", "KubePodCrashLooping",
-    "how do I fail over ledger-db", "restart edge_proxy", "kube-apiserver down", "OOMKilled", "ENOSPC", "503 errors",
-    "ORA-00600", "/var/log/syslog", "runbooks/restart.md",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INC-4521",
+        "values.yaml",
+        "ops@acme.example",
+        "db-1.prod.acme.io",
+        "KubePodCrashLooping",
+        "how do I fail over ledger-db",
+        "restart edge_proxy",
+        "kube-apiserver down",
+        "OOMKilled",
+        "ENOSPC",
+        "503 errors",
+        "ORA-00600",
+        "/var/log/syslog",
+        "runbooks/restart.md",
+    ],
+)
 def test_gate_accepts_a_single_id_like_token(text):
     verdict = gate(text, 3)
     assert verdict.passed and verdict.id_like
@@ -114,7 +153,9 @@ def test_rrf_mode_ranks_by_rank_but_keeps_the_calibrated_score():
 
 
 def test_a_question_scoped_to_one_document_weighs_bm25_more_and_a_leg_alone_weighs_one():
-    settings = QueryConfig(vector_weight=0.85, keyword_weight=0.15, vector_weight_scoped=0.75, keyword_weight_scoped=0.25)
+    settings = QueryConfig(
+        vector_weight=0.85, keyword_weight=0.15, vector_weight_scoped=0.75, keyword_weight_scoped=0.25
+    )
     assert leg_weights(settings, scoped=False, dense_on=True, keyword_on=True) == (0.85, 0.15)
     assert leg_weights(settings, scoped=True, dense_on=True, keyword_on=True) == (0.75, 0.25)
     for scoped in (False, True):
@@ -122,8 +163,15 @@ def test_a_question_scoped_to_one_document_weighs_bm25_more_and_a_leg_alone_weig
         assert leg_weights(settings, scoped, dense_on=False, keyword_on=True) == (0.0, 1.0)
     # the same two sections of one contract: the clause that names the asked terms wins only when scoped
     near, named = cand("near", vector=0.75, keyword=2.0, rank=2), cand("named", vector=0.55, keyword=8.0, rank=1)
-    order = {scoped: [c.chunk_id for c in fuse([near, named], [["named", "near"]], "weighted", 60,
-                                                *leg_weights(settings, scoped, True, True))] for scoped in (False, True)}
+    order = {
+        scoped: [
+            c.chunk_id
+            for c in fuse(
+                [near, named], [["named", "near"]], "weighted", 60, *leg_weights(settings, scoped, True, True)
+            )
+        ]
+        for scoped in (False, True)
+    }
     assert order == {False: ["near", "named"], True: ["named", "near"]}
 
 
@@ -167,8 +215,10 @@ def test_nothing_relevant_gives_an_empty_result():
 
 
 def test_exact_term_rescue_keeps_one_keyword_match_containing_the_terms():
-    ranked = [cand("a", vector=0.1, keyword=2.0, rank=2, text="LEDGER_SYNC_TIMEOUT defaults", combined=0.3),
-              cand("b", vector=0.1, keyword=3.0, rank=1, text="set LEDGER_SYNC_TIMEOUT to 30s", combined=0.3)]
+    ranked = [
+        cand("a", vector=0.1, keyword=2.0, rank=2, text="LEDGER_SYNC_TIMEOUT defaults", combined=0.3),
+        cand("b", vector=0.1, keyword=3.0, rank=1, text="set LEDGER_SYNC_TIMEOUT to 30s", combined=0.3),
+    ]
     outcome = apply_floors("LEDGER_SYNC_TIMEOUT value", ranked, FLOORS)
     assert [c.chunk_id for c in outcome.kept] == ["b"] and "keyword_rescue" in outcome.kept[0].flags
 
@@ -180,8 +230,13 @@ def test_second_pass_only_for_a_borderline_top_score():
 
 # ---- 5-8. promotion, SD-MRG, dominance, diversity -----------------------------------------------
 def test_promotion_scores_a_section_by_its_best_child():
-    seeds_ = promote([cand("c1", parent="p", fused=0.9, combined=0.5), cand("c2", parent="p", fused=0.8, combined=0.7),
-                      cand("c3", parent="q", fused=0.7, combined=0.6)])
+    seeds_ = promote(
+        [
+            cand("c1", parent="p", fused=0.9, combined=0.5),
+            cand("c2", parent="p", fused=0.8, combined=0.7),
+            cand("c3", parent="q", fused=0.7, combined=0.6),
+        ]
+    )
     assert [s.parent_chunk_id for s in seeds_] == ["p", "q"]
     assert seeds_[0].children == ["c1", "c2"] and seeds_[0].combined == 0.7
 
@@ -199,11 +254,14 @@ def test_sparse_doc_recall_injects_a_short_documents_close_chunk_once():
     assert [s.parent_chunk_id for s in out[:2]] == ["a1", "a2"]  # counts toward k: it displaced b1
 
 
-@pytest.mark.parametrize("counts,vector,present", [({"S": 3}, 0.9, False), ({"S": 1}, 0.79, False), ({"S": 1}, 0.9, True)])
+@pytest.mark.parametrize(
+    "counts,vector,present", [({"S": 3}, 0.9, False), ({"S": 1}, 0.79, False), ({"S": 1}, 0.9, True)]
+)
 def test_sparse_doc_recall_does_not_fire_for_long_far_or_already_selected_documents(counts, vector, present):
     selected = [seed("a1", "A")] + ([seed("s0", "S")] if present else [])
-    out, injected = sparse_doc_recall(selected, [cand("s1", doc="S", vector=vector)], counts, k=3,
-                                      limits=SparseDocLimits(2, 0.20, 1))
+    out, injected = sparse_doc_recall(
+        selected, [cand("s1", doc="S", vector=vector)], counts, k=3, limits=SparseDocLimits(2, 0.20, 1)
+    )
     assert injected == [] and out == selected
 
 
@@ -214,17 +272,38 @@ def test_dominant_document_needs_most_of_the_score_and_two_seeds():
 
 
 def test_diversity_caps_a_document_at_two_unless_the_rest_is_much_worse():
-    close = [seed("a1", "A", combined=0.9), seed("a2", "A", combined=0.85), seed("a3", "A", combined=0.8), seed("b", "B", combined=0.75)]
+    close = [
+        seed("a1", "A", combined=0.9),
+        seed("a2", "A", combined=0.85),
+        seed("a3", "A", combined=0.8),
+        seed("b", "B", combined=0.75),
+    ]
     assert [s.parent_chunk_id for s in diversify(close, 3, 2, 0.15)] == ["a1", "a2", "b"]
-    far = [seed("a1", "A", combined=0.9), seed("a2", "A", combined=0.85), seed("a3", "A", combined=0.8), seed("b", "B", combined=0.5)]
+    far = [
+        seed("a1", "A", combined=0.9),
+        seed("a2", "A", combined=0.85),
+        seed("a3", "A", combined=0.8),
+        seed("b", "B", combined=0.5),
+    ]
     assert [s.parent_chunk_id for s in diversify(far, 3, 2, 0.15)] == ["a1", "a2", "a3"]
 
 
 # ---- 9. packing ---------------------------------------------------------------------------------
 def row(section_id, order, tokens, doc="D", start=100, version="v1", text=None, **extra):
-    return {"document_id": doc, "section_id": section_id, "section_order": order, "token_count": tokens,
-            "text": text or f"<{section_id}>", "title": "Doc", "breadcrumbs": ["Doc", section_id], "version_hash": version,
-            "temporal_start": start, "updated_at": None, "source_uri": "file:///d.md", "extra": extra}
+    return {
+        "document_id": doc,
+        "section_id": section_id,
+        "section_order": order,
+        "token_count": tokens,
+        "text": text or f"<{section_id}>",
+        "title": "Doc",
+        "breadcrumbs": ["Doc", section_id],
+        "version_hash": version,
+        "temporal_start": start,
+        "updated_at": None,
+        "source_uri": "file:///d.md",
+        "extra": extra,
+    }
 
 
 def test_packing_keeps_neighbours_in_document_order_within_the_budget():
@@ -238,7 +317,10 @@ def test_packing_keeps_neighbours_in_document_order_within_the_budget():
 
 def test_packing_falls_back_to_the_hit_child_and_the_abstract_when_a_section_does_not_fit():
     big = row("big", 1, 900, abstract="what the section says", abstract_token_count=20)
-    blocks = pack([PackItem(1, row("first", 0, 600)), PackItem(2, big, children=[{"text": "the hit child", "token_count": 150}])], 800)
+    blocks = pack(
+        [PackItem(1, row("first", 0, 600)), PackItem(2, big, children=[{"text": "the hit child", "token_count": 150}])],
+        800,
+    )
     assert blocks[1].text == "the hit child\n\nSection summary: what the section says"
     assert sum(b.tokens for b in blocks) <= 800
 
@@ -251,36 +333,78 @@ def test_front_and_back_puts_the_best_blocks_at_both_ends():
 def test_newest_version_of_a_section_wins_and_answers_never_mix_versions():
     rows = [row("a", 1, 10, start=100, version="v1"), row("a", 1, 10, start=200, version="v2")]
     assert newest_per_section(rows)[0]["version_hash"] == "v2"
-    rows = [{"chunk_id": c, "document_id": d, "version_hash": v, "temporal_start": t}
-            for c, d, v, t in [("a1", "a", "v1", 100), ("a2", "a", "v2", 200), ("b1", "b", "v9", 50)]]
+    rows = [
+        {"chunk_id": c, "document_id": d, "version_hash": v, "temporal_start": t}
+        for c, d, v, t in [("a1", "a", "v1", 100), ("a2", "a", "v2", 200), ("b1", "b", "v9", 50)]
+    ]
     assert one_version_per_document(rows) == {"a2", "b1"}
 
 
 # ---- 10. citations ------------------------------------------------------------------------------
 def test_citation_says_the_title_once_and_keeps_every_level():
-    cited = citation({"title": "Ledger failover", "breadcrumbs": ["Ledger failover", "Ledger failover", "Step 2", "Verify"],
-                      "section_id": "lf.step-2", "updated_at": 1_773_446_400, "version_hash": "e755cdc0ff",
-                      "source_uri": "file:///w/lf.md"})
+    cited = citation(
+        {
+            "title": "Ledger failover",
+            "breadcrumbs": ["Ledger failover", "Ledger failover", "Step 2", "Verify"],
+            "section_id": "lf.step-2",
+            "updated_at": 1_773_446_400,
+            "version_hash": "e755cdc0ff",
+            "source_uri": "file:///w/lf.md",
+        }
+    )
     assert cited == "Ledger failover › Step 2 › Verify (ve755cdc, updated 2026-03-14) file:///w/lf.md#lf.step-2"
 
 
 def test_citation_of_a_whole_page_and_of_pdf_pages():
     assert trail("T", ["T"]) == ["T"]
-    cited = citation({"title": "MSA", "breadcrumbs": ["MSA", "Article 4"], "section_id": "msa.4", "updated_at": None,
-                      "version_hash": "abcdef123", "source_uri": "s3://b/msa.pdf", "extra": {"page_start": 3, "page_end": 5}})
+    cited = citation(
+        {
+            "title": "MSA",
+            "breadcrumbs": ["MSA", "Article 4"],
+            "section_id": "msa.4",
+            "updated_at": None,
+            "version_hash": "abcdef123",
+            "source_uri": "s3://b/msa.pdf",
+            "extra": {"page_start": 3, "page_end": 5},
+        }
+    )
     assert cited == "MSA › Article 4 (vabcdef1, updated unknown, pp. 3-5) s3://b/msa.pdf#msa.4"
 
 
 # ---- 11. confidence and gaps --------------------------------------------------------------------
 def hit(score, vector=0.6, keyword=0.6, injected=False, flags=()):
-    return Hit("c", "d", "s", [], "T", "u", score, "", "", "v", None, "", vector_score=vector, keyword_score=keyword,
-               recall_injected=injected, flags=list(flags))
+    return Hit(
+        "c",
+        "d",
+        "s",
+        [],
+        "T",
+        "u",
+        score,
+        "",
+        "",
+        "v",
+        None,
+        "",
+        vector_score=vector,
+        keyword_score=keyword,
+        recall_injected=injected,
+        flags=list(flags),
+    )
 
 
-@pytest.mark.parametrize("hits,expected", [
-    ([hit(0.8)], "HIGH"), ([hit(0.8, keyword=0.1)], "MEDIUM"), ([hit(0.62)], "MEDIUM"), ([hit(0.52)], "LOW"),
-    ([hit(0.47)], "SPECULATIVE"), ([], "SPECULATIVE"), ([hit(0.9, injected=True)], "SPECULATIVE"),
-])
+@pytest.mark.parametrize(
+    "hits,expected",
+    [
+        ([hit(0.8)], "HIGH"),
+        ([hit(0.8, keyword=0.1)], "MEDIUM"),
+        ([hit(0.62)], "MEDIUM"),
+        ([hit(0.52)], "LOW"),
+        ([hit(0.47)], "SPECULATIVE"),
+        ([], "SPECULATIVE"),
+        ([hit(0.9, injected=True)], "SPECULATIVE"),
+    ],
+)
 def test_confidence_tiers(hits, expected):
     level, reason = tier(hits, 0.50)
     assert level == expected and reason

@@ -58,8 +58,10 @@ def test_unknown_source_lists_known_ones():
 
 
 def test_a_backend_the_embedding_model_does_not_run_with_is_refused_at_load():
-    with pytest.raises(ConfigError, match="embedding.backend: the embedding model bge-small-en-v1.5 runs with backend "
-                                          "onnx-int8, not 'torch'"):
+    with pytest.raises(
+        ConfigError,
+        match="embedding.backend: the embedding model bge-small-en-v1.5 runs with backend onnx-int8, not 'torch'",
+    ):
         parse_config({"embedding": {"model": "bge-small-en-v1.5", "backend": "torch"}})
     assert parse_config({"embedding": {"model": "all-MiniLM-L6-v2", "backend": "torch"}}).embedding.backend == "torch"
 
@@ -80,8 +82,11 @@ def test_a_report_uri_that_names_no_bucket_is_refused_at_load(uri):
 
 
 def test_a_quality_override_of_an_unknown_band_is_refused_with_a_suggestion():
-    with pytest.raises(ConfigError, match="quality.overrides: incident: unknown band 'parent_min_token' "
-                                          r"\(did you mean 'parent_min_tokens'\?\)"):
+    with pytest.raises(
+        ConfigError,
+        match="quality.overrides: incident: unknown band 'parent_min_token' "
+        r"\(did you mean 'parent_min_tokens'\?\)",
+    ):
         parse_config({"quality": {"overrides": {"incident": {"parent_min_token": 150}}}})
     with pytest.raises(ConfigError, match="unknown band 'colour'; known: parent_min_tokens, "):
         parse_config({"quality": {"overrides": {"incident": {"colour": 1}}}})

@@ -2,18 +2,31 @@
 
 The keys are spelled out here on purpose: they are the stored row format, which collections written by earlier
 releases share, so a rename must fail a test."""
+
 from __future__ import annotations
 
 from cairn.schemas.row_links import ChildMarks, DocumentStamp, ParentLinks
 
-PARENT = ParentLinks(abstract="Restart the kubelet.", abstract_token_count=5, child_count=3, section_count=4,
-                     document_child_count=11, previous_section="p1", next_section="")
+PARENT = ParentLinks(
+    abstract="Restart the kubelet.",
+    abstract_token_count=5,
+    child_count=3,
+    section_count=4,
+    document_child_count=11,
+    previous_section="p1",
+    next_section="",
+)
 
 
 def test_a_parent_writes_every_link_under_the_keys_collections_already_hold_in_this_order():
     assert list(PARENT.to_row().items()) == [
-        ("abstract", "Restart the kubelet."), ("abstract_token_count", 5), ("child_count", 3), ("section_count", 4),
-        ("document_child_count", 11), ("previous_section", "p1"), ("next_section", ""),
+        ("abstract", "Restart the kubelet."),
+        ("abstract_token_count", 5),
+        ("child_count", 3),
+        ("section_count", 4),
+        ("document_child_count", 11),
+        ("previous_section", "p1"),
+        ("next_section", ""),
     ]
 
 

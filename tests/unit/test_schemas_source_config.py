@@ -1,5 +1,6 @@
 """schemas.source_config: a typed model per source type; unknown keys, wrong types and identifiers that would
 not fit the collection are refused when the file is loaded, naming the key, the source and the file."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,7 +26,9 @@ def _load(tmp_path, body: str):
 @pytest.mark.parametrize("kind", sorted(MINIMAL))
 def test_every_source_type_loads_from_a_minimal_table_with_its_defaults(tmp_path, kind):
     location, model = MINIMAL[kind]
-    config, _ = _load(tmp_path, f'[[sources]]\nname = "s"\ntype = "{kind}"\ntenant = "acme"\nacl = ["sre"]\n{location}\n')
+    config, _ = _load(
+        tmp_path, f'[[sources]]\nname = "s"\ntype = "{kind}"\ntenant = "acme"\nacl = ["sre"]\n{location}\n'
+    )
     source = config.source("s")
     assert type(source) is model and source.batch_size == 32 and source.cleanup == "incremental"
 
@@ -53,7 +56,10 @@ def test_identifiers_that_would_not_fit_are_refused_never_clipped(tmp_path):
     with pytest.raises(ConfigError, match=f"tenant 'tttt.*'... is {VARCHAR_FIELDS['tenant_id'] + 1} bytes"):
         _load(tmp_path, f'[[sources]]\nname = "w"\ntype = "wiki"\ntenant = "{long_tenant}"\npath = "p"\n')
     with pytest.raises(ConfigError, match="ACL group"):
-        _load(tmp_path, f'[[sources]]\nname = "w"\ntype = "wiki"\ntenant = "a"\npath = "p"\nacl = ["{"g" * (ARRAY_ITEM_LENGTH + 1)}"]\n')
+        _load(
+            tmp_path,
+            f'[[sources]]\nname = "w"\ntype = "wiki"\ntenant = "a"\npath = "p"\nacl = ["{"g" * (ARRAY_ITEM_LENGTH + 1)}"]\n',
+        )
     many = ", ".join(f'"g{i}"' for i in range(ARRAY_FIELDS["access_control_list"] + 1))
     with pytest.raises(ConfigError, match="ACL groups, over the"):
         _load(tmp_path, f'[[sources]]\nname = "w"\ntype = "wiki"\ntenant = "a"\npath = "p"\nacl = [{many}]\n')
@@ -83,7 +89,12 @@ def test_access_rules_are_typed_and_their_identifiers_checked(tmp_path):
 
 def test_the_sample_configuration_loads():
     config = load_config("data/cairn.toml")
-    assert {type(s) for s in config.sources} == {WikiSourceConfig, GitSourceConfig, PagerDutySourceConfig, PdfSourceConfig}
+    assert {type(s) for s in config.sources} == {
+        WikiSourceConfig,
+        GitSourceConfig,
+        PagerDutySourceConfig,
+        PdfSourceConfig,
+    }
 
 
 def test_the_committed_configuration_reference_is_what_the_models_say():
@@ -92,29 +103,40 @@ def test_the_committed_configuration_reference_is_what_the_models_say():
     from cairn.schemas.reference import render
 
     page = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
-    assert page.read_text(encoding="utf-8") == render(), "regenerate: python -m cairn.schemas.reference > docs/configuration.md"
+    assert page.read_text(encoding="utf-8") == render(), (
+        "regenerate: python -m cairn.schemas.reference > docs/configuration.md"
+    )
     assert "`acls`" not in render() and "| `acl` |" in render() and '## [[sources]] type = "pagerduty"' in render()
 
 
 def test_values_a_source_would_only_trip_over_mid_run_are_refused_at_load(tmp_path):
     pagerduty = '[[sources]]\nname = "pd"\ntype = "pagerduty"\ntenant = "a"\npath = "x"\n'
-    with pytest.raises(ConfigError, match=r"source 'pd' \(pagerduty\): severity_map: P1 = 'sev9': 'sev9' is not a "
-                                          "valid Severity; allowed: sev1"):
+    with pytest.raises(
+        ConfigError,
+        match=r"source 'pd' \(pagerduty\): severity_map: P1 = 'sev9': 'sev9' is not a "
+        "valid Severity; allowed: sev1",
+    ):
         _load(tmp_path, pagerduty + 'severity_map = { P1 = "sev9" }\n')
     with pytest.raises(ConfigError, match=r"source 'pd' \(pagerduty\): since: 'last week' is not an ISO date"):
         _load(tmp_path, pagerduty + 'since = "last week"\n')
     git = '[[sources]]\nname = "g"\ntype = "git"\ntenant = "a"\nrepo = "r.bundle"\n'
-    with pytest.raises(ConfigError, match=r"source 'g' \(git\): uri_template: '\{repo\}/\{sha\}': unknown placeholder "
-                                          r"\{sha\}; it may use \{repo\}, \{commit\}, \{path\}"):
+    with pytest.raises(
+        ConfigError,
+        match=r"source 'g' \(git\): uri_template: '\{repo\}/\{sha\}': unknown placeholder "
+        r"\{sha\}; it may use \{repo\}, \{commit\}, \{path\}",
+    ):
         _load(tmp_path, git + 'uri_template = "{repo}/{sha}"\n')
     with pytest.raises(ConfigError, match="uri 's3:///contracts' must look like s3://bucket/prefix"):
         _load(tmp_path, '[[sources]]\nname = "w"\ntype = "pdf"\ntenant = "a"\nuri = "s3:///contracts"\n')
 
 
 def test_the_values_checked_at_load_keep_what_works(tmp_path):
-    config, _ = _load(tmp_path, '[[sources]]\nname = "pd"\ntype = "pagerduty"\ntenant = "a"\npath = "x"\n'
-                                'since = "2024-01-01T00:00:00Z"\nseverity_map = { P1 = "SEV1" }\n'
-                                '[[sources]]\nname = "g"\ntype = "git"\ntenant = "a"\nrepo = "r.bundle"\n'
-                                'uri_template = "https://git.example/r/blob/{commit:.12}/{path}"\n')
+    config, _ = _load(
+        tmp_path,
+        '[[sources]]\nname = "pd"\ntype = "pagerduty"\ntenant = "a"\npath = "x"\n'
+        'since = "2024-01-01T00:00:00Z"\nseverity_map = { P1 = "SEV1" }\n'
+        '[[sources]]\nname = "g"\ntype = "git"\ntenant = "a"\nrepo = "r.bundle"\n'
+        'uri_template = "https://git.example/r/blob/{commit:.12}/{path}"\n',
+    )
     assert config.source("pd").since == "2024-01-01T00:00:00Z" and config.source("pd").severity_map == {"P1": "SEV1"}
     assert config.source("g").uri_template == "https://git.example/r/blob/{commit:.12}/{path}"

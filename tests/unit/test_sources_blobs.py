@@ -1,4 +1,5 @@
 """sources.blobs: a folder and a real S3 HTTP endpoint (moto on 127.0.0.1) behind one small interface."""
+
 from __future__ import annotations
 
 import hashlib
@@ -22,7 +23,9 @@ def put(client, bucket, key, body: bytes):
 
 
 def s3_source(uri, endpoint, **extra) -> WikiSourceConfig:
-    return WikiSourceConfig(name="s3wiki", type="wiki", uri=uri, tenant="acme", acl=["sre"], s3_endpoint_url=endpoint, **extra)
+    return WikiSourceConfig(
+        name="s3wiki", type="wiki", uri=uri, tenant="acme", acl=["sre"], s3_endpoint_url=endpoint, **extra
+    )
 
 
 def test_folder_store_lists_sorted_reads_and_gives_file_uris(tmp_path):
@@ -116,9 +119,14 @@ def test_open_store_chooses_by_config_and_refuses_the_rest(moto_endpoint):
     override = open_store(s3_source("s3://b", moto_endpoint, s3_region="us-west-2"), s3)
     assert override.client.meta.endpoint_url == moto_endpoint and override.client.meta.region_name == "us-west-2"
     # refused when the configuration is loaded, naming the source and the key, never echoing a credential
-    for bad, message in [({}, "'w' \\(wiki\\): entry: set exactly one of path"),
-                         ({"uri": "https://example.invalid/x"}, "must look like s3://bucket/prefix"),
-                         ({"uri": "s3://b", "aws_secret_access_key": "hunter2"}, "unknown key 'aws_secret_access_key'; credentials never")]:
+    for bad, message in [
+        ({}, "'w' \\(wiki\\): entry: set exactly one of path"),
+        ({"uri": "https://example.invalid/x"}, "must look like s3://bucket/prefix"),
+        (
+            {"uri": "s3://b", "aws_secret_access_key": "hunter2"},
+            "unknown key 'aws_secret_access_key'; credentials never",
+        ),
+    ]:
         with pytest.raises(ConfigError, match=message) as err:
             parse_config({"sources": [{"name": "w", "type": "wiki", "tenant": "a", **bad}]})
         assert "hunter2" not in str(err.value)
@@ -201,7 +209,9 @@ def test_a_pdfs_version_changes_with_its_parser_and_with_its_bytes(tmp_path):
     (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4\n% one\n")
 
     def version(parser: str) -> str:
-        config = PdfSourceConfig(name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"], parser=parser)
+        config = PdfSourceConfig(
+            name="contracts", type="pdf", path=str(tmp_path), tenant="acme", acl=["legal"], parser=parser
+        )
         [ref] = PdfSource(config).discover()
         return ref.version_hash
 

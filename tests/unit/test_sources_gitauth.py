@@ -1,4 +1,5 @@
 """Which clone addresses have their credentials moved out of the URL: http(s) user info only, decoded."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,10 +20,16 @@ def test_a_token_given_as_the_user_name_is_moved_too():
     assert auth.url == "HTTP://git.example/org/infra.git" and auth.env["CAIRN_GIT_USERNAME"] == "ghp_t0ken"
 
 
-@pytest.mark.parametrize("repo", [
-    "ssh://deploy@git.example:22/org/infra.git", "git@github.com:org/infra.git", "/srv/git/infra",
-    "infra.bundle", "https://git.example/org/infra.git",
-])
+@pytest.mark.parametrize(
+    "repo",
+    [
+        "ssh://deploy@git.example:22/org/infra.git",
+        "git@github.com:org/infra.git",
+        "/srv/git/infra",
+        "infra.bundle",
+        "https://git.example/org/infra.git",
+    ],
+)
 def test_ssh_urls_local_paths_bundles_and_plain_urls_are_given_to_git_as_they_are(repo):
     auth = split_credentials(repo)
     assert auth.url == repo and auth.env == {} and auth.options() == []

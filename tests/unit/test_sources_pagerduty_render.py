@@ -4,17 +4,34 @@ from cairn.schemas.config import PagerDutySourceConfig
 from cairn.sources.pagerduty import PagerDutySource
 from cairn.sources.pagerduty.render import MAX_NOTE_CHARS, render
 
-INCIDENT = {"id": "Q1", "incident_number": 7, "title": "Disk full on db-1", "status": "resolved", "urgency": "high",
-            "service": {"id": "PS1", "summary": "ledger-db"}, "created_at": "2026-01-01T00:00:00Z"}
+INCIDENT = {
+    "id": "Q1",
+    "incident_number": 7,
+    "title": "Disk full on db-1",
+    "status": "resolved",
+    "urgency": "high",
+    "service": {"id": "PS1", "summary": "ledger-db"},
+    "created_at": "2026-01-01T00:00:00Z",
+}
 
 
 def test_timeline_is_in_time_order_and_every_part_has_its_heading():
-    log = [{"type": "resolve_log_entry", "summary": "Resolved", "created_at": "2026-01-01T02:00:00Z"},
-           {"type": "trigger_log_entry", "summary": "Triggered", "created_at": "2026-01-01T00:00:00Z"}]
-    text = render(INCIDENT, log, [{"content": "checked", "created_at": "2026-01-01T01:00:00Z"}], [{"summary": "DiskFull"}])
+    log = [
+        {"type": "resolve_log_entry", "summary": "Resolved", "created_at": "2026-01-01T02:00:00Z"},
+        {"type": "trigger_log_entry", "summary": "Triggered", "created_at": "2026-01-01T00:00:00Z"},
+    ]
+    text = render(
+        INCIDENT, log, [{"content": "checked", "created_at": "2026-01-01T01:00:00Z"}], [{"summary": "DiskFull"}]
+    )
     assert text.index("trigger: Triggered") < text.index("resolve: Resolved")
     assert [line for line in text.splitlines() if line.startswith("#")] == [
-        "# ledger-db", "## Incident #7: Disk full on db-1", "### Summary", "### Timeline", "### Notes", "### Alerts"]
+        "# ledger-db",
+        "## Incident #7: Disk full on db-1",
+        "### Summary",
+        "### Timeline",
+        "### Notes",
+        "### Alerts",
+    ]
 
 
 def test_a_huge_note_is_cut_and_says_so_and_sections_stay_bounded():
@@ -23,10 +40,17 @@ def test_a_huge_note_is_cut_and_says_so_and_sections_stay_bounded():
 
 
 def test_severity_and_access_follow_the_configured_mappings(tmp_path):
-    source = PagerDutySource(PagerDutySourceConfig(
-        name="pd", type="pagerduty", path=str(tmp_path), tenant="acme", acl=["sre"],
-        severity_map={"P2": "sev3"}, access=[{"team": "Globex Ops", "tenant": "globex", "acl": ["globex-ops"]}],
-    ))
+    source = PagerDutySource(
+        PagerDutySourceConfig(
+            name="pd",
+            type="pagerduty",
+            path=str(tmp_path),
+            tenant="acme",
+            acl=["sre"],
+            severity_map={"P2": "sev3"},
+            access=[{"team": "Globex Ops", "tenant": "globex", "acl": ["globex-ops"]}],
+        )
+    )
     assert source._severity({"priority": {"summary": "P2"}, "urgency": "high"}).value == "sev3"  # configured
     assert source._severity({"urgency": "low"}).value == "sev4"  # the default mapping
     assert source._access("x", "PS1", [{"summary": "Globex Ops"}]) == ("globex", ["globex-ops"])
@@ -41,8 +65,11 @@ def _export(tmp_path, incidents: list, parts: dict | None = None):
         (tmp_path / incident_id).mkdir()
         for part, body in files.items():
             (tmp_path / incident_id / f"{part}.json").write_bytes(body)
-    return PagerDutySource(PagerDutySourceConfig(name="pd", type="pagerduty", path=str(tmp_path), tenant="acme", acl=["sre"],
-                                        max_incident_bytes=100_000))
+    return PagerDutySource(
+        PagerDutySourceConfig(
+            name="pd", type="pagerduty", path=str(tmp_path), tenant="acme", acl=["sre"], max_incident_bytes=100_000
+        )
+    )
 
 
 def _outcomes(source) -> dict:
@@ -62,7 +89,9 @@ def _outcomes(source) -> dict:
 
 def test_fields_of_the_wrong_type_are_refused_naming_the_field(tmp_path):
     bad = {"teams": 5, "assignments": "me", "custom_fields": {"a": 1}, "body": "details"}
-    incidents = [dict(INCIDENT, id="OK")] + [dict(INCIDENT, id=f"Q{field}", **{field: value}) for field, value in bad.items()]
+    incidents = [dict(INCIDENT, id="OK")] + [
+        dict(INCIDENT, id=f"Q{field}", **{field: value}) for field, value in bad.items()
+    ]
     outcomes = _outcomes(_export(tmp_path, incidents))
     assert outcomes["OK"].title == "[#7] Disk full on db-1"
     assert outcomes["Qteams"] == "'teams' must be a list, got int"
@@ -77,8 +106,10 @@ def test_an_oversized_export_incident_is_refused_at_discovery_by_its_file_sizes(
     with open(tmp_path / "QHUGE" / "notes.json", "r+b") as handle:
         handle.truncate(20 * 1024 * 1024)  # 20 MB, sparse: neither valid JSON nor ever read
     outcomes = _outcomes(source)
-    assert outcomes["QHUGE"] == ("incident files are 20,971,520 bytes (QHUGE/notes.json: 20,971,520), over the "
-                                 "source's max_incident_bytes (100,000); not read")
+    assert outcomes["QHUGE"] == (
+        "incident files are 20,971,520 bytes (QHUGE/notes.json: 20,971,520), over the "
+        "source's max_incident_bytes (100,000); not read"
+    )
     assert outcomes["Q1"].title == "[#7] Disk full on db-1"
 
 
@@ -87,11 +118,23 @@ def test_an_api_incident_is_refused_while_paging_once_a_part_passes_the_limit(mo
     from tests.pagerduty_server import TOKEN, FakePagerDuty
 
     monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", TOKEN)
-    entries = [{"id": f"L{i}", "type": "annotate_log_entry", "summary": "x" * 1000, "created_at": "2026-01-01T00:00:00Z"}
-               for i in range(400)]  # ~430 kB of log entries, in 200 pages of 2
+    entries = [
+        {"id": f"L{i}", "type": "annotate_log_entry", "summary": "x" * 1000, "created_at": "2026-01-01T00:00:00Z"}
+        for i in range(400)
+    ]  # ~430 kB of log entries, in 200 pages of 2
     with FakePagerDuty([INCIDENT], {"Q1": {"log_entries": entries, "notes": [], "alerts": []}}) as api:
-        source = PagerDutySource(PagerDutySourceConfig(name="pd", type="pagerduty", api_url=api.url, token_env="CAIRN_TEST_PD_TOKEN",
-                                              tenant="acme", acl=["sre"], page_size=2, max_incident_bytes=100_000))
+        source = PagerDutySource(
+            PagerDutySourceConfig(
+                name="pd",
+                type="pagerduty",
+                api_url=api.url,
+                token_env="CAIRN_TEST_PD_TOKEN",
+                tenant="acme",
+                acl=["sre"],
+                page_size=2,
+                max_incident_bytes=100_000,
+            )
+        )
         (ref,) = list(source.discover())
         with pytest.raises(DocumentError, match=r"log_entries are over the source's max_incident_bytes \(100,000\)"):
             source.load(ref)

@@ -1,5 +1,6 @@
 """sources.pagerduty: external identifiers are checked before they become paths or URLs, and the API token never
 follows a redirect to another host."""
+
 from __future__ import annotations
 
 import json
@@ -71,10 +72,18 @@ def test_an_export_incident_whose_id_is_a_path_is_a_failure_and_nothing_outside_
     export.mkdir()
     secret = tmp_path / "log_entries.json"  # what "../log_entries.json" would reach
     secret.write_text(json.dumps({"log_entries": [{"summary": "outside the export"}]}))
-    incident = {"id": "..", "incident_number": 1, "title": "t", "status": "resolved", "created_at": "2026-01-01T00:00:00Z",
-                "service": {"id": "S1", "summary": "svc"}}
+    incident = {
+        "id": "..",
+        "incident_number": 1,
+        "title": "t",
+        "status": "resolved",
+        "created_at": "2026-01-01T00:00:00Z",
+        "service": {"id": "S1", "summary": "svc"},
+    }
     (export / "incidents.json").write_text(json.dumps({"incidents": [incident]}))
-    source = PagerDutySource(PagerDutySourceConfig(name="pd", type="pagerduty", path=str(export), tenant="a", acl=["sre"]))
+    source = PagerDutySource(
+        PagerDutySourceConfig(name="pd", type="pagerduty", path=str(export), tenant="a", acl=["sre"])
+    )
     found = list(source.discover())
     assert len(found) == 1 and isinstance(found[0], DiscoveryFailure)
     assert "is not a PagerDuty id" in found[0].reason

@@ -1,6 +1,6 @@
 import pytest
 
-from cairn.schemas import ContentType, Environment, Severity, TEMPORAL_OPEN
+from cairn.schemas import TEMPORAL_OPEN, ContentType, Environment, Severity
 from cairn.schemas.config import WikiSourceConfig
 from cairn.sources import DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.wiki import WikiSource
@@ -23,12 +23,27 @@ def load_all(src):
 
 
 def test_front_matter_overrides_source_defaults(tmp_path):
-    write_page(tmp_path, "ops/db.md", "# Ledger DB failover\n\nSteps.\n", tenant="acme", acl=["sre"],
-               service="ledger-db", environment="production", severity="sev2", tags=["postgres"],
-               content_type="runbook", doc_tag="ledger", updated="2026-03-14")
+    write_page(
+        tmp_path,
+        "ops/db.md",
+        "# Ledger DB failover\n\nSteps.\n",
+        tenant="acme",
+        acl=["sre"],
+        service="ledger-db",
+        environment="production",
+        severity="sev2",
+        tags=["postgres"],
+        content_type="runbook",
+        doc_tag="ledger",
+        updated="2026-03-14",
+    )
     doc = load_all(source(tmp_path))["ops/db.md"]
     assert (doc.tenant_id, doc.access_control_list, doc.service_name) == ("acme", ["sre"], "ledger-db")
-    assert (doc.environment, doc.severity, doc.content_type) == (Environment.PRODUCTION, Severity.SEV2, ContentType.RUNBOOK)
+    assert (doc.environment, doc.severity, doc.content_type) == (
+        Environment.PRODUCTION,
+        Severity.SEV2,
+        ContentType.RUNBOOK,
+    )
     assert doc.title == "Ledger DB failover" and doc.doc_tag == "ledger" and doc.tags == ["postgres"]
     assert doc.updated_at == 1773446400 and doc.temporal_start == doc.updated_at and doc.temporal_end == TEMPORAL_OPEN
     assert doc.content.startswith("# Ledger DB failover")
