@@ -101,10 +101,10 @@ class ServedCollection:
             encoder.encode(["warm up"])
         except Exception as exc:  # noqa: BLE001 - no torch (a query install), an unknown model, a failing export
             raise RetrievalError(
-                f"collection {collection!r} (serving {self.milvus.collection!r}) holds vectors from the encoder {identity!r}, "
-                f"and this process embeds with {self.configured.identity!r} and cannot load the other "
-                f"({type(exc).__name__}: {str(exc)[:200]}): export that encoder's query model (`cairn export-query-model`) "
-                "for [embedding] query_model, or install the full Cairn"
+                f"collection {collection!r} (serving {self.milvus.collection!r}) holds vectors from the encoder "
+                f"{identity!r}, and this process embeds with {self.configured.identity!r} and cannot load the other "
+                f"({type(exc).__name__}: {str(exc)[:200]}): export that encoder's query model "
+                "(`cairn export-query-model`) for [embedding] query_model, or install the full Cairn"
             ) from None
         log.info(
             "collection %s holds vectors from %s: queries are embedded with it, not %s",

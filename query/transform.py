@@ -30,7 +30,7 @@ def seeds(text: str, transform: Transform | None) -> tuple[list[str], str]:
         produced = transform(text)
         extra = [produced] if isinstance(produced, str) else list(produced)
         extra = [e for e in extra if isinstance(e, str) and e.strip()][:4]
-    except Exception as exc:  # a broken hook must never break retrieval
+    except Exception as exc:  # noqa: BLE001 - a broken hook must never break retrieval
         log.warning("query transform failed, using the raw query: %s", exc)
         return [text], f"failed ({type(exc).__name__}): raw query used"
     return [text, *extra], f"{len(extra)} extra seed(s)"
