@@ -5,7 +5,7 @@
 Cairn's floors, confidence tiers and second-pass band were set on all-MiniLM-L6-v2's cosines. Another model
 spreads its cosines differently (bge-small-en-v1.5 puts unrelated texts near 0.4 where MiniLM puts them near
 0.1), so its cosines are mapped onto MiniLM's scale before any setting reads them (embedding/model.py
-ModelSpec.cosine_scale, applied in query/retriever.py). The map is fitted without labels: every dev question of
+ModelSpec.cosine_scale, applied in query/search.py). The map is fitted without labels: every dev question of
 the three sets (bench.eval's indexes, --work/<model>/<set>, built by `python -m bench.eval --model ...`) is run through
 the dense leg alone with each model; the quantiles (5%..95%) of the best cosine and of the top-10 cosines, per
 set, are matched by least squares. Prints (a, b) and how well the fitted quantiles agree; ModelSpec takes the

@@ -175,7 +175,8 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     from cairn.index.milvus import Connection
     from cairn.index.store import MilvusStore
     from cairn.query import Principal
-    from cairn.query.retriever import CHILD_FIELDS, Retriever
+    from cairn.query.retriever import Retriever
+    from cairn.query.search import CHILD_FIELDS
     from cairn.schemas.collection import SPARSE_FIELD
     from cairn.schemas.config import QueryConfig
 

@@ -2,8 +2,9 @@
 
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
-from cairn.query.filters import FILTER_FIELDS, FilterError
-from cairn.query.retriever import RetrievalError, Retriever
+from cairn.errors import FilterError, RetrievalError
+from cairn.query.filters import FILTER_FIELDS
+from cairn.query.retriever import Retriever
 from cairn.query.types import Block, Hit, RetrievalResult
 from cairn.schemas import Principal
 

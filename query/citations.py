@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from cairn.query.types import Row
 from cairn.schemas import from_epoch
 
 
@@ -15,7 +18,7 @@ def trail(title: str, breadcrumbs: list[str]) -> list[str]:
     return [title, *deduped]
 
 
-def page_range(extra: dict | None) -> str:
+def page_range(extra: dict[str, Any] | None) -> str:
     extra = extra or {}
     start, end = extra.get("page_start"), extra.get("page_end")
     if start is None:
@@ -23,11 +26,11 @@ def page_range(extra: dict | None) -> str:
     return f"p. {start}" if end in (None, start) else f"pp. {start}-{end}"
 
 
-def deep_link(row: dict) -> str:
+def deep_link(row: Row) -> str:
     return f"{row['source_uri']}#{row['section_id']}"
 
 
-def citation(row: dict) -> str:
+def citation(row: Row) -> str:
     where = " › ".join(trail(row["title"], list(row["breadcrumbs"])))
     updated = from_epoch(row.get("updated_at"))
     details = [f"v{row['version_hash'][:7]}", f"updated {updated.date().isoformat() if updated else 'unknown'}"]

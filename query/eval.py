@@ -6,6 +6,8 @@ relevant document; reciprocal rank of the first relevant one. Identical on binar
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from os import PathLike
 
 
 def recall_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
@@ -39,7 +41,7 @@ def documents_in_order(document_ids: list[str]) -> list[str]:
 def summarise(runs: list[tuple[list[str], dict[str, int]]], k: int = 10) -> dict[str, float]:
     """Mean metrics over (ranked documents, relevance) pairs: the `cairn eval --json` "metrics" object."""
     n = max(1, len(runs))
-    metric = {
+    metric: dict[str, Callable[[list[str], dict[str, int]], float]] = {
         "ndcg@10": lambda r, q: ndcg_at(r, q, 10),
         "recall@1": lambda r, q: recall_at(r, q, 1),
         "recall@5": lambda r, q: recall_at(r, q, 5),
@@ -50,7 +52,7 @@ def summarise(runs: list[tuple[list[str], dict[str, int]]], k: int = 10) -> dict
     return {name: round(sum(f(r, q) for r, q in runs) / n, 4) for name, f in metric.items()}
 
 
-def read_qrels(path) -> dict[str, dict[str, int]]:
+def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, int]]:
     """BEIR qrels TSV (query-id, corpus-id, score; a header line is skipped) -> {query: {corpus id: grade}}."""
     qrels: dict[str, dict[str, int]] = {}
     with open(path, encoding="utf-8") as handle:

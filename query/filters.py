@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.errors import FilterError
+from cairn.query.types import Row
 from cairn.schemas import ChunkType, Principal
 from cairn.schemas.collection import access_filter, in_list, quote
 
@@ -22,6 +23,8 @@ FILTER_FIELDS = {
     "source_name": False,
     "tags": True,
 }
+# What a caller narrows by: a FILTER_FIELDS name -> a value, or a list of values any of which matches.
+Filters = dict[str, str | list[str]]
 
 
 def time_filter(as_of: int | None) -> str:
@@ -33,14 +36,14 @@ def time_filter(as_of: int | None) -> str:
     return f"temporal_start <= {as_of} and temporal_end > {as_of}"
 
 
-def metadata_filter(filters: dict | None) -> str:
+def metadata_filter(filters: Filters | None) -> str:
     """`{"service_name": "ledger", "tags": ["db", "failover"]}` -> an AND of escaped conditions.
     A list means any of its values; tags match rows carrying any of them."""
     if not filters:
         return ""
     if not isinstance(filters, dict):
         raise FilterError(f"filters must be a dict of field -> value(s), got {type(filters).__name__}")
-    parts = []
+    parts: list[str] = []
     for key in sorted(filters):
         if key not in FILTER_FIELDS:
             raise FilterError(f"unknown filter field {key!r}; allowed: {', '.join(sorted(FILTER_FIELDS))}")
@@ -62,7 +65,7 @@ def access_expr(principal: Principal, as_of: int | None) -> str:
     return f"{access_filter(principal.tenant, principal.groups)} and {time_filter(as_of)}"
 
 
-def search_expr(principal: Principal, as_of: int | None, doc_tag: str | None, filters: dict | None) -> str:
+def search_expr(principal: Principal, as_of: int | None, doc_tag: str | None, filters: Filters | None) -> str:
     """The pre-filter of every search leg: child rows this principal may read, in scope."""
     parts = [access_expr(principal, as_of), f"chunk_type == {quote(ChunkType.CHILD.value)}"]
     if doc_tag:
@@ -73,7 +76,7 @@ def search_expr(principal: Principal, as_of: int | None, doc_tag: str | None, fi
     return " and ".join(parts)
 
 
-def readable(row: dict, principal: Principal) -> bool:
+def readable(row: Row, principal: Principal) -> bool:
     """The ACL re-check on what is about to leave: same tenant, one shared group."""
     return row.get("tenant_id") == principal.tenant and bool(
         set(row.get("access_control_list") or []) & set(principal.groups)
@@ -97,7 +100,7 @@ class Access:
     def expr(self) -> str:
         return access_expr(self.principal, self.as_of)
 
-    def admits(self, row: dict) -> bool:
+    def admits(self, row: Row) -> bool:
         if not readable(row, self.principal):
             return False
         if self.as_of is None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from cairn.query.gate import content_terms
 from cairn.query.types import Candidate
+from cairn.schemas.config import QueryConfig
 
 
 @dataclass
@@ -44,7 +45,7 @@ class Floors:
     scope: str
 
     @classmethod
-    def of(cls, settings, scoped: bool = False) -> Floors:
+    def of(cls, settings: QueryConfig, scoped: bool = False) -> Floors:
         combined = settings.combined_floor_scoped if scoped else settings.combined_floor
         return cls(
             combined, settings.vector_floor, settings.keyword_override, settings.keyword_rescue, settings.floor_scope
@@ -62,9 +63,9 @@ def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOu
         return outcome
     # Exact-term questions ("what is FOO_BAR_TIMEOUT") can score low on vectors: keep the one strongest
     # keyword match, if it really contains the words asked about.
-    keyword = [c for c in ranked if c.keyword_rank is not None]
+    keyword = [(c.keyword_rank, c) for c in ranked if c.keyword_rank is not None]
     if keyword:
-        best = min(keyword, key=lambda c: c.keyword_rank)
+        best = min(keyword, key=lambda ranked_match: ranked_match[0])[1]
         coverage = term_coverage(query, best)
         if coverage >= floors.keyword_rescue:
             best.flags.append("keyword_rescue")

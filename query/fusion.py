@@ -8,6 +8,7 @@ cosine is comparable across queries), so floors and confidence tiers read it wha
 from __future__ import annotations
 
 from cairn.query.types import Candidate
+from cairn.schemas.config import QueryConfig
 
 
 def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:
@@ -26,7 +27,7 @@ def normalise_keyword(candidates: list[Candidate]) -> None:
         c.keyword_norm = c.keyword / best if best > 0 else 0.0
 
 
-def leg_weights(settings, scoped: bool, dense_on: bool, keyword_on: bool) -> tuple[float, float]:
+def leg_weights(settings: QueryConfig, scoped: bool, dense_on: bool, keyword_on: bool) -> tuple[float, float]:
     """(vector, keyword) weights of the weighted sum: [query] vector_weight / keyword_weight, their `_scoped`
     pair for a question scoped to one document family; one leg alone weighs 1."""
     if not keyword_on:

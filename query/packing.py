@@ -4,23 +4,31 @@ newest version per section, and blocks ordered front-and-back (the best at both 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from cairn.query.citations import citation
-from cairn.query.types import Block
+from cairn.query.types import Block, Row
 from cairn.schemas.row_links import ParentLinks
+
+
+class ChildText(TypedDict):
+    """What packing reads of a hit child row: the fallback when its whole section does not fit."""
+
+    text: str
+    token_count: int
 
 
 @dataclass
 class PackItem:
     rank: int
-    seed: dict  # the hit's parent row
-    neighbours: list[dict] = field(default_factory=list)  # adjacent sections (expansion), any order
-    children: list[dict] = field(default_factory=list)  # the hit child rows: {"text", "token_count"}
+    seed: Row  # the hit's parent row
+    neighbours: list[Row] = field(default_factory=list)  # adjacent sections (expansion), any order
+    children: list[ChildText] = field(default_factory=list)  # the hit child rows
 
 
-def newest_per_section(rows: list[dict]) -> list[dict]:
+def newest_per_section(rows: list[Row]) -> list[Row]:
     """One row per (document, section): the newest version wins."""
-    best: dict[tuple[str, str], dict] = {}
+    best: dict[tuple[str, str], Row] = {}
     for row in rows:
         key = (row["document_id"], row["section_id"])
         if key not in best or (row["temporal_start"], row["version_hash"]) > (
@@ -66,7 +74,8 @@ def pack(items: list[PackItem], budget: int) -> list[Block]:
         # The section is too big for what is left: its hit children, with the section's abstract for context.
         links = ParentLinks.from_row(seed)
         abstract, abstract_tokens = links.abstract, links.abstract_token_count or 0
-        parts, tokens = [], 0
+        parts: list[str] = []
+        tokens = 0
         for child in item.children:
             if tokens + child["token_count"] <= remaining:
                 parts.append(child["text"])

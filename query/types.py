@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any, TypedDict
+
+Row = dict[str, Any]  # a Milvus row as pymilvus returns it: field name -> value (schemas/collection.py)
 
 
 @dataclass
@@ -56,7 +59,7 @@ class Hit:
     flags: list[str] = field(default_factory=list)
     matched_chunk_ids: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -71,8 +74,35 @@ class Block:
     citations: list[str]
     rank: int  # of the hit that seeded it (1 = best)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class FloorsTrace(TypedDict):
+    dropped: int  # candidates the floors cut
+    rescued: bool  # nothing passed, and one exact-term keyword match was kept
+    notes: list[str]
+
+
+class Diagnostics(TypedDict, total=False):
+    """What one retrieval did, step by step (the `query` log record; `cairn query --explain`). A key is absent
+    when the pipeline stopped before its step."""
+
+    steps_off: list[str]
+    gate: str  # the gate's reason
+    transform: str  # what the transform hook added
+    candidates: int
+    vector_max: float
+    keyword_max: float
+    combined_top: float
+    second_pass: bool
+    floors: FloorsTrace
+    injections: int  # sections the sparse-document guarantee injected
+    primary_document: str | None
+    primary_doc_fraction: float | None
+    expanded_sections: int
+    timings_ms: dict[str, float]  # per stage, and "total"
+    cache: str  # "hit" when answered from the cache
 
 
 @dataclass
@@ -85,9 +115,9 @@ class RetrievalResult:
     confidence: str = "SPECULATIVE"  # HIGH | MEDIUM | LOW | SPECULATIVE
     confidence_reason: str = ""
     gaps: list[str] = field(default_factory=list)  # requested terms no retrieved text contains
-    diagnostics: dict = field(default_factory=dict)
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "status": self.status,

@@ -1,0 +1,70 @@
+"""Reads of parent (section) rows by primary key, every row ACL-checked: the chosen sections (one version per
+document), their neighbours for expansion, and the child counts the sparse-document guarantee needs.
+
+Each parent row records its neighbours and its document's child count (schemas/row_links.py ParentLinks), so
+these are point reads; rows written before those were recorded are scanned for instead (index/milvus.py).
+"""
+
+from __future__ import annotations
+
+from cairn.index.milvus import CollectionReader
+from cairn.query.filters import ACCESS_FIELDS, Access
+from cairn.query.packing import newest_per_section
+from cairn.query.types import Candidate, Row
+from cairn.schemas.collection import OUTPUT_FIELDS
+from cairn.schemas.row_links import ParentLinks
+
+
+def one_version_per_document(rows: list[Row]) -> set[str]:
+    """While a document is being replaced both versions are briefly current; an answer must never mix
+    them. Returns the chunk ids to keep: per document, only the rows of its newest version."""
+    newest: dict[str, tuple[int, str]] = {}
+    for row in rows:
+        key = (int(row["temporal_start"]), row["version_hash"])
+        if row["document_id"] not in newest or key > newest[row["document_id"]]:
+            newest[row["document_id"]] = key
+    return {r["chunk_id"] for r in rows if (int(r["temporal_start"]), r["version_hash"]) == newest[r["document_id"]]}
+
+
+def fetch_parents(reader: CollectionReader, chunk_ids: list[str], access: Access) -> dict[str, Row]:
+    """The parent rows by chunk id, of one version per document."""
+    # The ACL is checked again on the parents themselves: nothing leaves unchecked.
+    rows = [r for r in reader.rows(chunk_ids, list(OUTPUT_FIELDS)) if access.admits(r)]
+    keep = one_version_per_document(rows)
+    return {r["chunk_id"]: r for r in rows if r["chunk_id"] in keep}
+
+
+def neighbours(reader: CollectionReader, seeds: list[Row], primary: str | None, access: Access) -> dict[str, list[Row]]:
+    """1-hop adjacency: the previous and next section of each hit (only the primary document's when one
+    dominates), same version, ACL-checked. Keyed by the seed's parent chunk id."""
+    seeds = [r for r in seeds if primary is None or r["document_id"] == primary]
+    recorded = [ParentLinks.from_row(r).neighbours for r in seeds]
+    ids = [chunk_id for linked in recorded if linked is not None for chunk_id in linked]
+    found = reader.rows(ids, list(OUTPUT_FIELDS))
+    unlinked = [r for r, linked in zip(seeds, recorded) if linked is None]
+    if unlinked:
+        found += reader.neighbours(unlinked, access.expr, list(OUTPUT_FIELDS))
+    rows = newest_per_section([r for r in found if access.admits(r)])
+    return {
+        seed["chunk_id"]: [
+            r
+            for r in rows
+            if r["document_id"] == seed["document_id"] and abs(r["section_order"] - seed["section_order"]) == 1
+        ]
+        for seed in seeds
+    }
+
+
+def children_per_document(
+    reader: CollectionReader, documents: set[str], dense: list[Candidate], access: Access
+) -> dict[str, int]:
+    """How many child rows each document has that the caller may read: recorded on the parent rows of the
+    document's version (read through a dense candidate's parent), else counted by a scan."""
+    parent_of = {c.document_id: c.parent_chunk_id for c in reversed(dense) if c.document_id in documents}
+    counts: dict[str, int] = {}
+    for row in reader.rows(list(parent_of.values()), ["document_id", "extra", *ACCESS_FIELDS]):
+        recorded = ParentLinks.from_row(row).document_child_count
+        if recorded is not None:
+            counts[row["document_id"]] = recorded if access.admits(row) else 0
+    unrecorded = documents - set(counts)
+    return {**counts, **reader.children_per_document(unrecorded, access.expr)} if unrecorded else counts

@@ -1,0 +1,131 @@
+"""Steps 3 and 4's reads: the search legs (dense full text, dense abstract, BM25) over child rows, read into
+Candidates with each leg's score, and the second pass's rescoring with the whole section's vector."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cairn.embedding.model import cosine_scale
+from cairn.index.milvus import CollectionReader
+from cairn.query.filters import ACCESS_FIELDS, Access
+from cairn.query.fusion import combined
+from cairn.query.types import Candidate, Row
+from cairn.schemas.config import QueryConfig
+
+CHILD_FIELDS = [
+    "parent_chunk_id",
+    "document_id",
+    "section_id",
+    "section_order",
+    "title",
+    "breadcrumbs",
+    "text",
+    "token_count",
+]
+DENSE_LEGS = (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg"))  # (field, step)
+
+
+@dataclass
+class Found:
+    """What the legs found: every candidate, the ranked id lists for fusion, and the full-text leg's candidates
+    (what the sparse-document guarantee inspects)."""
+
+    candidates: list[Candidate]
+    rankings: list[list[str]]
+    dense: list[Candidate]
+
+
+class Search:
+    """One query's searches through the generation it reads, scored on the scale of the encoder that embedded
+    the query (the serving collection's: query/serving.py)."""
+
+    def __init__(self, reader: CollectionReader, settings: QueryConfig, encoder_identity: str) -> None:
+        self.reader = reader
+        self.settings = settings
+        self.encoder_identity = encoder_identity
+
+    def legs(self, text: str, vectors: list[list[float]], expr: str, limit: int) -> Found:
+        """Run the enabled legs, each pre-filtered by `expr` inside Milvus."""
+        on = self.settings.enabled
+        found: dict[str, Candidate] = {}
+        rankings: list[list[str]] = []
+        dense: dict[str, Candidate] = {}  # insertion-ordered; keyed by id (a dataclass compares field by field)
+
+        def candidate(hit: Row) -> Candidate:
+            e = hit["entity"]
+            cid: str = hit.get("chunk_id") or hit["id"]  # the primary key, under its field's name or as "id"
+            if cid not in found:
+                found[cid] = Candidate(
+                    cid,
+                    e["parent_chunk_id"],
+                    e["document_id"],
+                    e["section_id"],
+                    e["section_order"],
+                    e["title"],
+                    list(e["breadcrumbs"]),
+                    e["text"],
+                    e["token_count"],
+                )
+            return found[cid]
+
+        for field in [f for f, step in DENSE_LEGS if on(step)]:
+            for per_seed in self.reader.search_dense(field, vectors, expr, limit, CHILD_FIELDS):
+                ranking = []
+                for hit in per_seed:
+                    c = candidate(hit)
+                    c.vector = max(c.vector, self.relevance(float(hit["distance"])))
+                    ranking.append(c.chunk_id)
+                    if field == "full_text_embedding":
+                        dense.setdefault(c.chunk_id, c)
+                rankings.append(ranking)
+        if on("keyword_leg"):
+            ranking = []
+            for rank, hit in enumerate(self.reader.search_bm25(text, expr, limit, CHILD_FIELDS), 1):
+                c = candidate(hit)
+                c.keyword = abs(float(hit["distance"]))  # Milvus Lite reports BM25 negated
+                c.keyword_rank = rank
+                ranking.append(c.chunk_id)
+            rankings.append(ranking)
+            self._fill_vectors([c for c in found.values() if c.vector == 0.0], vectors[0])
+        return Found(list(found.values()), rankings, list(dense.values()))
+
+    def relevance(self, cosine: float) -> float:
+        """A cosine of the serving encoder on the scale the settings are in (embedding/model.py cosine_scale)."""
+        a, b = cosine_scale(self.encoder_identity)
+        return a * cosine + b
+
+    def _fill_vectors(self, candidates: list[Candidate], query_vector: list[float]) -> None:
+        """Keyword-only candidates get their true cosine, so the floors judge them like the others."""
+        if not candidates or not self.settings.enabled("dense_leg"):
+            return
+        by_id = {c.chunk_id: c for c in candidates}
+        for row in self.reader.rows(list(by_id), ["full_text_embedding"]):
+            by_id[row["chunk_id"]].vector = self.relevance(cosine(row["full_text_embedding"], query_vector))
+
+    def second_pass(
+        self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, access: Access
+    ) -> list[Candidate]:
+        """Borderline top score: rescore the top N with the whole section's (pooled) vector beside the chunk's."""
+        top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top :]
+        rows = self.reader.rows([c.parent_chunk_id for c in top], ["full_text_embedding", *ACCESS_FIELDS])
+        section_cos = {
+            row["chunk_id"]: self.relevance(cosine(row["full_text_embedding"], query_vector))
+            for row in rows
+            if access.admits(row)
+        }
+        for c in top:
+            if c.parent_chunk_id in section_cos:
+                c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
+                c.combined = combined(c, vw, kw)
+                if self.settings.fusion == "weighted":  # the list stays in the order of the score it shows
+                    c.fused = c.combined
+                c.flags.append("second_pass")
+        top.sort(key=lambda c: (-c.combined, c.chunk_id))
+        return top + rest
+
+
+def cosine(vector: list[float], query_vector: list[float]) -> float:
+    v, q = np.asarray(vector, dtype=np.float32), np.asarray(query_vector, dtype=np.float32)
+    return float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))

@@ -1,0 +1,95 @@
+"""Steps 1 and 2, before any search: the gate that turns a vague question back with guidance, and the
+query-transform hook's extra embedding seeds."""
+
+import json
+import re
+
+import pytest
+
+from cairn.query.gate import gate
+from cairn.query.transform import seeds
+from tests.conftest import REPO, SHARED
+
+
+# ---- 1. gate ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "help",
+        "how do I do it?",
+        "the database",
+        "what is this",
+        "fix the server",
+        "is it down",
+        "what happened in 2024",
+        "why",
+        "the edge",
+    ],
+)
+def test_gate_refuses_vague_queries(text):
+    assert not gate(text, 3).passed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INC-4521",
+        "values.yaml",
+        "ops@acme.example",
+        "db-1.prod.acme.io",
+        "KubePodCrashLooping",
+        "how do I fail over ledger-db",
+        "restart edge_proxy",
+        "kube-apiserver down",
+        "OOMKilled",
+        "ENOSPC",
+        "503 errors",
+        "ORA-00600",
+        "/var/log/syslog",
+        "runbooks/restart.md",
+    ],
+)
+def test_gate_accepts_a_single_id_like_token(text):
+    verdict = gate(text, 3)
+    assert verdict.passed and verdict.id_like
+
+
+def test_the_readme_and_makefile_example_queries_all_pass_the_gate():
+    text = "\n".join((REPO / name).read_text() for name in ("README.md", "Makefile", "docs/cli.md"))
+    examples = set(re.findall(r'cairn query "([^"]+)"', text)) | set(re.findall(r'retrieve\("([^"]+)"', text))
+    examples.discard("TEXT")
+    assert len(examples) >= 4, examples
+    assert [e for e in examples if not gate(e, 3).passed] == []
+
+
+def test_every_dev_alert_summary_passes_the_gate():
+    path = SHARED / "eval" / "dev" / "runbooks" / "prometheus-operator-runbooks.alerts.jsonl"
+    if not path.exists():
+        pytest.skip("../shared/eval/dev is absent")
+    summaries = [json.loads(line)["summary"] for line in path.read_text().splitlines() if line.strip()]
+    assert len(summaries) > 100 and [s for s in summaries if not gate(s, 3).passed] == []
+
+
+def test_gate_counts_content_words_not_stopwords():
+    assert gate("ledger primary failover", 3).passed
+    assert not gate("how is the ledger", 3).passed
+    assert gate("ledger primary down", 3).passed  # "down" is an operational fact, not a stopword
+
+
+def test_gate_accepts_a_defined_term_but_not_a_capitalised_sentence_start():
+    verdict = gate("What is the Determination Date?", 3)
+    assert verdict.passed and verdict.id_like == ["Determination Date"]
+    assert not gate("what is the determination date", 3).passed
+    assert not gate("How Do I fix it?", 3).passed
+
+
+# ---- 2. transform hook --------------------------------------------------------------------------
+def test_transform_adds_seeds_and_falls_back_on_error():
+    assert seeds("q", lambda t: f"hypothetical answer to {t}") == (["q", "hypothetical answer to q"], "1 extra seed(s)")
+
+    def broken(text):
+        raise RuntimeError("LLM down")
+
+    texts, note = seeds("q", broken)
+    assert texts == ["q"] and "RuntimeError" in note
+    assert seeds("q", None) == (["q"], "off")
