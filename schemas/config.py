@@ -1,4 +1,5 @@
-"""Cairn's configuration: one TOML file, every knob with a default, documented here and only here.
+"""Cairn's configuration: one TOML file, every knob with a default, documented beside it and nowhere else (the
+tables here, `[query]` in schemas/query_config.py, `[[sources]]` in schemas/source_config.py).
 
 Where the file comes from: `--config PATH`, else $CAIRN_CONFIG, else `data/cairn.toml`.
 Relative paths inside it resolve against the current working directory (run Cairn from the repo root).
