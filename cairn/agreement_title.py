@@ -22,9 +22,8 @@ def agreement_title(block: str) -> str:
     if match := _CASED_TITLE.match(block):
         return match.group(1)
     match = _CAPS_TITLE.search(block[:300])
-    if not match or re.match(
-        r"^\d{1,2}\.", block
-    ):  # "10. COVENANTS RELATING TO THE AGREEMENT": a clause, a contents line
+    # "10. COVENANTS RELATING TO THE AGREEMENT" opens a clause or a contents line, not an agreement
+    if not match or re.match(r"^\d{1,2}\.", block):
         return ""
     words = match.group(1).replace(",", " ").split()
     while words and words[0] in _NOT_TITLE_WORDS:

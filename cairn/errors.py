@@ -41,6 +41,7 @@ document is blamed only when none of the refusals says DATA (flows/steps.py).
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 # The exit-code contract of the `cairn` command (README, "Exit codes").
 EXIT_OK = 0
@@ -118,9 +119,9 @@ class RetrievalError(StoreError):
 class SourcesFailed(CairnError):
     """One or more sources failed as a whole; the others ran and the run report (`report`) says which."""
 
-    def __init__(self, message: str, report: dict) -> None:
+    def __init__(self, message: str, report: dict[str, Any]) -> None:
         super().__init__(message)
-        self.report = report
+        self.report = report  # the run report as JSON data (RunReport.to_dict())
 
 
 class QualityFailed(CairnError):

@@ -51,7 +51,7 @@ class EmbeddingCache:
         self._db.commit()
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        return int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
 
     def close(self) -> None:
         self._db.close()

@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pymilvus import MilvusClient
 
@@ -178,18 +180,18 @@ class Generations:
             self._drop([old])
         return old
 
-    def _drop(self, collections) -> None:
+    def _drop(self, collections: Iterable[str]) -> None:
         for collection in collections:
             log.warning("dropping %s: the alias %r no longer serves it", collection, self.name)
             self.client.drop_collection(collection)
             self.dropped.append(collection)
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """What `cairn status` shows: the serving collection and its encoder, and a build in progress."""
         serving = self.serving()
         below = generation_number(self.name, serving.collection or "") or (1 if serving.collection else 0)
         building = [generation_name(self.name, n) for n in self.numbers() if n > below]
-        out: dict = {
+        out: dict[str, Any] = {
             "serving": serving.collection,
             "aliased": serving.aliased,
             "encoder": serving.encoder,

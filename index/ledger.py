@@ -12,15 +12,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import quote
+from cairn.schemas.fields import Row
 from cairn.schemas.row_links import DocumentStamp, ParentLinks
 
 
 class RowReader(Protocol):
-    def iterate(self, filter: str, fields: list[str]) -> Iterable[dict[str, Any]]: ...
+    def iterate(self, filter: str, fields: list[str]) -> Iterable[Row]: ...
 
 
 @dataclass
@@ -31,7 +32,7 @@ class IndexedDocument:
     versions: set[str] = field(default_factory=set)  # versions among its current rows (parents or children)
     rows: dict[str, str] = field(default_factory=dict)  # chunk_id -> version_hash, every current row
     parents: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk_id -> (version, sections, children)
-    children_per_parent: Counter = field(default_factory=Counter)
+    children_per_parent: Counter[str] = field(default_factory=Counter)  # parent chunk_id -> child rows present
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
     access: set[str] = field(default_factory=set)  # the access fingerprints its parent rows were written under
 
@@ -87,7 +88,7 @@ def ledger_filters(source_name: str) -> tuple[str, str]:
     )
 
 
-def read_ledger(parents: Iterable[dict], children: Iterable[dict]) -> dict[str, IndexedDocument]:
+def read_ledger(parents: Iterable[Row], children: Iterable[Row]) -> dict[str, IndexedDocument]:
     """document_id -> its current rows, for one source, from its current parent rows (PARENT_FIELDS), then its
     current child rows (CHILD_FIELDS): from any store (MilvusStore.ledger pages them from the collection)."""
     docs: dict[str, IndexedDocument] = {}

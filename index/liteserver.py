@@ -31,13 +31,28 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from cairn.errors import StoreError
 
+if TYPE_CHECKING:
+    import grpc
+
 log = logging.getLogger(__name__)
 START_TIMEOUT_SECONDS = 600.0  # a hang guard: the server's own death is seen at once (a slow machine took minutes)
-_leases: dict[str, list] = {}  # folder -> [open lease file, number of clients of this process]
+
+
+@dataclass
+class _Lease:
+    """This process's use of one folder's server: the lease file it holds locked, and its `connect`s to it."""
+
+    handle: IO[str]  # the shared lock lives as long as this descriptor is open
+    clients: int
+
+
+_leases: dict[str, _Lease] = {}  # folder -> this process's lease on its server
 _leases_lock = threading.Lock()
 
 
@@ -71,20 +86,20 @@ def connect(folder: Path, idle_seconds: float) -> str:
 def release(folder: Path) -> None:
     key = str(folder.resolve())
     with _leases_lock:
-        entry = _leases.get(key)
-        if entry is None:
+        lease = _leases.get(key)
+        if lease is None:
             return
-        entry[1] -= 1
-        if entry[1] <= 0:
-            entry[0].close()  # closing the descriptor drops the shared lock
+        lease.clients -= 1
+        if lease.clients <= 0:
+            lease.handle.close()  # closing the descriptor drops the shared lock
             del _leases[key]
 
 
 def leases(folder: Path) -> int:
     """How many leases this process holds on the folder's server (0: none): `connect`s not yet `release`d."""
     with _leases_lock:
-        entry = _leases.get(str(folder.resolve()))
-        return entry[1] if entry else 0
+        lease = _leases.get(str(folder.resolve()))
+        return lease.clients if lease else 0
 
 
 def stop(folder: Path, wait_seconds: float = 30.0) -> bool:
@@ -124,12 +139,12 @@ def _take_lease(folder: Path) -> None:
     key = str(folder)
     with _leases_lock:
         if key in _leases:
-            _leases[key][1] += 1
+            _leases[key].clients += 1
             return
         folder.parent.mkdir(parents=True, exist_ok=True)
         handle = open(_beside(folder, ".clients"), "a+")
         fcntl.flock(handle, fcntl.LOCK_SH)  # waits only while a stopping server finishes (it holds it exclusively)
-        _leases[key] = [handle, 1]
+        _leases[key] = _Lease(handle, 1)
 
 
 def _running(folder: Path) -> str | None:
@@ -190,7 +205,7 @@ PING_OPTIONS = [
 ]
 
 
-def _grpc_server(db, max_workers: int):
+def _grpc_server(db: Any, max_workers: int) -> grpc.Server:
     """Milvus Lite's gRPC adapter (as its own _build_server builds it), with PING_OPTIONS."""
     from concurrent import futures
 

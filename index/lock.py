@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from cairn.schemas.config import MilvusConfig
 
 
 @contextmanager
-def writer_lock(config: MilvusConfig, wait_seconds: float = 0.0):
+def writer_lock(config: MilvusConfig, wait_seconds: float = 0.0) -> Iterator[None]:
     if not config.is_lite:
         yield
         return

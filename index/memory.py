@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from cairn.index.ledger import IndexedDocument, read_ledger
 from cairn.schemas import ChunkType
 from cairn.schemas.config import MilvusConfig
+from cairn.schemas.fields import Row
 
 
 class Refused(Exception):
@@ -22,10 +23,10 @@ class InMemoryStore:
 
     def __init__(self, config: MilvusConfig | None = None, refuse: Iterable[str] = ()) -> None:
         self.config = config or MilvusConfig()
-        self.rows: dict[str, dict] = {}
+        self.rows: dict[str, Row] = {}
         self.refuse = frozenset(refuse)
 
-    def upsert(self, rows: list[dict]) -> int:
+    def upsert(self, rows: list[Row]) -> int:
         refused = sorted({row["document_id"] for row in rows} & self.refuse)
         if refused:
             raise Refused(f"rows of document(s) {', '.join(refused)} refused (InMemoryStore refuse=...)")
@@ -42,7 +43,7 @@ class InMemoryStore:
         ids = set(document_ids)
         self._retire(lambda row: row["document_id"] in ids, history, at)
 
-    def _retire(self, match: Callable[[dict], bool], history: bool, at: int) -> int:
+    def _retire(self, match: Callable[[Row], bool], history: bool, at: int) -> int:
         retiring = [row for row in self.rows.values() if row["is_current"] and match(row)]
         for row in retiring:
             if history:

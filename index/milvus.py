@@ -11,7 +11,7 @@ import fcntl
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from pymilvus import MilvusClient
@@ -23,12 +23,13 @@ from cairn.redact import redact
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import EMBEDDER_PROPERTY, SPARSE_FIELD, embedder_mismatch, in_list, quote
 from cairn.schemas.config import MilvusConfig
+from cairn.schemas.fields import Row
 
 log = logging.getLogger(__name__)
 
 
 @contextmanager
-def quiet(*names: str):
+def quiet(*names: str) -> Iterator[None]:
     """Silence the named loggers for a block (third-party noise Cairn has already handled)."""
     loggers = [logging.getLogger(name) for name in names]
     levels = [lg.level for lg in loggers]
@@ -41,16 +42,15 @@ def quiet(*names: str):
             lg.setLevel(level)
 
 
-def quiet_lite_refusals():
+def quiet_lite_refusals() -> AbstractContextManager[None]:
     """Milvus Lite lacks the AllocTimestamp RPC that index creation and query iterators ask for;
     pymilvus falls back on its own, but gRPC and pymilvus log each refusal as an error. Hide only that."""
     return quiet("grpc._server", "pymilvus")
 
 
 SERVER_CONNECT_SECONDS = 30  # a Milvus server by URI: unreachable is said within this
-LITE_CONNECT_SECONDS = (
-    300  # this user's Lite server, known alive by its pid: a hang guard (a slow machine took minutes)
-)
+# this user's Lite server, known alive by its pid: a hang guard (a slow machine took minutes)
+LITE_CONNECT_SECONDS = 300
 
 
 class Connection:
@@ -109,7 +109,7 @@ class Connection:
 def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
     try:
         return MilvusClient(uri=uri, token=config.token, timeout=timeout)
-    except Exception as exc:  # pymilvus raises several types for refusal and timeout
+    except Exception as exc:  # noqa: BLE001 - pymilvus raises several types for refusal and timeout
         raise StoreError(
             f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}"
         ) from None
@@ -118,9 +118,15 @@ def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
 def lite_open_problem(folder: Path) -> str:
     """Why Milvus Lite would not open its folder (it only logs the reason): a process other than Cairn's
     shared server holds it, or it is not a Milvus Lite index folder at all."""
-    rebuild = "move it aside and run `cairn ingest --cleanup full` to rebuild it from the sources, or restore it from a backup"
+    rebuild = (
+        "move it aside and run `cairn ingest --cleanup full` to rebuild it from the sources, "
+        "or restore it from a backup"
+    )
     if folder.exists() and not folder.is_dir():
-        return f"index {folder} is a file, not a Milvus Lite index folder (an older Milvus Lite's file, or damaged): {rebuild}"
+        return (
+            f"index {folder} is a file, not a Milvus Lite index folder (an older Milvus Lite's file, or damaged): "
+            f"{rebuild}"
+        )
     try:
         with open(folder / "LOCK", "a") as handle:  # the advisory lock Milvus Lite holds while the folder is open
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -140,7 +146,7 @@ def collection_exists(client: MilvusClient, config: MilvusConfig) -> bool:
     saying what to do, not the engine's traceback."""
     try:
         with quiet("pymilvus", "milvus_lite"):
-            return client.has_collection(config.collection)
+            return bool(client.has_collection(config.collection))
     except MilvusException as exc:
         raise _damaged(config, exc, "open") from None
 
@@ -207,9 +213,10 @@ def _damaged(config: MilvusConfig, exc: Exception, step: str = "load") -> StoreE
     what = "the index folder" if config.is_lite else "the collection"
     reason = getattr(exc, "message", None) or str(exc)
     return StoreError(
-        f"cannot {step} collection {config.collection!r} at {redact(config.uri)} ({redact(reason.splitlines()[0][:200])}): "
-        f"{what} may be damaged. Move it aside (or set another [milvus] collection) and run `cairn ingest --cleanup full` "
-        "to rebuild it from the sources, which are the record; or restore it from a backup"
+        f"cannot {step} collection {config.collection!r} at {redact(config.uri)} "
+        f"({redact(reason.splitlines()[0][:200])}): {what} may be damaged. Move it aside (or set another [milvus] "
+        "collection) and run `cairn ingest --cleanup full` to rebuild it from the sources, which are the record; "
+        "or restore it from a backup"
     )
 
 
@@ -247,9 +254,9 @@ class CollectionReader:
 
     def search_dense(
         self, field: str, vectors: list[list[float]], expr: str, limit: int, fields: list[str]
-    ) -> list[list[dict]]:
+    ) -> list[list[Row]]:
         """Nearest rows to each vector on a dense field, per vector, best first."""
-        return self.client.search(
+        hits: list[list[Row]] = self.client.search(
             self.collection,
             data=vectors,
             anns_field=field,
@@ -258,18 +265,21 @@ class CollectionReader:
             output_fields=fields,
             search_params={"params": {"ef": max(64, limit * 2)}},
         )
+        return hits
 
-    def search_bm25(self, text: str, expr: str, limit: int, fields: list[str]) -> list[dict]:
+    def search_bm25(self, text: str, expr: str, limit: int, fields: list[str]) -> list[Row]:
         """Best BM25 matches of the text (Milvus Lite reports the score negated: callers take its magnitude)."""
-        return self.client.search(
+        hits: list[list[Row]] = self.client.search(
             self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr, output_fields=fields
-        )[0]
+        )
+        return hits[0]
 
-    def rows(self, chunk_ids: list[str], fields: list[str]) -> list[dict]:
+    def rows(self, chunk_ids: list[str], fields: list[str]) -> list[Row]:
         """Rows by primary key: a point read, where any filter would scan every row (Milvus Lite)."""
         if not chunk_ids:
             return []
-        return self.client.get(self.collection, ids=list(dict.fromkeys(chunk_ids)), output_fields=fields)
+        found: list[Row] = self.client.get(self.collection, ids=list(dict.fromkeys(chunk_ids)), output_fields=fields)
+        return found
 
     def children_per_document(self, document_ids: set[str], expr: str) -> dict[str, int]:
         """How many child rows each document has that `expr` lets through."""
@@ -286,7 +296,7 @@ class CollectionReader:
             counts[row["document_id"]] = counts.get(row["document_id"], 0) + 1
         return counts
 
-    def neighbours(self, seeds: list[dict], expr: str, fields: list[str]) -> list[dict]:
+    def neighbours(self, seeds: list[Row], expr: str, fields: list[str]) -> list[Row]:
         """The parent sections just before and after each seed section (same document and version)."""
         if not seeds:
             return []
@@ -295,13 +305,14 @@ class CollectionReader:
             f"section_order in [{int(r['section_order']) - 1}, {int(r['section_order']) + 1}])"
             for r in seeds
         ]
-        return self.client.query(
+        found: list[Row] = self.client.query(
             self.collection,
             filter=f"chunk_type == {quote(ChunkType.FULL_TEXT.value)} and {expr} and ({' or '.join(clauses)})",
             output_fields=fields,
         )
+        return found
 
-    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
+    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[Row]:
         """Every matching row, paged (a plain query is capped at 16,384 rows on a server)."""
         with quiet_lite_refusals():
             iterator = self.client.query_iterator(
@@ -325,9 +336,9 @@ class CollectionReader:
             groups.update(row["access_control_list"])
         return tenants, groups
 
-    def counts(self) -> Counter:
+    def counts(self) -> Counter[tuple[str, str, str]]:
         """Rows per (tenant, source, chunk_type)."""
-        counter: Counter = Counter()
+        counter: Counter[tuple[str, str, str]] = Counter()
         for row in self.iterate("", ["tenant_id", "source_name", "chunk_type"]):
             counter[(row["tenant_id"], row["source_name"], row["chunk_type"])] += 1
         return counter

@@ -3,6 +3,7 @@ ingest (what to index, skip and remove) and `cairn reconcile` (what has drifted)
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from cairn.index.ledger import IndexedDocument
@@ -23,7 +24,7 @@ class SyncPlan:
 def plan_sync(
     refs: list[DocumentRef],
     ledger: dict[str, IndexedDocument],
-    keep_ids: set[str] = frozenset(),
+    keep_ids: Set[str] = frozenset(),
     cleanup: bool = True,
     force: set[str] | None = None,
     access: str | None = None,
@@ -39,7 +40,7 @@ def plan_sync(
     written under other settings is outdated, so a permission change takes effect at the next run.
     """
     plan = SyncPlan()
-    yielded = set()
+    yielded: set[str] = set()
     for ref in refs:
         yielded.add(ref.document_id)
         indexed = ledger.get(ref.document_id)

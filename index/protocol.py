@@ -8,6 +8,7 @@ from typing import Protocol
 
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas.config import MilvusConfig
+from cairn.schemas.fields import Row
 
 
 class IndexStore(Protocol):
@@ -16,7 +17,7 @@ class IndexStore(Protocol):
 
     config: MilvusConfig  # write_batch_rows: how many rows an upsert call carries
 
-    def upsert(self, rows: list[dict]) -> int:
+    def upsert(self, rows: list[Row]) -> int:
         """Write rows, each replacing any row with its chunk_id; how many were written."""
         ...
 

@@ -18,7 +18,7 @@ from cairn.embedding import Encoder
 from cairn.errors import RowError
 from cairn.index.cache import EmbeddingCache, text_key
 from cairn.schemas import ChunkType, Section, SourceDocument, stable_id
-from cairn.schemas.collection import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, acl_key
+from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, Row, acl_key
 from cairn.schemas.row_links import ChildMarks, DocumentStamp, ParentLinks
 
 
@@ -95,14 +95,14 @@ def row_problem(item: ChunkedDocument, dim: int) -> str | None:
             section_rows(item.document, section, zero, [zero] * len(section.chunks), links[section.section_id])
     except RowError as exc:
         return str(exc)
-    except Exception as exc:  # a bug on one document's metadata must not cost the batch
+    except Exception as exc:  # noqa: BLE001 - a bug on one document's metadata must not cost the batch
         return f"unexpected {type(exc).__name__} while building rows: {exc}"
     return None
 
 
 def build_rows(
     batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int
-) -> tuple[list[dict], EmbedStats]:
+) -> tuple[list[Row], EmbedStats]:
     """All rows for a batch of documents, embedding every missing text in one model call. A document whose rows
     would not fit fails alone (stats.failed) and is neither embedded nor written."""
     stats = EmbedStats()
@@ -119,7 +119,7 @@ def build_rows(
             texts.append(abstract_input(item.document, section))
             texts.extend(child_input(item.document, section, c.text, c.alone) for c in section.chunks)
     vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats))
-    rows: list[dict] = []
+    rows: list[Row] = []
     for item in batch:
         links = parent_links(item)
         for section in item.sections:
@@ -172,7 +172,7 @@ def parent_links(item: ChunkedDocument) -> dict[str, ParentLinks]:
 
 def section_rows(
     doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray], links: ParentLinks
-) -> list[dict]:
+) -> list[Row]:
     parent_id = parent_chunk_id(doc, section)
     header = context_header(doc.title, section.breadcrumbs)
     base = document_fields(doc)
@@ -217,7 +217,7 @@ def section_rows(
     return [fit_row(row) for row in rows]
 
 
-def document_fields(doc: SourceDocument) -> dict:
+def document_fields(doc: SourceDocument) -> Row:
     if not doc.access_control_list:
         raise RowError("refusing to write a document with an empty access control list")
     key = acl_key(doc.access_control_list)
@@ -259,7 +259,7 @@ def _clip(value: str, limit: int, mark: str = "") -> str:
     return data[: limit - len(mark.encode("utf-8"))].decode("utf-8", errors="ignore") + mark
 
 
-def fit_row(row: dict) -> dict:
+def fit_row(row: Row) -> Row:
     """Check every string against the collection's byte limits: free text (title, text) is cut, an identifier
     or metadata value that does not fit is refused (RowError naming it), never clipped: two tenants, sources or
     ids must never become one."""

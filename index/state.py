@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from cairn.index.sqlite import open_or_rebuild
 
@@ -32,7 +33,8 @@ class SourceState:
     def _key(self, source: str) -> str:
         return f"{self.scope}/{source}" if self.scope else source
 
-    def get(self, source: str) -> dict:
+    def get(self, source: str) -> dict[str, Any]:
+        """The source's cursor as its connector saved it (JSON); {} when none is saved or it cannot be read."""
         row = self._db.execute("select state from cursor where source = ?", (self._key(source),)).fetchone()
         try:
             state = json.loads(row[0]) if row else {}
@@ -40,7 +42,7 @@ class SourceState:
             return {}  # an unreadable cursor: a full discovery instead
         return state if isinstance(state, dict) else {}
 
-    def put(self, source: str, state: dict) -> None:
+    def put(self, source: str, state: dict[str, Any]) -> None:
         self._db.execute(
             "insert into cursor (source, state) values (?, ?) on conflict(source) do update set state = excluded.state",
             (self._key(source), json.dumps(state, sort_keys=True)),

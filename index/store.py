@@ -5,10 +5,12 @@ the writer reads through a CollectionReader on its own connection."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from pymilvus import MilvusClient
 
 from cairn.errors import StoreError
+from cairn.index.ledger import IndexedDocument, collection_ledger
 from cairn.index.milvus import (
     CollectionReader,
     Connection,
@@ -30,6 +32,7 @@ from cairn.schemas.collection import (
     schema_mismatch,
 )
 from cairn.schemas.config import MilvusConfig
+from cairn.schemas.fields import Row
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
@@ -77,8 +80,8 @@ class MilvusStore:
     def load(self) -> None:
         load_collection(self.client, self.config)
 
-    def _check_compatible(self) -> dict:
-        described = self.client.describe_collection(self.collection)
+    def _check_compatible(self) -> dict[str, Any]:
+        described: dict[str, Any] = self.client.describe_collection(self.collection)
         problem = schema_mismatch(self.collection, described, self.dim)
         if problem:
             raise StoreError(
@@ -87,7 +90,7 @@ class MilvusStore:
         return described
 
     # ---- writing -------------------------------------------------------------------------------
-    def upsert(self, rows: list[dict]) -> int:
+    def upsert(self, rows: list[Row]) -> int:
         size = self.config.write_batch_rows
         for start in range(0, len(rows), size):
             self.client.upsert(self.collection, rows[start : start + size])
@@ -135,13 +138,11 @@ class MilvusStore:
             self.flush()
 
     # ---- reading -------------------------------------------------------------------------------
-    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[dict]:
+    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[Row]:
         """Every matching row, paged."""
         return self.reader.iterate(filter, fields, batch_size)
 
-    def ledger(self, source_name: str):
-        from cairn.index.ledger import collection_ledger
-
+    def ledger(self, source_name: str) -> dict[str, IndexedDocument]:
         return collection_ledger(self.reader, source_name)
 
     def close(self) -> None:

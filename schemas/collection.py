@@ -11,9 +11,14 @@ never widen the match; access_control_list keeps the plain list the schema names
 
 from __future__ import annotations
 
-from pymilvus import DataType, Function, FunctionType, MilvusClient
+from collections.abc import Iterable
+from typing import Any
 
-from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, acl_key, acl_token  # noqa: F401
+from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
+from pymilvus.milvus_client import IndexParams
+
+from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, acl_token
+from cairn.schemas.fields import acl_key as acl_key  # offered here too, beside the filters that match it
 
 INT_FIELDS = (
     "token_count",
@@ -56,7 +61,7 @@ def embedder_mismatch(collection: str, have: str | None, want: str) -> str | Non
     )
 
 
-def schema_mismatch(collection: str, described: dict, dim: int) -> str | None:
+def schema_mismatch(collection: str, described: dict[str, Any], dim: int) -> str | None:
     """Why a collection (as `describe_collection` gives it) cannot hold this Cairn's rows of `dim`-wide vectors,
     or None if it can: a field it lacks, a dense vector of another width."""
     have = {f["name"]: f for f in described["fields"]}
@@ -72,7 +77,7 @@ def schema_mismatch(collection: str, described: dict, dim: int) -> str | None:
     )
 
 
-def build_schema(dim: int):
+def build_schema(dim: int) -> CollectionSchema:
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_FIELDS["chunk_id"])
     for name, length in VARCHAR_FIELDS.items():
@@ -105,7 +110,7 @@ def build_schema(dim: int):
     return schema
 
 
-def build_index_params(hnsw_m: int = 16, hnsw_ef_construction: int = 200):
+def build_index_params(hnsw_m: int = 16, hnsw_ef_construction: int = 200) -> IndexParams:
     params = MilvusClient.prepare_index_params()
     for name in DENSE_FIELDS:
         params.add_index(
@@ -147,5 +152,5 @@ def access_filter(tenant: str, groups: tuple[str, ...] | list[str]) -> str:
     return f"tenant_id == {quote(tenant)} and ({any_group})"
 
 
-def in_list(field: str, values) -> str:
+def in_list(field: str, values: Iterable[str]) -> str:
     return f"{field} in [{', '.join(quote(v) for v in values)}]"

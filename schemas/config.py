@@ -1,4 +1,5 @@
-"""Cairn's configuration: one TOML file, every knob with a default, documented here and only here.
+"""Cairn's configuration: one TOML file, every knob with a default, documented beside it and nowhere else (the
+tables here, `[query]` in schemas/query_config.py, `[[sources]]` in schemas/source_config.py).
 
 Where the file comes from: `--config PATH`, else $CAIRN_CONFIG, else `data/cairn.toml`.
 Relative paths inside it resolve against the current working directory (run Cairn from the repo root).
@@ -12,12 +13,14 @@ import difflib
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from cairn.errors import ConfigError
-from cairn.schemas.source_config import (  # noqa: F401  (the source models are part of this module's API)
+from cairn.schemas.query_config import QUERY_STEPS, QueryConfig
+from cairn.schemas.source_config import (
     SOURCE_MODELS,
     GitSourceConfig,
     PagerDutySourceConfig,
@@ -26,15 +29,43 @@ from cairn.schemas.source_config import (  # noqa: F401  (the source models are 
     WikiSourceConfig,
     _Strict,
 )
-from cairn.schemas.values import import_callable, s3_uri
+from cairn.schemas.values import s3_uri
+
+# What `from cairn.schemas.config import ...` offers: every table (the [query] and [[sources]] models live in
+# their own modules) and the loading functions, with the error they raise.
+__all__ = [
+    "DEFAULT_CONFIG",
+    "MODEL_BACKENDS",
+    "QUALITY_BANDS",
+    "QUERY_STEPS",
+    "SOURCE_MODELS",
+    "CairnConfig",
+    "ChunkingConfig",
+    "ConfigError",
+    "EmbeddingConfig",
+    "GitSourceConfig",
+    "MilvusConfig",
+    "PagerDutySourceConfig",
+    "PdfSourceConfig",
+    "QualityConfig",
+    "QueryConfig",
+    "RunnerConfig",
+    "S3Config",
+    "SourceConfig",
+    "WikiSourceConfig",
+    "load_config",
+    "parse_config",
+    "resolve_config_path",
+]
 
 DEFAULT_CONFIG = Path("data/cairn.toml")
 
 
 class MilvusConfig(_Strict):
     uri: str = "data/index/cairn.db"  # a path ending in .db = Milvus Lite; http(s)://host:port = a server
-    collection: str = (
-        "cairn"  # the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)
+    collection: str = Field(
+        default="cairn",
+        description="the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)",
     )
     token_env: str = "CAIRN_MILVUS_TOKEN"  # the server token is read from this variable, never from the file
     hnsw_m: int = 16  # HNSW graph degree of both dense indexes
@@ -54,15 +85,20 @@ class MilvusConfig(_Strict):
 class EmbeddingConfig(_Strict):
     # Both models come with their packages' weights, offline. bge-small-en-v1.5 (an int8 ONNX file, 12 layers)
     # retrieves better than all-MiniLM-L6-v2 (6 layers); the README's benchmark gives both.
-    model: Literal["all-MiniLM-L6-v2", "bge-small-en-v1.5"] = (
-        "bge-small-en-v1.5"  # both bundled with their packages, offline
+    model: Literal["all-MiniLM-L6-v2", "bge-small-en-v1.5"] = Field(
+        default="bge-small-en-v1.5", description="both bundled with their packages, offline"
     )
     # torch: sentence-transformers (fp32). onnx-int8: the same weights exported to ONNX once, quantised to
     # int8, run by onnxruntime (faster on a CPU; see the README's benchmark). auto: the model's own first
-    # (torch for all-MiniLM-L6-v2; bge-small-en-v1.5 ships as int8 ONNX and has no other). A collection keeps the
-    # encoder that filled it: after a switch the next ingest rebuilds the index beside the serving one (docs/operations.md).
-    backend: Literal["auto", "torch", "onnx-int8"] = (
-        "auto"  # auto: the model's first; torch: sentence-transformers fp32; onnx-int8: int8 ONNX (faster, not interchangeable)
+    # (torch for all-MiniLM-L6-v2; bge-small-en-v1.5 ships as int8 ONNX and has no other). A collection keeps
+    # the encoder that filled it: after a switch the next ingest rebuilds the index beside the serving one
+    # (docs/operations.md).
+    backend: Literal["auto", "torch", "onnx-int8"] = Field(
+        default="auto",
+        description=(
+            "auto: the model's first; torch: sentence-transformers fp32; onnx-int8: int8 ONNX (faster, not "
+            "interchangeable)"
+        ),
     )
     onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
@@ -71,7 +107,13 @@ class EmbeddingConfig(_Strict):
     # 64: 12.6 / 19.6 (onnx-int8 alike; `python -m bench.embedding` prints the sweep).
     batch_size: int = 8  # texts per forward pass (small is faster on a CPU: less padding)
     cache_path: str = "data/index/embeddings.sqlite"  # (model identity, text hash) -> vector; never embed twice
-    query_model: str = ""  # a folder made by `cairn export-query-model DIR`: queries embed with it (onnxruntime, no torch, what a `cairn[query]` service needs); empty: the model above; $CAIRN_QUERY_MODEL overrides
+    query_model: str = Field(
+        default="",
+        description=(
+            "a folder made by `cairn export-query-model DIR`: queries embed with it (onnxruntime, no torch, what a "
+            "`cairn[query]` service needs); empty: the model above; $CAIRN_QUERY_MODEL overrides"
+        ),
+    )
 
     @field_validator("backend")
     @classmethod
@@ -92,8 +134,9 @@ MODEL_BACKENDS: dict[str, tuple[str, ...]] = {
 
 
 class ChunkingConfig(_Strict):
-    parent_min_tokens: int = (
-        400  # a parent section (generation context) is at least this long, unless its document is shorter
+    parent_min_tokens: int = Field(
+        default=400,
+        description="a parent section (generation context) is at least this long, unless its document is shorter",
     )
     parent_max_tokens: int = 900  # and at most this long
     parent_target_tokens: int = 650  # what the packer aims at when it cuts a long section
@@ -113,121 +156,6 @@ class ChunkingConfig(_Strict):
         if not 0 < self.abstract_min_tokens <= self.abstract_max_tokens:
             raise ValueError("chunking: need 0 < abstract_min_tokens <= abstract_max_tokens")
         return self
-
-
-class QueryConfig(_Strict):
-    """Retrieval (query/): every step is switchable (`steps.<name> = false`) for ablation; defaults from the specs."""
-
-    k: int = 8  # sections returned by default
-    candidates: int = 50  # children fetched per search leg before fusion
-    # 1. query-quality gate: enough content words, or one ID-like token (ticket id, file name, e-mail, host)
-    gate_min_terms: int = 3  # content words a question needs unless it names something specific
-    gate_min_terms_scoped: int = (
-        2  # the same for a question scoped to one document family (doc_tag): the scope names the subject
-    )
-    # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
-    transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
-    # 3. fusion of the dense (full text, abstract) and BM25 legs
-    # weighted by default, measured on the three dev sets at once (README, ablation table): under bge-small-en-v1.5
-    # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.741 / 0.705), level on the runbooks, and the list
-    # is then ordered by the relevance score it shows
-    fusion: Literal["rrf", "weighted"] = (
-        "weighted"  # weighted: the calibrated weighted sum (the shown relevance); rrf: reciprocal-rank fusion of the legs
-    )
-    rrf_k: int = 60  # RRF's constant: a larger k flattens the difference between ranks
-    # 0.85 / 0.15 since 0.5 (bge-small-en-v1.5's dense leg is the stronger one; measured on the three dev sets,
-    # docs/retrieval.md); all-MiniLM-L6-v2 was best at 0.65 / 0.35
-    vector_weight: float = 0.85  # weighted fusion and the calibrated combined score the floors read
-    keyword_weight: float = 0.15  # BM25's weight in the weighted fusion and the combined score
-    # a question scoped to one document family (doc_tag) ranks sections that share one subject: their vectors lie
-    # close together and the exact terms tell them apart (CUAD, scoped: BM25 alone finds the clause in the top 5
-    # for 0.816 of the questions, the dense leg alone 0.752); 0.75 / 0.25 measured best there (README, ablation)
-    vector_weight_scoped: float = 0.75  # vector_weight for a question scoped to one document family (doc_tag)
-    keyword_weight_scoped: float = 0.25  # keyword_weight for a question scoped to one document family (doc_tag)
-    # 4. floors, exact-term rescue, second pass
-    # 0.38 rejects as many off-topic questions (another dev set's, asked of this one's corpus) as 0.45 did at
-    # 0.65 / 0.35 (docs/retrieval.md); a question scoped to a document family (doc_tag) is about a document its
-    # caller chose, so its bar only refuses what matches nothing there (CUAD: 0.38 left 18 of 396 unanswered)
-    combined_floor: float = (
-        0.38  # the question has an answer when a candidate reaches this combined score (floors step)
-    )
-    combined_floor_scoped: float = 0.32  # the same for a question scoped to one document family (doc_tag)
-    vector_floor: float = 0.15  # and under this cosine, unless BM25 ranks it first above keyword_override
-    keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
-    keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
-    # answer by default, measured (README, ablation table): cutting each candidate at the floors dropped
-    # relevant sections ranked below a passing one (CUAD nDCG@10 -0.011 under bge-small-en-v1.5, -0.049 under
-    # all-MiniLM-L6-v2; SciFact and the runbooks the same either way under bge)
-    floor_scope: Literal["answer", "candidate"] = (
-        "answer"  # answer: the floors decide whether the question has an answer (one candidate passes), then the ranking decides; candidate: each candidate must pass
-    )
-    second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
-    second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
-    # 5. sparse-document recall guarantee (SD-MRG)
-    sparse_doc_max_chunks: int = 2  # sparse-document recall: a document of at most this many children
-    sparse_doc_max_distance: float = 0.20  # cosine distance of the document's best chunk
-    sparse_doc_top: int = 20  # candidates by raw dense distance inspected
-    sparse_doc_max_injections: int = 1  # documents injected at most per query
-    # 6. dominance gate and adjacency expansion
-    dominance_share: float = 0.6  # share of the top seeds' fused score held by one document
-    expansion_weight: float = 0.5  # an expanded neighbour scores this fraction of its seed, never above it
-    # 7. diversity
-    per_document: int = 2  # diversity: sections per document at most
-    diversity_drop: float = 0.15  # unless the next document scores this much worse
-    # 9. packing
-    token_budget: int = 1400  # packing: tokens of context returned at most
-    # 11. confidence
-    low_relevance: float = 0.50  # a hit under this combined score is flagged low relevance (confidence)
-    # 12. telemetry cache
-    cache_ttl_seconds: float = 0.0  # 0 = no cache
-    cache_size: int = 256  # entries of the per-process result cache
-    # 13. serving generation: a Retriever asks which collection the configured name serves (a rebuild may have switched it) at most this often
-    serving_check_seconds: float = Field(
-        default=5.0, ge=0
-    )  # seconds between checks of which generation serves (one alias lookup); 0 = every query
-    steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
-
-    @field_validator("transform")
-    @classmethod
-    def _importable(cls, value: str) -> str:
-        if value:
-            import_callable(value)  # imports the hook's module now: a typo fails the load, not the first query
-        return value
-
-    @field_validator("steps")
-    @classmethod
-    def _known_steps(cls, value: dict[str, bool]) -> dict[str, bool]:
-        unknown = sorted(set(value) - set(QUERY_STEPS))
-        if unknown:
-            raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(QUERY_STEPS)}")
-        return value
-
-    def enabled(self, step: str) -> bool:
-        return self.steps.get(step, QUERY_STEPS[step])
-
-
-# The switchable retrieval steps and whether each is on by default (query/ reads them; eval ablates them).
-QUERY_STEPS = {
-    "gate": True,
-    "transform": True,  # runs only when `transform` names a callable
-    # Off by default, measured (README, ablation table): under RRF a third vote from the abstract vector (shared
-    # by every child of a document) double-counted the dense signal (SciFact nDCG@10 -0.015, runbooks -0.018);
-    # under the weighted sum it is within +0.005 on all three dev sets, not worth a third search per query.
-    # The vectors stay in the collection.
-    "abstract_leg": False,
-    "keyword_leg": True,
-    "dense_leg": True,
-    "floors": True,
-    # Off by default since 0.5, measured (README, ablation table): with bge-small-en-v1.5, rescoring a borderline top
-    # with the whole section's vector lowered all three dev sets (SciFact nDCG@10 -0.001, runbooks -0.004, CUAD -0.009).
-    "second_pass": False,
-    "sparse_doc_recall": True,
-    "dominance": True,
-    "expansion": True,
-    "diversity": True,
-    "packing": True,
-    "gaps": True,
-}
 
 
 class QualityConfig(_Strict):
@@ -250,8 +178,12 @@ class QualityConfig(_Strict):
     health_mostly: float = 0.90  # for this share of sections
     examples: int = 5  # failing rows named per expectation
     overrides: dict[str, dict[str, float]] = Field(
-        default_factory=dict
-    )  # narrower bands per source, content type or "source.content_type", e.g. { incident = { parent_min_tokens = 150 } }
+        default_factory=dict,
+        description=(
+            'narrower bands per source, content type or "source.content_type", e.g. '
+            "{ incident = { parent_min_tokens = 150 } }"
+        ),
+    )
 
     @field_validator("report_uri")
     @classmethod
@@ -297,8 +229,11 @@ class S3Config(_Strict):
     # attempts per S3 call, the first included: 503 SlowDown, 5xx, throttling, timeouts and connection errors
     # are retried with capped exponential backoff and jitter (botocore's retry modes)
     retry_attempts: int = Field(
-        default=5, ge=1, le=20
-    )  # attempts per S3 call, the first included (503 SlowDown, 5xx, throttling, timeouts)
+        default=5,
+        ge=1,
+        le=20,
+        description="attempts per S3 call, the first included (503 SlowDown, 5xx, throttling, timeouts)",
+    )
     retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
 
 
@@ -315,8 +250,9 @@ class RunnerConfig(_Strict):
     starts a local cluster of `workers` worker processes (`processes = false`: threads in the flow process).
     """
 
-    kind: Literal["thread", "dask"] = (
-        "thread"  # thread: Prefect's thread pool in the flow process; dask: the model work goes to Dask workers
+    kind: Literal["thread", "dask"] = Field(
+        default="thread",
+        description="thread: Prefect's thread pool in the flow process; dask: the model work goes to Dask workers",
     )
     address: str | None = None  # an existing Dask scheduler, e.g. "tcp://dask-scheduler:8786"
     workers: int = Field(default=2, ge=1)  # thread: pool size; dask: local workers and slices per batch
@@ -361,12 +297,12 @@ class CairnConfig(_Strict):
         raise ConfigError(f"no source named {name!r} in {self.config_path or 'the config'} (known: {known})")
 
 
-def resolve_config_path(path: str | os.PathLike | None = None) -> Path:
+def resolve_config_path(path: str | os.PathLike[str] | None = None) -> Path:
     chosen = path or os.environ.get("CAIRN_CONFIG") or DEFAULT_CONFIG
     return Path(chosen)
 
 
-def load_config(path: str | os.PathLike | None = None) -> CairnConfig:
+def load_config(path: str | os.PathLike[str] | None = None) -> CairnConfig:
     """Read and validate the config; raise ConfigError naming the file and key at fault."""
     config_path = resolve_config_path(path)
     try:
@@ -378,7 +314,8 @@ def load_config(path: str | os.PathLike | None = None) -> CairnConfig:
     return parse_config(raw, str(config_path))
 
 
-def parse_config(raw: dict, origin: str = "<config>") -> CairnConfig:
+def parse_config(raw: dict[str, Any], origin: str = "<config>") -> CairnConfig:
+    """Validate a parsed config table (what `load_config` read from `origin`), the environment's overrides applied."""
     raw = dict(raw)
     raw.setdefault("milvus", {})
     raw["milvus"] = dict(raw["milvus"])
@@ -397,7 +334,7 @@ def parse_config(raw: dict, origin: str = "<config>") -> CairnConfig:
 _CREDENTIAL_WORDS = ("secret", "password", "token", "access_key", "credential")
 
 
-def _problem(err: dict, raw: dict) -> str:
+def _problem(err: ErrorDetails, raw: dict[str, Any]) -> str:
     """One validation error in words: which table or source, which key, what is wrong with it."""
     loc = [str(p) for p in err["loc"]]
     message = err["msg"].removeprefix("Value error, ")

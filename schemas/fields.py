@@ -4,6 +4,12 @@ truth: schemas/collection.py builds the schema from these)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+# A row of the collection as pymilvus writes and reads it: field name -> value (the fields below, the vectors,
+# the JSON `extra` and `quality_flags`); a read carries the fields it asked for.
+Row = dict[str, Any]
+
 # Lengths are bytes for VARCHAR; Milvus rejects longer values. Identifiers are never clipped to fit: a value
 # over its size is refused (configuration) or fails its document (row building).
 MAX_TEXT = 65535

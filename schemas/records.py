@@ -7,16 +7,18 @@ validity interval with no end yet.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
+from typing import Any
 
 TEMPORAL_OPEN = 253402300799  # 9999-12-31T23:59:59Z: "still valid"
 # Between two pages of a paged document's content (a PDF): sources join pages with it, chunkers number them by it.
 PAGE_BREAK = "\f"
 
 
-class _ValueEnum(str, Enum):
+class _ValueEnum(str, Enum):  # noqa: UP042 - StrEnum would print a member as its value, not as Type.NAME
     """A string enum whose parse error lists the allowed values."""
 
     @classmethod
@@ -135,11 +137,10 @@ class SourceDocument:
     severity: Severity = Severity.UNSPECIFIED
     tags: list[str] = field(default_factory=list)
     doc_tag: str = ""
-    extra: dict = field(default_factory=dict)  # source-specific metadata (commit, pages, parties...)
+    extra: dict[str, Any] = field(default_factory=dict)  # source-specific metadata (commit, pages, parties...)
     is_current: bool = True  # False for a past version written by a history backfill
-    access: str = (
-        ""  # fingerprint of the access settings its rows are written under (flows/discovery.py), set by the sync
-    )
+    # the fingerprint of the access settings its rows are written under (flows/discovery.py), set by the sync
+    access: str = ""
     warnings: list[str] = field(default_factory=list)  # caveats on a document it could index (a PDF's scanned pages)
 
 
@@ -149,7 +150,7 @@ class QualityFlags:
     split_count: int = 0  # pieces its heading section was cut into (0 = not split)
     chunk_health_score: float = 1.0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int | float]:
         return {
             "merge_count": self.merge_count,
             "split_count": self.split_count,
@@ -183,7 +184,7 @@ class Section:
     abstract_token_count: int
     chunks: list[Chunk]
     quality_flags: QualityFlags = field(default_factory=QualityFlags)
-    extra: dict = field(default_factory=dict)  # layout-specific (page range, defined term...)
+    extra: dict[str, Any] = field(default_factory=dict)  # layout-specific (page range, defined term...)
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ class Principal:
     tenant: str
     groups: tuple[str, ...]
 
-    def __init__(self, tenant: str, groups) -> None:
+    def __init__(self, tenant: str, groups: str | Iterable[str]) -> None:
         if not isinstance(tenant, str) or not tenant.strip():
             raise ValueError("Principal needs a non-empty tenant")
         if isinstance(groups, str):

@@ -6,16 +6,17 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from collections.abc import Set
 
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
+from pydantic.fields import FieldInfo
 
 from cairn.schemas import config as settings
 from cairn.schemas.source_config import SOURCE_MODELS, AccessRule, SourceBase
 
 _FIELD_LINE = re.compile(r"^    (\w+): [^#]*?#\s*(.+)$")
 
-TABLES = [
+TABLES: list[tuple[str, type[BaseModel]]] = [
     ("[milvus]", settings.MilvusConfig),
     ("[embedding]", settings.EmbeddingConfig),
     ("[chunking]", settings.ChunkingConfig),
@@ -26,17 +27,13 @@ TABLES = [
 ]
 
 
-def _default(field) -> str:
-    if field.default_factory is not None:
-        value = field.default_factory()
-    elif field.default is PydanticUndefined:
+def _default(field: FieldInfo) -> str:
+    if field.is_required():
         return "required"
-    else:
-        value = field.default
-    return "`" + json.dumps(value, default=str) + "`"
+    return "`" + json.dumps(field.get_default(call_default_factory=True), default=str) + "`"
 
 
-def _type(annotation) -> str:
+def _type(annotation: object) -> str:
     text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
     text = text or str(annotation).replace("typing.", "")
     text = re.sub(r"Annotated\[(.*?), AfterValidator\(func=<function \w+ at 0x[0-9a-f]+>\)\]", r"\1", text)
@@ -53,7 +50,7 @@ def _comments(model: type[BaseModel]) -> dict[str, str]:
     return found
 
 
-def _table(model: type[BaseModel], skip: set[str] = frozenset()) -> list[str]:
+def _table(model: type[BaseModel], skip: Set[str] = frozenset()) -> list[str]:
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
     comments = _comments(model)
     for name, field in model.model_fields.items():

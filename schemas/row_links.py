@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from types import UnionType
-from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, get_type_hints
 
+from cairn.schemas.fields import Row
 from cairn.schemas.records import SourceDocument
 
-Record = TypeVar("Record")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Record = TypeVar("Record", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -33,12 +37,12 @@ class DocumentStamp:
     def of(cls, doc: SourceDocument) -> DocumentStamp:
         return cls(warnings=list(doc.warnings), access=doc.access)
 
-    def to_row(self) -> dict:
+    def to_row(self) -> dict[str, Any]:
         """Only what is set: a document without warnings (or not yet stamped) writes no key for it."""
         return {name: value for name, value in asdict(self).items() if value}
 
     @classmethod
-    def from_row(cls, row: dict) -> DocumentStamp:
+    def from_row(cls, row: Row) -> DocumentStamp:
         return _read(cls, row)
 
 
@@ -58,11 +62,11 @@ class ParentLinks:
     previous_section: str | None = None  # "" for the first section; None: written before neighbours were recorded
     next_section: str | None = None  # "" for the last section
 
-    def to_row(self) -> dict:
+    def to_row(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_row(cls, row: dict) -> ParentLinks:
+    def from_row(cls, row: Row) -> ParentLinks:
         return _read(cls, row)
 
     @property
@@ -80,12 +84,12 @@ class ChildMarks:
     defined_term: str = ""  # the term a definition chunk defines
     own_child: bool = False  # an agreement's opening statement
 
-    def to_row(self) -> dict:
+    def to_row(self) -> dict[str, Any]:
         """Only what is set: a plain child writes neither key."""
         return {name: value for name, value in asdict(self).items() if value}
 
     @classmethod
-    def from_row(cls, row: dict) -> ChildMarks:
+    def from_row(cls, row: Row) -> ChildMarks:
         return _read(cls, row)
 
     @property
@@ -94,7 +98,7 @@ class ChildMarks:
         return bool(self.defined_term) or self.own_child
 
 
-def _read(cls: type[Record], row: dict) -> Record:
+def _read(cls: type[Record], row: Row) -> Record:
     """The record from row["extra"], each stored value taken as its field's type; a missing key keeps its default."""
     extra = row.get("extra") or {}
     hints = get_type_hints(cls)

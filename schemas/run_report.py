@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from cairn.redact import redact
 
@@ -66,11 +67,11 @@ class RunReport:
     sources: list[str] = field(default_factory=list)
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
     # {"success", "report_dir", "failed": [...], "seconds"} when a data-quality report was written
-    quality: dict | None = None
-    per_source: dict[str, dict] = field(default_factory=dict)  # source -> {"status", counts, "error"}
+    quality: dict[str, Any] | None = None
+    per_source: dict[str, dict[str, Any]] = field(default_factory=dict)  # source -> {"status", counts, "error"}
     # the collection written and the one serving; during a rebuild "rebuild" (why) and "switch": "pending"
     # (with "waiting_for": sources not yet built into it) or "done" (with "dropped": the collection it replaced)
-    index: dict = field(default_factory=dict)
+    index: dict[str, Any] = field(default_factory=dict)
 
     @property
     def chunks_per_second(self) -> float:
@@ -97,7 +98,8 @@ class RunReport:
         status = "failed" if errors else "partial" if part.failures else "ok"
         self.per_source[name] = {"status": status, **asdict(part.documents), **({"error": errors[0]} if errors else {})}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON data: what `cairn ingest --json` prints and the flow run returns."""
         data = asdict(self)
         data.pop("written_documents")
         data["failed_sources"] = self.failed_sources

@@ -39,7 +39,8 @@ def _groups(values: list[str]) -> list[str]:
         raise ValueError(f"{len(set(values))} ACL groups, over the {ARRAY_FIELDS['access_control_list']} a row holds")
     if values and len(acl_key(values)) > VARCHAR_FIELDS["acl_key"]:
         raise ValueError(
-            f"ACL groups too long to filter on ({len(acl_key(values))} bytes encoded, limit {VARCHAR_FIELDS['acl_key']})"
+            f"ACL groups too long to filter on ({len(acl_key(values))} bytes encoded, "
+            f"limit {VARCHAR_FIELDS['acl_key']})"
         )
     return values
 
@@ -75,23 +76,24 @@ class SourceBase(_Strict):
     acl_ceiling: Groups | None = Field(
         default=None,
         description=(
-            "the groups a document may grant itself in its own metadata (front matter): it may narrow to a subset, never "
-            "go beyond (default: the acl above; with neither set, documents' own ACLs are taken as they are)"
+            "the groups a document may grant itself in its own metadata (front matter): it may narrow to a subset, "
+            "never go beyond (default: the acl above; with neither set, documents' own ACLs are taken as they are)"
         ),
     )
     batch_size: int = Field(
         default=32,
         ge=1,
         description=(
-            "documents per parse/chunk/embed/write task: the model sorts a batch's texts by length, so more documents "
-            "pad less (16 -> 32: ingest 5% faster on the shared runbooks); a batch's rows are what an ingest holds"
+            "documents per parse/chunk/embed/write task: the model sorts a batch's texts by length, so more "
+            "documents pad less (16 -> 32: ingest 5% faster on the shared runbooks); a batch's rows are what an "
+            "ingest holds"
         ),
     )
     cleanup: Literal["incremental", "full", "none"] = Field(
         default="incremental",
         description=(
-            "incremental: drop rows of documents the source no longer yields (when its discovery is complete); full: list "
-            "everything (ignore the cursor) and drop whatever it did not yield; none: never drop"
+            "incremental: drop rows of documents the source no longer yields (when its discovery is complete); "
+            "full: list everything (ignore the cursor) and drop whatever it did not yield; none: never drop"
         ),
     )
     max_delete_share: float = Field(
@@ -99,8 +101,8 @@ class SourceBase(_Strict):
         ge=0,
         le=1,
         description=(
-            "a run that would remove more than this share of the source's indexed documents (of at least 10), or all of "
-            "them, removes nothing and fails the source instead (an unmounted folder must not empty the index); "
+            "a run that would remove more than this share of the source's indexed documents (of at least 10), or "
+            "all of them, removes nothing and fails the source instead (an unmounted folder must not empty the index); "
             "`cairn ingest --allow-mass-delete` overrides it for one run"
         ),
     )
@@ -133,7 +135,7 @@ class _FilesSource(SourceBase):
     s3_region: str | None = Field(default=None, description="overrides [s3] region for this source")
 
     @model_validator(mode="after")
-    def _one_location(self):
+    def _one_location(self) -> _FilesSource:
         if bool(self.path) == bool(self.uri):
             raise ValueError('set exactly one of path = "folder" or uri = "s3://bucket/prefix"')
         if self.uri:
@@ -193,8 +195,9 @@ class GitSourceConfig(SourceBase):
     repo: str | None = Field(
         default=None,
         description=(
-            "a local repository, a .bundle file or a clone URL (path or uri also accepted); an https://user:token@ URL's "
-            "credentials reach git through its environment only, never the mirror's config, a command line or a message"
+            "a local repository, a .bundle file or a clone URL (path or uri also accepted); an https://user:token@ "
+            "URL's credentials reach git through its environment only, never the mirror's config, a command line or "
+            "a message"
         ),
     )
     path: str | None = Field(default=None, description="same as repo, for a local repository")
@@ -223,7 +226,7 @@ class GitSourceConfig(SourceBase):
     )
     uri_template: str = Field(
         default="{repo}@{commit}/{path}",
-        description=("source_uri of a file, e.g. https://git.example/org/repo/blob/{commit}/{path}"),
+        description="source_uri of a file, e.g. https://git.example/org/repo/blob/{commit}/{path}",
     )
 
     @field_validator("uri_template")
@@ -232,7 +235,7 @@ class GitSourceConfig(SourceBase):
         return template(value, ("repo", "commit", "path"))
 
     @model_validator(mode="after")
-    def _a_repository(self):
+    def _a_repository(self) -> GitSourceConfig:
         if not (self.repo or self.path or self.uri):
             raise ValueError('a git source needs repo = "path, .bundle file or clone URL"')
         return self
@@ -251,7 +254,7 @@ class AccessRule(_Strict):
     acl: Groups | None = Field(default=None, description="their ACL (default: the source's)")
 
     @model_validator(mode="after")
-    def _matches_something(self):
+    def _matches_something(self) -> AccessRule:
         if not (self.team or self.service):
             raise ValueError("an access rule needs team or service")
         return self
@@ -304,7 +307,7 @@ class PagerDutySourceConfig(SourceBase):
         return value
 
     @model_validator(mode="after")
-    def _one_origin(self):
+    def _one_origin(self) -> PagerDutySourceConfig:
         if bool(self.api_url) == bool(self.path):
             raise ValueError("a pagerduty source needs exactly one of api_url or path")
         return self
@@ -313,7 +316,7 @@ class PagerDutySourceConfig(SourceBase):
 SourceConfig = Annotated[
     WikiSourceConfig | GitSourceConfig | PagerDutySourceConfig | PdfSourceConfig, Field(discriminator="type")
 ]
-SOURCE_MODELS = {
+SOURCE_MODELS: dict[str, type[SourceBase]] = {
     "wiki": WikiSourceConfig,
     "git": GitSourceConfig,
     "pagerduty": PagerDutySourceConfig,

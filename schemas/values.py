@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 
-def import_callable(spec: str) -> Callable:
+def import_callable(spec: str) -> Callable[..., Any]:
     """The function a "package.module:function" setting names (importing its module)."""
     module, _, name = spec.partition(":")
     if not module or not name:
         raise ValueError(f"{spec!r}: expected 'package.module:function'")
     try:
-        found = getattr(importlib.import_module(module), name)
+        found: object = getattr(importlib.import_module(module), name)
     except Exception as exc:  # noqa: BLE001 - the module is the user's: whatever it raises, the setting is unusable
         raise ValueError(f"{spec!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
     if not callable(found):

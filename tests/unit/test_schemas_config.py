@@ -97,3 +97,21 @@ def test_the_bands_an_override_may_narrow_are_those_the_checks_read():
     from cairn.schemas.config import QUALITY_BANDS, CairnConfig
 
     assert set(bands(CairnConfig(), "wiki", "runbook")) == set(QUALITY_BANDS)
+
+
+def test_every_key_of_the_configuration_reference_says_what_it_means():
+    # a key's meaning is the comment on its own line or its Field description: a formatter that wraps a long
+    # comment away from its key would leave the reference's cell empty
+    from cairn.schemas.reference import render
+
+    keys = [line for line in render().splitlines() if line.startswith("| `")]
+    assert len(keys) > 100
+    assert [line for line in keys if line.endswith("|  |")] == []
+
+
+def test_the_query_table_is_offered_with_every_other_table():
+    from cairn.schemas import config, query_config
+
+    assert config.QueryConfig is query_config.QueryConfig and config.QUERY_STEPS is query_config.QUERY_STEPS
+    assert config.CairnConfig().query.enabled("floors") is True
+    assert all(hasattr(config, name) for name in config.__all__)

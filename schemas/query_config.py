@@ -1,0 +1,142 @@
+"""The `[query]` table: every retrieval step's knob (query/ reads them) and the switch that turns each step off.
+
+The largest table, each default with the measurement behind it; `cairn.schemas.config` re-exports it with the
+other tables (`from cairn.schemas.config import QueryConfig` as ever).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from cairn.schemas.source_config import _Strict
+from cairn.schemas.values import import_callable
+
+
+class QueryConfig(_Strict):
+    """Retrieval (query/): every step is switchable (`steps.<name> = false`) for ablation; defaults from the specs."""
+
+    k: int = 8  # sections returned by default
+    candidates: int = 50  # children fetched per search leg before fusion
+    # 1. query-quality gate: enough content words, or one ID-like token (ticket id, file name, e-mail, host)
+    gate_min_terms: int = 3  # content words a question needs unless it names something specific
+    gate_min_terms_scoped: int = Field(
+        default=2,
+        description="the same for a question scoped to one document family (doc_tag): the scope names the subject",
+    )
+    # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
+    transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
+    # 3. fusion of the dense (full text, abstract) and BM25 legs
+    # weighted by default, measured on the three dev sets at once (README, ablation table): under bge-small-en-v1.5
+    # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.741 / 0.705), level on the runbooks, and the list
+    # is then ordered by the relevance score it shows
+    fusion: Literal["rrf", "weighted"] = Field(
+        default="weighted",
+        description=(
+            "weighted: the calibrated weighted sum (the shown relevance); rrf: reciprocal-rank fusion of the legs"
+        ),
+    )
+    rrf_k: int = 60  # RRF's constant: a larger k flattens the difference between ranks
+    # 0.85 / 0.15 since 0.5 (bge-small-en-v1.5's dense leg is the stronger one; measured on the three dev sets,
+    # docs/retrieval.md); all-MiniLM-L6-v2 was best at 0.65 / 0.35
+    vector_weight: float = 0.85  # weighted fusion and the calibrated combined score the floors read
+    keyword_weight: float = 0.15  # BM25's weight in the weighted fusion and the combined score
+    # a question scoped to one document family (doc_tag) ranks sections that share one subject: their vectors lie
+    # close together and the exact terms tell them apart (CUAD, scoped: BM25 alone finds the clause in the top 5
+    # for 0.816 of the questions, the dense leg alone 0.752); 0.75 / 0.25 measured best there (README, ablation)
+    vector_weight_scoped: float = 0.75  # vector_weight for a question scoped to one document family (doc_tag)
+    keyword_weight_scoped: float = 0.25  # keyword_weight for a question scoped to one document family (doc_tag)
+    # 4. floors, exact-term rescue, second pass
+    # 0.38 rejects as many off-topic questions (another dev set's, asked of this one's corpus) as 0.45 did at
+    # 0.65 / 0.35 (docs/retrieval.md); a question scoped to a document family (doc_tag) is about a document its
+    # caller chose, so its bar only refuses what matches nothing there (CUAD: 0.38 left 18 of 396 unanswered)
+    combined_floor: float = Field(
+        default=0.38,
+        description="the question has an answer when a candidate reaches this combined score (floors step)",
+    )
+    combined_floor_scoped: float = 0.32  # the same for a question scoped to one document family (doc_tag)
+    vector_floor: float = 0.15  # and under this cosine, unless BM25 ranks it first above keyword_override
+    keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
+    keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
+    # answer by default, measured (README, ablation table): cutting each candidate at the floors dropped
+    # relevant sections ranked below a passing one (CUAD nDCG@10 -0.011 under bge-small-en-v1.5, -0.049 under
+    # all-MiniLM-L6-v2; SciFact and the runbooks the same either way under bge)
+    floor_scope: Literal["answer", "candidate"] = Field(
+        default="answer",
+        description=(
+            "answer: the floors decide whether the question has an answer (one candidate passes), then the ranking "
+            "decides; candidate: each candidate must pass"
+        ),
+    )
+    second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
+    second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
+    # 5. sparse-document recall guarantee (SD-MRG)
+    sparse_doc_max_chunks: int = 2  # sparse-document recall: a document of at most this many children
+    sparse_doc_max_distance: float = 0.20  # cosine distance of the document's best chunk
+    sparse_doc_top: int = 20  # candidates by raw dense distance inspected
+    sparse_doc_max_injections: int = 1  # documents injected at most per query
+    # 6. dominance gate and adjacency expansion
+    dominance_share: float = 0.6  # share of the top seeds' fused score held by one document
+    expansion_weight: float = 0.5  # an expanded neighbour scores this fraction of its seed, never above it
+    # 7. diversity
+    per_document: int = 2  # diversity: sections per document at most
+    diversity_drop: float = 0.15  # unless the next document scores this much worse
+    # 9. packing
+    token_budget: int = 1400  # packing: tokens of context returned at most
+    # 11. confidence
+    low_relevance: float = 0.50  # a hit under this combined score is flagged low relevance (confidence)
+    # 12. telemetry cache
+    cache_ttl_seconds: float = 0.0  # 0 = no cache
+    cache_size: int = 256  # entries of the per-process result cache
+    # 13. serving generation: a Retriever asks which collection the configured name serves (a rebuild may have
+    # switched it) at most this often
+    serving_check_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="seconds between checks of which generation serves (one alias lookup); 0 = every query",
+    )
+    steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
+
+    @field_validator("transform")
+    @classmethod
+    def _importable(cls, value: str) -> str:
+        if value:
+            import_callable(value)  # imports the hook's module now: a typo fails the load, not the first query
+        return value
+
+    @field_validator("steps")
+    @classmethod
+    def _known_steps(cls, value: dict[str, bool]) -> dict[str, bool]:
+        unknown = sorted(set(value) - set(QUERY_STEPS))
+        if unknown:
+            raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(QUERY_STEPS)}")
+        return value
+
+    def enabled(self, step: str) -> bool:
+        return self.steps.get(step, QUERY_STEPS[step])
+
+
+# The switchable retrieval steps and whether each is on by default (query/ reads them; eval ablates them).
+QUERY_STEPS = {
+    "gate": True,
+    "transform": True,  # runs only when `transform` names a callable
+    # Off by default, measured (README, ablation table): under RRF a third vote from the abstract vector (shared
+    # by every child of a document) double-counted the dense signal (SciFact nDCG@10 -0.015, runbooks -0.018);
+    # under the weighted sum it is within +0.005 on all three dev sets, not worth a third search per query.
+    # The vectors stay in the collection.
+    "abstract_leg": False,
+    "keyword_leg": True,
+    "dense_leg": True,
+    "floors": True,
+    # Off by default since 0.5, measured (README, ablation table): with bge-small-en-v1.5, rescoring a borderline
+    # top with the whole section's vector lowered all three dev sets (SciFact nDCG@10 -0.001, runbooks -0.004,
+    # CUAD -0.009).
+    "second_pass": False,
+    "sparse_doc_recall": True,
+    "dominance": True,
+    "expansion": True,
+    "diversity": True,
+    "packing": True,
+    "gaps": True,
+}
