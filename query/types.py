@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
-Row = dict[str, Any]  # a Milvus row as pymilvus returns it: field name -> value (schemas/collection.py)
+from cairn.schemas.fields import Row as Row  # re-exported: the query steps name a Milvus row from here
 
 
 @dataclass
