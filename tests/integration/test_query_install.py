@@ -33,7 +33,8 @@ import importlib.util, json, sys
 from cairn.query import Principal, Retriever
 left_out = [m for m in sys.argv[2].split(",") if importlib.util.find_spec(m) is not None]
 retriever = Retriever.from_config(sys.argv[1])
-answers = {q: [(h.chunk_id, h.score) for h in retriever.retrieve(q, Principal("acme", ["sre"])).hits] for q in sys.argv[3:]}
+caller = Principal("acme", ["sre"])
+answers = {q: [(h.chunk_id, h.score) for h in retriever.retrieve(q, caller).hits] for q in sys.argv[3:]}
 retriever.close()
 print(json.dumps({"installed_but_left_out": left_out, "answers": answers, "encoder": retriever.encoder.identity}))
 """
