@@ -7,8 +7,9 @@ Texts: the first `--texts` model inputs (child chunks and abstracts, as ingest b
 openshift runbooks. Each run encodes them with torch, then with onnx-int8, alternately, so both see the same
 machine load; speed-up = median over runs of torch seconds / onnx seconds. Quality: cosine of each int8
 vector to its torch (fp32) vector (mean, p1, min), and how often a text's nearest torch neighbour among the
-sample is itself. bge-small-en-v1.5 is timed in the same rotation (its texts/s and its time / MiniLM torch's). Batch sizes: each backend encodes the first 300 of the texts at each size of --sweep,
-alternating, per run (the default [embedding] batch_size comes from this). Results: bench/results/embedding.json.
+sample is itself. bge-small-en-v1.5 is timed in the same rotation (its texts/s and its time / MiniLM torch's).
+Batch sizes: each backend encodes the first 300 of the texts at each size of --sweep, alternating, per run (the
+default [embedding] batch_size comes from this). Results: bench/results/embedding.json.
 
 Then (unless --no-scifact, ~35 min on 2 cores) SciFact nDCG@10 of the full retrieval pipeline with an index
 built by each backend (bench.eval's dev set and harness; the onnx index lives in --work/onnx-int8), into
@@ -140,7 +141,8 @@ def main() -> None:
         },
     }
     print(
-        f"bge-small-en-v1.5 {results['bge_texts_per_s']} texts/s, {results['bge_median_time_over_torch']}x MiniLM torch's time; "
+        f"bge-small-en-v1.5 {results['bge_texts_per_s']} texts/s, "
+        f"{results['bge_median_time_over_torch']}x MiniLM torch's time; "
         f"MiniLM onnx-int8 speed-up {results['median_speedup']}x at batch size {BATCH_SIZE}, cosine mean "
         f"{results['cosine_to_fp32']['mean']}; texts/s by batch size: {results['batch_size_sweep']}",
         flush=True,

@@ -79,7 +79,10 @@ COLUMNS = [
     ("cuad", "recall@5", "CUAD answer in top 5"),
     ("cuad", "ndcg@10", "CUAD nDCG@10"),
 ]
-TABLE_START = "<!-- ablation table: written by `python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --readme` -->"
+TABLE_START = (
+    "<!-- ablation table: written by "
+    "`python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --readme` -->"
+)
 TABLE_END = "<!-- end of the ablation table -->"
 
 
@@ -106,8 +109,8 @@ def ablation_table(results: dict) -> str:
     )
     lines.append("")
     lines.append(
-        f"Queries: {queries}; k = {results['k']}; model {results.get('model', 'all-MiniLM-L6-v2')}, backend {results['backend']}. In parentheses: the difference "
-        "from the default pipeline."
+        f"Queries: {queries}; k = {results['k']}; model {results.get('model', 'all-MiniLM-L6-v2')}, "
+        f"backend {results['backend']}. In parentheses: the difference from the default pipeline."
     )
     return "\n".join(lines)
 

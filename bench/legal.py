@@ -269,8 +269,9 @@ def main() -> None:
     for name, v in variants.items():
         print(f"{name}: clause recall@{args.k} {v['recall']} ({v['found']}/{v['questions']}), nDCG@10 {v['ndcg@10']}")
     print(
-        f"model share of wall {ingest.get('model_share_of_wall')} (raw model {ingest.get('raw_model_seconds')} s / ingest "
-        f"{ingest['seconds']} s), {ingest['pages_per_second']} pages/s, parse {ingest.get('parse_ms_per_page')} ms/page"
+        f"model share of wall {ingest.get('model_share_of_wall')} "
+        f"(raw model {ingest.get('raw_model_seconds')} s / ingest {ingest['seconds']} s), "
+        f"{ingest['pages_per_second']} pages/s, parse {ingest.get('parse_ms_per_page')} ms/page"
     )
 
 

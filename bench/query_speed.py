@@ -7,8 +7,8 @@ Synthetic documents (3 sections of 3 children each; random unit vectors, text dr
 --store server into a collection of their own on a Milvus server, dropped at the end. The query encoder is a
 deterministic random projection: the model is not what is measured. Per query, in turn: retrieve() with the
 tenant + ACL filter, and the raw hybrid_search its enabled legs amount to (dense full text and BM25 by
-default; RRF; no filter; the same candidate count), so noise hits both alike. Every client call retrieve() makes is timed
-through a proxy: the pipeline's own overhead is the rest. Results: bench/results/query_speed.json, with
+default; RRF; no filter; the same candidate count), so noise hits both alike. Every client call retrieve() makes is
+timed through a proxy: the pipeline's own overhead is the rest. Results: bench/results/query_speed.json, with
 `sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, raw_hybrid_p50_ms, raw_hybrid_p95_ms, ...}].
 """
 
@@ -73,7 +73,8 @@ class TimedClient:
             finally:
                 spent = (time.perf_counter() - started) * 1000
                 self.ms += spent
-                label = f"{name}:{kwargs.get('anns_field') or 'by-id' if name == 'get' else kwargs.get('anns_field') or 'by-filter'}"
+                leg = kwargs.get("anns_field") or ("by-id" if name == "get" else "by-filter")
+                label = f"{name}:{leg}"
                 self.calls[label] = self.calls.get(label, 0.0) + spent
 
         return timed

@@ -16,6 +16,7 @@ same token SLA as Markdown. Invariant: every non-blank line of the file lands in
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cairn.chunkers.blocks import group_balanced
@@ -52,7 +53,7 @@ def _units(blocks: list[_Block], config: ChunkingConfig) -> list[Unit]:
     return units
 
 
-def _attach_comments(lines: list[str], starts: list[int], is_comment) -> list[int]:
+def _attach_comments(lines: list[str], starts: list[int], is_comment: Callable[[str], bool]) -> list[int]:
     """Move each block start up over the comment lines (and blank lines between them) right above it."""
     moved = []
     floor = 0
@@ -69,7 +70,7 @@ def _attach_comments(lines: list[str], starts: list[int], is_comment) -> list[in
     return moved
 
 
-def _cut(lines: list[str], starts: list[int], paths: list[tuple[str, ...]]) -> list[_Block]:
+def _cut(lines: list[str], starts: list[int], paths: Sequence[tuple[str, ...]]) -> list[_Block]:
     """Blocks from sorted start lines: text before the first start is an unnamed block."""
     blocks = []
     if not starts or starts[0] > 0:
@@ -84,9 +85,10 @@ def _cut(lines: list[str], starts: list[int], paths: list[tuple[str, ...]]) -> l
 
 _TF_BLOCK = re.compile(r'^([a-z_]+)((?:\s+(?:"[^"]*"|[A-Za-z0-9_.-]+))*)\s*\{')
 _TF_COMMENT = re.compile(r"^\s*(#|//|/\*|\*)")
+_TfState = dict[str, str | bool | None]  # what a line leaves open: "heredoc" (its marker), "block_comment"
 
 
-def _tf_depth_changes(line: str, state: dict) -> int:
+def _tf_depth_changes(line: str, state: _TfState) -> int:
     """Net brace depth of one line, skipping strings, comments and heredoc bodies."""
     if state.get("heredoc"):
         if line.strip() == state["heredoc"]:
@@ -127,7 +129,10 @@ def _tf_depth_changes(line: str, state: dict) -> int:
 def terraform_units(text: str, config: ChunkingConfig) -> list[Unit]:
     """One unit per top-level block (resource, data, module, variable, output, locals, provider...)."""
     lines = text.split("\n")
-    starts, paths, depth, state = [], [], 0, {}
+    starts: list[int] = []
+    paths: list[tuple[str, ...]] = []
+    depth = 0
+    state: _TfState = {}
     for n, line in enumerate(lines):
         if depth == 0 and not state.get("heredoc") and not state.get("block_comment"):
             match = _TF_BLOCK.match(line)
@@ -169,19 +174,20 @@ def yaml_units(text: str, config: ChunkingConfig) -> list[Unit]:
                 docs.append((start, n))
             start = n
     docs.append((start, len(lines)))
-    multi = sum(1 for a, b in docs if any(l.strip() and not _YAML_DOC.match(l) for l in lines[a:b])) > 1
-    starts, paths = [], []
+    multi = sum(1 for a, b in docs if any(line.strip() and not _YAML_DOC.match(line) for line in lines[a:b])) > 1
+    starts: list[int] = []
+    paths: list[tuple[str, ...]] = []
     for number, (a, b) in enumerate(docs, start=1):
         label = (_yaml_label(lines[a:b], number),) if multi else ()
-        keys = [n for n in range(a, b) if _YAML_KEY.match(lines[n])]
+        keys = [(n, key) for n in range(a, b) if (key := _YAML_KEY.match(lines[n]))]
         if multi:  # the document opens a section even when it has no keys (a list, a scalar)
             starts.append(a)
             paths.append(label)
-        for n in keys:
-            if multi and n == min(keys):
+        for position, (n, key) in enumerate(keys):
+            if multi and position == 0:
                 continue  # the first key shares the document's section opener
             starts.append(n)
-            paths.append((*label, _YAML_KEY.match(lines[n]).group(1).strip("\"'")))
+            paths.append((*label, key.group(1).strip("\"'")))
     pairs = sorted(set(zip(starts, paths)), key=lambda p: p[0])
     starts = _attach_comments(lines, [s for s, _ in pairs], lambda line: bool(_YAML_COMMENT.match(line)))
     return _units(_cut(lines, starts, [p for _, p in pairs]), config)
@@ -202,7 +208,8 @@ def code_units(text: str, config: ChunkingConfig) -> list[Unit]:
     """One unit per top-level definition (def/class/func/fn/... at column 0, with its decorators and
     comments); a file without recognisable definitions is cut into line windows by the packer."""
     lines = text.split("\n")
-    starts, paths = [], []
+    starts: list[int] = []
+    paths: list[tuple[str, ...]] = []
     for n, line in enumerate(lines):
         match = _DEFINITION.match(line)
         name = f"{match.group(1)} {match.group(2)}" if match else None

@@ -103,7 +103,14 @@ class _Builder:
         if match := _ARTICLE.match(block):
             title = " ".join(p for p in (f"{match.group(1).upper()} {match.group(2)}", match.group(3).strip()) if p)
             return self._heading(1, title, block, page)
-        if previous and previous.is_heading and previous.level == 1 and not self.front and _is_caps_title(block):
+        if (
+            previous
+            and previous.is_heading
+            and previous.level == 1
+            and previous.pages  # every unit built here has its pages: this says so to the type checker
+            and not self.front
+            and _is_caps_title(block)
+        ):
             self.path[-1] = (1, f"{self.path[-1][1]} {block}")  # "ARTICLE I" then "DEFINITIONS" on its own line
             joined = f"{previous.text}\n{block}"
             self.units[-1] = replace(

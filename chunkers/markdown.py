@@ -123,9 +123,10 @@ def _pieces(
         return [text]
     if own_kind == "paragraph":
         return sentence_pieces(text, budget)
-    children = [child for child in (node.children if node else []) if child.map is not None]
-    if children and node.type in ("bullet_list", "ordered_list", "list_item", "blockquote"):
-        return _grouped(children, start, end, lines, kind, config)
+    if node is not None and node.type in ("bullet_list", "ordered_list", "list_item", "blockquote"):
+        children = [child for child in node.children if child.map is not None]
+        if children:
+            return _grouped(children, start, end, lines, kind, config)
     return _line_groups(text, budget)
 
 

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from cairn.chunkers.abstracts import document_idf, extractive_abstract
 from cairn.chunkers.children import split_children
@@ -143,9 +144,7 @@ def _segment(units: Sequence[Unit], config: ChunkingConfig) -> list[tuple[int, i
 
 def _subtree_tokens(units: Sequence[Unit]) -> list[int]:
     """For each heading unit, the tokens of its whole section, subsections included (0 elsewhere)."""
-    reach = [0]
-    for unit in units:
-        reach.append(reach[-1] + unit.tokens)
+    reach = [0, *accumulate(unit.tokens for unit in units)]  # reach[i]: the tokens of the units before i
     sizes = [0] * len(units)
     open_sections: list[int] = []  # heading units whose section has not ended yet
     for i, unit in enumerate([*units, None]):  # a sentinel closes every section at the end
@@ -159,7 +158,10 @@ def _subtree_tokens(units: Sequence[Unit]) -> list[int]:
 
 
 def _outline(units: Sequence[Unit], registry: _IdRegistry) -> _Outline:
-    owner, first_unit, parent, ids = [], [0], [None], [ROOT_ID]
+    owner: list[int] = []
+    first_unit = [0]
+    parent: list[int | None] = [None]
+    ids = [ROOT_ID]
     if not units[0].section_start:
         registry.claim(ROOT_ID)
     latest: dict[tuple[str, ...], int] = {}  # heading path -> the latest section with that path

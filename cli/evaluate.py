@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -49,14 +49,15 @@ class LabelledQuery:
 
 def evaluate(
     ctx: typer.Context,
+    # required options (no default) come first in Python; `mode` is still the command's only argument
+    queries: Annotated[Path, typer.Option("--queries", help="JSONL of {_id or id, text}", **INPUT_FILE)],
+    qrels: Annotated[
+        Path, typer.Option("--qrels", help="TSV query-id, corpus-id (document_id or source path), score", **INPUT_FILE)
+    ],
     mode: Annotated[
         Literal["beir"] | None,
         typer.Argument(help="beir: ingest --corpus into a scratch index first", show_default=False),
     ] = None,
-    queries: Annotated[Path, typer.Option("--queries", help="JSONL of {_id or id, text}", **INPUT_FILE)] = ...,
-    qrels: Annotated[
-        Path, typer.Option("--qrels", help="TSV query-id, corpus-id (document_id or source path), score", **INPUT_FILE)
-    ] = ...,
     config: ConfigOption = None,
     corpus: Annotated[
         Path | None,
@@ -96,10 +97,10 @@ def evaluate(
     labelled = read_labelled(options.queries, options.qrels)  # before a BEIR ingest: a bad file fails in seconds
     ingested = None
     if options.beir:
-        config, ingested, options = ingest_beir(options)
+        evaluated, ingested, options = ingest_beir(options)
     else:
-        config = load(ctx, config)
-    report = run_eval(config, options, labelled)
+        evaluated = load(ctx, config)
+    report = run_eval(evaluated, options, labelled)
     if ingested is not None:
         report = {"principal": report.pop("principal"), "ingest": ingested, **report}
     print_eval(report, options.as_json)
@@ -127,6 +128,7 @@ def ingest_beir(options: EvalOptions) -> tuple[CairnConfig, dict, EvalOptions]:
     from cairn.flows.progress import set_progress_display
     from cairn.schemas.config import load_config
 
+    assert options.corpus is not None, "check_eval refuses beir mode without --corpus"
     try:
         config_path = scratch_config(options.corpus, options.work)
     except ValueError as exc:  # the user's corpus file cannot be turned into pages: say which line and why
@@ -162,7 +164,7 @@ def read_labelled(queries: Path, qrels_path: Path) -> list[LabelledQuery]:
     return labelled
 
 
-def run_eval(config: CairnConfig, options: EvalOptions, labelled: list[LabelledQuery]) -> dict:
+def run_eval(config: CairnConfig, options: EvalOptions, labelled: list[LabelledQuery]) -> dict[str, Any]:
     """{"principal", "queries", "metrics", "ablations": {step: metrics}}: the full pipeline, then each step off."""
     from cairn.query import Retriever
 
@@ -174,11 +176,16 @@ def run_eval(config: CairnConfig, options: EvalOptions, labelled: list[LabelledQ
         else:
             tenant, groups = readers(retriever, options.tenant)
             reader = principal(tenant, list(options.groups) or groups)
-        report = {"principal": {"tenant": reader.tenant, "groups": list(reader.groups)}}
-        report.update(queries=len(labelled), metrics=score(retriever, reader, labelled, options.k), ablations={})
+        ablations: dict[str, dict[str, float]] = {}
+        report = {
+            "principal": {"tenant": reader.tenant, "groups": list(reader.groups)},
+            "queries": len(labelled),
+            "metrics": score(retriever, reader, labelled, options.k),
+            "ablations": ablations,
+        }
         for name in options.ablate:
             retriever.settings = base.model_copy(update={"steps": {**base.steps, name: False}})
-            report["ablations"][name] = score(retriever, reader, labelled, options.k)
+            ablations[name] = score(retriever, reader, labelled, options.k)
     finally:
         retriever.settings = base
         retriever.close()

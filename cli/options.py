@@ -24,9 +24,7 @@ ConfigOption = Annotated[
     typer.Option("--config", help="config TOML (default: $CAIRN_CONFIG, else data/cairn.toml)", show_default=False),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout, and nothing else")]
-SourceOption = Annotated[
-    str | None, typer.Option("--source", help="only this configured source", show_default=False)
-]
+SourceOption = Annotated[str | None, typer.Option("--source", help="only this configured source", show_default=False)]
 TenantOption = Annotated[str | None, typer.Option("--tenant", help="only this tenant", show_default=False)]
 WaitOption = Annotated[float, typer.Option("--wait", help="seconds to wait for another run holding the index", min=0.0)]
 # --strict (before 0.2: exit 1 on failed documents, which every run now does) is still accepted so that scripts

@@ -24,11 +24,13 @@ from cairn.errors import UsageError
 
 if TYPE_CHECKING:
     from cairn.query import Principal, RetrievalResult, Retriever
+    from cairn.schemas.config import CairnConfig
 
 # What the list's order is, and what each score of a result is (the human listing prints the same).
 ORDER = (
     'rank: by `fused` (by default, fusion = "weighted", it is `score` itself, so the list is in the order of the '
-    'relevance it shows; with fusion = "rrf", the reciprocal-rank fusion of the legs), the main document\'s sections first; `score` is '
+    'relevance it shows; with fusion = "rrf", the reciprocal-rank fusion of the legs), the main document\'s '
+    "sections first; `score` is "
     "the calibrated relevance in [0, 1] that the floors and the confidence read, `vector_score` the cosine, "
     "`keyword_score` the BM25 score over the query's best"
 )
@@ -142,7 +144,9 @@ def check_query(options: QueryOptions) -> Scope:
         raise UsageError("a query needs --tenant and at least one --group (the caller's principal)")
     if options.output and not options.queries:
         raise UsageError("--output is for batch mode (--queries FILE.jsonl)")
-    caller = principal(options.tenant, options.groups) if options.text else None
+    caller = None
+    if options.text and options.tenant:  # a question's caller (checked above); a batch line names its own
+        caller = principal(options.tenant, options.groups)
     return Scope(
         options.k, parse_date(options.as_of, "--as-of"), parse_filters(options.filters), options.explain, caller
     )
@@ -161,7 +165,7 @@ def parse_filters(raw: str | None) -> dict | None:
     return value
 
 
-def run_query(config, options: QueryOptions, scope: Scope) -> Outcome:
+def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outcome:
     """Open the retriever, answer one question or the batch, print."""
     from cairn.query import Retriever
 
@@ -169,8 +173,10 @@ def run_query(config, options: QueryOptions, scope: Scope) -> Outcome:
     try:
         if options.queries:
             return run_batch(retriever, options.queries, options.output, scope)
+        question, caller = options.text, scope.principal
+        assert question and caller, "check_query let through a question without its caller"
         result = retriever.retrieve(
-            options.text, scope.principal, k=scope.k, doc_tag=options.doc_tag, as_of=scope.as_of, filters=scope.filters
+            question, caller, k=scope.k, doc_tag=options.doc_tag, as_of=scope.as_of, filters=scope.filters
         )
     finally:
         retriever.close()

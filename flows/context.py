@@ -41,7 +41,8 @@ class RunContext:
     @classmethod
     @contextmanager
     def open(cls, config: CairnConfig, options: RunOptions) -> Iterator[RunContext]:
-        """Take the index's writer slot (flows/concurrency.py), start the task runner, open everything a sync needs; close it all after."""
+        """Take the index's writer slot (flows/concurrency.py), start the task runner, open everything a sync
+        needs; close it all after."""
         with ExitStack() as stack:
             stack.enter_context(index_writer(config.milvus, options.wait_seconds))
             runner = stack.enter_context(runner_for_run(config.runner))

@@ -15,8 +15,9 @@ from cairn.index.plan import SyncPlan, plan_sync
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.schemas import DocumentRef, stable_id
-from cairn.schemas.config import S3Config, SourceConfig
+from cairn.schemas.config import S3Config
 from cairn.schemas.run_report import SourceReport
+from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, Source, open_source
 
 
@@ -36,7 +37,10 @@ class Discoverer:
         refs: list[DocumentRef] = []
         failures: list[DiscoveryFailure] = []
         for item in source.discover():
-            (failures if isinstance(item, DiscoveryFailure) else refs).append(item)
+            if isinstance(item, DiscoveryFailure):
+                failures.append(item)
+            else:
+                refs.append(item)
         return Discovery(refs, failures)
 
 
@@ -74,9 +78,10 @@ def plan_source(
     store: IndexStore,
     state: SourceState,
     options: RunOptions,
-    discover: Callable[[Source], Discovery] = Discoverer().run,
+    discover: Callable[[Source], Discovery] | None = None,
 ) -> Planned:
-    """Discover the source (raising SourceError when it is unusable) and plan against the collection."""
+    """Discover the source (raising SourceError when it is unusable; `discover`: the run's discover step, by
+    default a Discoverer) and plan against the collection."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
     access = access_fingerprint(source_config)
@@ -85,7 +90,7 @@ def plan_source(
     # run after the access settings changed (every document must be rewritten, not only those changed since).
     relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
     source = open_source(source_config, {} if relist else state.get(source_config.name), s3=s3)
-    found = discover(source)
+    found = (discover or Discoverer().run)(source)
     failpoint("discovered")
     plan = plan_sync(
         found.refs,

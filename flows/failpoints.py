@@ -29,8 +29,9 @@ def failpoint(name: str) -> None:
     if _hits[name] != int(nth or 1):
         return
     hold = os.environ.get("CAIRN_FAILPOINT_HOLD")
-    if not hold:
+    if hold:
+        Path(hold).touch()
+        while Path(hold).exists():
+            time.sleep(0.05)
+    else:
         os.kill(os.getpid(), signal.SIGKILL)
-    Path(hold).touch()
-    while Path(hold).exists():
-        time.sleep(0.05)

@@ -18,7 +18,7 @@ import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.errors import QualityFailed, SourcesFailed
 from cairn.flows.artifacts import publish_quality, publish_run
 from cairn.flows.context import RunContext
-from cairn.flows.options import RunOptions, Window
+from cairn.flows.options import Cleanup, RunOptions, Window
 from cairn.flows.sync import SourceSync
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
@@ -103,7 +103,7 @@ def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, 
 def ingest_flow(
     config_path: str | None = None,
     source: str | None = None,
-    cleanup: str | None = None,
+    cleanup: Cleanup | None = None,
     wait_seconds: float = 0.0,
     allow_mass_delete: bool = False,
 ) -> dict:

@@ -29,8 +29,10 @@ from cairn.schemas.config import CairnConfig
 from cairn.schemas.run_report import RunReport, SourceReport
 
 
-def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOptions = RunOptions()) -> dict | None:
-    """The run report when an ingest of `source` (or every source) would index and remove nothing, else None."""
+def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOptions | None = None) -> dict | None:
+    """The run report when an ingest of `source` (or every source) would index and remove nothing, else None
+    (`options`: what the caller asked, by default nothing beyond the configuration)."""
+    options = options or RunOptions()
     if options.backfill is not None or prefect_api_configured():
         return None  # a backfill re-processes on purpose; a Prefect server records every run
     started = time.perf_counter()
@@ -55,7 +57,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
                 part = SourceReport()
                 planned.account(part, source_config.name)
                 report.close_source(source_config.name, part)
-    except Exception:  # busy, unreachable, damaged, a failing source: the flow meets it again and reports it properly
+    except Exception:  # noqa: BLE001 - busy, unreachable, damaged, a failing source: the flow meets it and reports it
         return None
     report.index = {"collection": index["serving"], "serving": index["serving"]}
     report.seconds = time.perf_counter() - started

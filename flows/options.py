@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+Cleanup = Literal["incremental", "full", "none"]  # a source's cleanup mode (schemas/source_config.py)
+
 
 @dataclass
 class Window:
@@ -22,7 +24,7 @@ class Window:
 class RunOptions:
     """What the caller asked of this run, beyond the configuration."""
 
-    cleanup: Literal["incremental", "full", "none"] | None = None  # None: each source's own mode
+    cleanup: Cleanup | None = None  # None: each source's own mode
     backfill: Window | None = None  # re-process the documents in this window (an open window: all of them)
     wait_seconds: float = 0.0  # how long to queue behind another run holding an embedded index
     allow_mass_delete: bool = False  # remove what a source no longer yields even past its max_delete_share

@@ -15,7 +15,8 @@ from cairn.index.generations import open_serving
 from cairn.index.ledger import collection_ledger
 from cairn.index.milvus import CollectionReader
 from cairn.index.plan import plan_sync
-from cairn.schemas.config import CairnConfig, S3Config, SourceConfig
+from cairn.schemas.config import CairnConfig, S3Config
+from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, open_source
 
 

@@ -49,12 +49,12 @@ def encode_texts(
     return load_encoder(model, backend, onnx_cache).encode(texts, batch_size=batch_size)
 
 
-def dask_runner(config: RunnerConfig):
+def dask_runner(config: RunnerConfig) -> TaskRunner:
     from prefect_dask import DaskTaskRunner
 
     if config.address:
         return DaskTaskRunner(address=config.address)
-    kwargs = {
+    kwargs: dict[str, object] = {
         "n_workers": config.workers,
         "threads_per_worker": config.threads_per_worker,
         "processes": config.processes,
@@ -79,7 +79,7 @@ def configured(flow: Flow, config: CairnConfig) -> Flow:
     return flow.with_options(task_runner=task_runner(config.runner))
 
 
-def _is_dask(runner) -> bool:
+def _is_dask(runner: TaskRunner) -> bool:
     return type(runner).__name__ == "DaskTaskRunner"
 
 
@@ -108,7 +108,7 @@ class RunnerEncoder(ModelEncoder):
     It is the encoder it wraps (same model, backend, identity and dimension), so the embedding cache keys stay
     the same whichever runner computed a vector; only where the forward passes run differs."""
 
-    runner: TaskRunner | None = field(default=None, repr=False)
+    runner: TaskRunner = field(kw_only=True, repr=False)  # ModelEncoder's fields have defaults: keyword-only
     parts: int = 1
 
     @classmethod

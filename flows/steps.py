@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
@@ -81,7 +81,7 @@ class Chunker:
                 out.documents.append(ChunkedDocument(document, sections))
             except DocumentError as exc:
                 out.failures.append((ref.locator, exc.reason))
-            except Exception as exc:  # a parser bug on one input must not stop the others
+            except Exception as exc:  # noqa: BLE001 - a parser bug on one input must not stop the others
                 out.failures.append((ref.locator, f"unexpected {type(exc).__name__}: {exc}"))
         return out
 
@@ -163,7 +163,12 @@ def _upsert(store: IndexStore, rows: list[dict]) -> None:
         failpoint("rows-batch-written")
 
 
-def _each_document(work: dict, action, first: Exception | None, what: str) -> dict[str, str]:
+_Item = TypeVar("_Item")
+
+
+def _each_document(
+    work: dict[str, _Item], action: Callable[[_Item], None], first: Exception | None, what: str
+) -> dict[str, str]:
     """Run `action` on each document's item; document_id -> reason for those that raised. When every one
     raised, and not over its own data, the store is what fails: raise, and the source fails as a whole (so
     does a run whose first STORE_DOWN_AFTER documents all fail that way: a server that is down is not asked
@@ -177,11 +182,12 @@ def _each_document(work: dict, action, first: Exception | None, what: str) -> di
         except Exception as exc:  # noqa: BLE001 - one document's fault must not cost the batch
             errors.append(exc)
             refused[document_id] = f"{what}: {type(exc).__name__}: {exc}"
-            if len(errors) == tried >= STORE_DOWN_AFTER and not any(fault_of(e) is Fault.DATA for e in errors):
-                raise first if first is not None else errors[0]
-    cause = first if first is not None else (errors[0] if errors else None)
-    if work and len(refused) == len(work) and fault_of(cause) is not Fault.DATA:
-        raise cause
+        if len(errors) == tried >= STORE_DOWN_AFTER and not any(fault_of(e) is Fault.DATA for e in errors):
+            raise first if first is not None else errors[0]  # outside the except: no other document's error chained
+    if work and len(refused) == len(work):
+        cause = first if first is not None else errors[0]  # every document raised: errors is not empty
+        if fault_of(cause) is not Fault.DATA:
+            raise cause
     return refused
 
 

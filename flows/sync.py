@@ -17,8 +17,8 @@ from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas import DocumentRef
-from cairn.schemas.config import SourceConfig
 from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
+from cairn.schemas.source_config import SourceConfig
 from cairn.sources import Source, source_cursor, source_history
 
 MASS_DELETE_FLOOR = 10  # under this many indexed documents, removals are not held to max_delete_share

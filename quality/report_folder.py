@@ -137,7 +137,8 @@ def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
                     color="#1565c0",
                     bins=40,
                     band=(lo, hi),
-                    title=f"{source}.{content_type} · {chunk_type}: {len(rows)} rows checked{exempt}, {inside:.1f}% inside the band",
+                    title=f"{source}.{content_type} · {chunk_type}: {len(rows)} rows checked{exempt}, "
+                    f"{inside:.1f}% inside the band",
                     band_label=f"SLA {int(lo)}-{int(hi)} shaded",
                 )
             )
@@ -183,38 +184,57 @@ def render_html(report: QualityReport, title: str, plots: list[str]) -> str:
         mark = "✔" if r.success else "✘"
         rows.append(
             f"<tr class={'ok' if r.success else 'bad'}><td>{mark}</td><td>{html.escape(r.suite)}</td>"
-            f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td><td>{html.escape(r.describe_params())}</td>"
+            f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td>"
+            f"<td>{html.escape(r.describe_params())}</td>"
             f"<td>{r.unexpected_percent:.2f}%</td><td>{r.element_count}</td><td>{examples}</td></tr>"
         )
     worst = "".join(
-        f"<tr><td>{w['score']}</td><td>{html.escape(str(w['locator']))}</td><td>{html.escape(str(w['section_id']))}</td>"
+        f"<tr><td>{w['score']}</td><td>{html.escape(str(w['locator']))}</td>"
+        f"<td>{html.escape(str(w['section_id']))}</td>"
         f"<td>{w['token_count']}</td><td>{w['merge_count']}</td><td>{w['split_count']}</td></tr>"
         for w in report.health.get("worst", [])
     )
     sources = "".join(
-        f"<tr class={'bad' if v['failed'] else 'ok'}><td>{html.escape(name)}</td><td>{v['rows']}</td><td>{v['documents']}</td>"
-        f"<td>{v['checks'] - len(v['failed'])} of {v['checks']}</td><td>{v['health_mean'] if v['health_mean'] is not None else ''}</td>"
+        f"<tr class={'bad' if v['failed'] else 'ok'}><td>{html.escape(name)}</td><td>{v['rows']}</td>"
+        f"<td>{v['documents']}</td><td>{v['checks'] - len(v['failed'])} of {v['checks']}</td>"
+        f"<td>{v['health_mean'] if v['health_mean'] is not None else ''}</td>"
         f"<td>{html.escape('; '.join(v['failed']))}</td></tr>"
         for name, v in sorted(report.per_source.items())
     )
     trend = "".join(
-        f"<tr class={'ok' if t['success'] else 'bad'}><td>{html.escape(t['report'])}</td><td>{'passed' if t['success'] else 'FAILED'}</td>"
-        f"<td>{t['failed']} of {t['expectations']}</td><td>{t['rows']}</td><td>{t['health_mean'] if t['health_mean'] is not None else ''}</td></tr>"
+        f"<tr class={'ok' if t['success'] else 'bad'}><td>{html.escape(t['report'])}</td>"
+        f"<td>{'passed' if t['success'] else 'FAILED'}</td><td>{t['failed']} of {t['expectations']}</td>"
+        f"<td>{t['rows']}</td><td>{t['health_mean'] if t['health_mean'] is not None else ''}</td></tr>"
         for t in reversed(report.trend)
     )
     images = "".join(f'<img src="{p}" alt="{p}">' for p in plots)
-    return f"""<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font:14px system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}}table{{border-collapse:collapse;width:100%}}
-td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}}tr.bad{{background:#fdecea}}
-.verdict{{color:{colour};font-size:1.6em;font-weight:600}}img{{max-width:100%;margin:1em 0}}</style>
-<h1>{html.escape(title)}</h1><p class=verdict>{verdict}: {len(report.failed())} of {len(report.results)} expectations failed over {report.rows} rows</p>
-<p>Great-expectations Data Docs: <a href="gx/uncommitted/data_docs/local_site/index.html">gx/uncommitted/data_docs/local_site/index.html</a></p>
-<h2>Per source</h2><table><tr><th>source</th><th>rows</th><th>documents</th><th>checks passed</th><th>mean health</th><th>failed</th></tr>{sources}</table>
-<h2>Expectations</h2><table><tr><th></th><th>suite</th><th>check</th><th>expectation</th><th>parameters</th><th>unexpected</th><th>rows</th><th>examples</th></tr>{"".join(rows)}</table>
-<h2>Plots</h2><p>Each panel shows the rows its expectation checks (exempt rows, as in the table, left out).</p>{images}
-<h2>Trend</h2><table><tr><th>report (newest first)</th><th>verdict</th><th>failed</th><th>rows</th><th>mean health</th></tr>{trend}</table>
-<h2>Least healthy sections</h2><table><tr><th>score</th><th>document</th><th>section</th><th>tokens</th><th>merges</th><th>splits</th></tr>{worst}</table>
-"""
+    data_docs = "gx/uncommitted/data_docs/local_site/index.html"
+    page = [
+        f'<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>',
+        "<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}"
+        "table{border-collapse:collapse;width:100%}",
+        "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}"
+        "tr.bad{background:#fdecea}",
+        f".verdict{{color:{colour};font-size:1.6em;font-weight:600}}img{{max-width:100%;margin:1em 0}}</style>",
+        f"<h1>{html.escape(title)}</h1><p class=verdict>{verdict}: {len(report.failed())} of {len(report.results)} "
+        f"expectations failed over {report.rows} rows</p>",
+        f'<p>Great-expectations Data Docs: <a href="{data_docs}">{data_docs}</a></p>',
+        "<h2>Per source</h2>"
+        + _table(("source", "rows", "documents", "checks passed", "mean health", "failed"), sources),
+        "<h2>Expectations</h2>"
+        + _table(("", "suite", "check", "expectation", "parameters", "unexpected", "rows", "examples"), "".join(rows)),
+        "<h2>Plots</h2><p>Each panel shows the rows its expectation checks (exempt rows, as in the table, left out)."
+        f"</p>{images}",
+        "<h2>Trend</h2>" + _table(("report (newest first)", "verdict", "failed", "rows", "mean health"), trend),
+        "<h2>Least healthy sections</h2>"
+        + _table(("score", "document", "section", "tokens", "merges", "splits"), worst),
+    ]
+    return "\n".join(page) + "\n"
+
+
+def _table(headers: tuple[str, ...], body: str) -> str:
+    """An HTML table: one header row, then `body` (its rows, already rendered)."""
+    return "<table><tr>" + "".join(f"<th>{header}</th>" for header in headers) + f"</tr>{body}</table>"
 
 
 def prune(root: Path, keep: int) -> None:
@@ -270,12 +290,14 @@ def report_markdown(report: QualityReport) -> str:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {name} | {v['rows']} | {v['documents']} | {v['checks'] - len(v['failed'])} of {v['checks']} | {v['health_mean']} |"
+        f"| {name} | {v['rows']} | {v['documents']} | {v['checks'] - len(v['failed'])} of {v['checks']} "
+        f"| {v['health_mean']} |"
         for name, v in sorted(report.per_source.items())
     ]
     lines += ["", "| suite | check | parameters | success | unexpected % |", "|---|---|---|---|---|"]
     lines += [
-        f"| {r.suite} | {r.column} | {r.describe_params()} | {'yes' if r.success else '**no**'} | {r.unexpected_percent:.2f} |"
+        f"| {r.suite} | {r.column} | {r.describe_params()} | {'yes' if r.success else '**no**'} "
+        f"| {r.unexpected_percent:.2f} |"
         for r in report.results
     ]
     return "\n".join(lines)

@@ -11,8 +11,8 @@ from pathlib import Path
 from cairn.schemas.config import QualityConfig, S3Config
 
 
-def split_uri(uri: str) -> tuple[str, str]:
-    if not uri.startswith("s3://") or len(uri) <= 5:
+def split_uri(uri: str | None) -> tuple[str, str]:
+    if not uri or not uri.startswith("s3://") or len(uri) <= 5:
         raise ValueError(f"report_uri {uri!r} must look like s3://bucket/prefix")
     bucket, _, prefix = uri[5:].partition("/")
     return bucket, prefix.strip("/")

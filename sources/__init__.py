@@ -10,7 +10,8 @@ if not __name__.startswith("cairn."):  # the folder is mapped into the cairn nam
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
 from importlib import import_module
 
-from cairn.schemas.config import S3Config, SourceConfig
+from cairn.schemas.config import S3Config
+from cairn.schemas.source_config import SourceConfig
 from cairn.sources.base import (
     DiscoveryFailure,
     DocumentError,

@@ -25,11 +25,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from cairn.errors import DocumentError, SourceError  # noqa: F401  (sources.base names them for connectors)
 from cairn.schemas import DocumentRef, SourceDocument, SourceType, stable_id
-from cairn.schemas.config import SourceConfig
+from cairn.schemas.source_config import SourceBase
+
+ConfigT = TypeVar("ConfigT", bound=SourceBase)  # the config model of one source type
 
 
 @dataclass(frozen=True)
@@ -80,20 +82,21 @@ class Grant:
     acl: list[str]
 
 
-class Connector:
+class Connector(Generic[ConfigT]):
     """What every connector has: its source's config and name, the mark it resumes from, its documents' ids, and
     the SourceDocument fields that come from the source, not from what it read.
 
-    A subclass names its `kind` and what to do when a document is left with no ACL (`no_acl_advice`). One that
-    resumes where its last successful run stopped names the `cursor_key` it saves its mark under, and gives the
-    mark to save in `next_mark()`; the mark it was given is `resumed_mark` (None on a first run)."""
+    A subclass names its config model (`Connector[GitSourceConfig]`), its `kind` and what to do when a document
+    is left with no ACL (`no_acl_advice`). One that resumes where its last successful run stopped names the
+    `cursor_key` it saves its mark under, and gives the mark to save in `next_mark()`; the mark it was given is
+    `resumed_mark` (None on a first run)."""
 
     kind: ClassVar[SourceType]
     no_acl_advice: ClassVar[str] = "declare a default acl on the source"
     cursor_key: ClassVar[str] = ""  # "": the connector keeps no cursor
     complete = True
 
-    def __init__(self, config: SourceConfig, cursor: dict | None = None) -> None:
+    def __init__(self, config: ConfigT, cursor: dict | None = None) -> None:
         self.name = config.name
         self.config = config
         self.resumed_mark: str | None = (cursor or {}).get(self.cursor_key) if self.cursor_key else None

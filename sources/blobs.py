@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cairn.schemas.config import PdfSourceConfig, S3Config, WikiSourceConfig
+from cairn.schemas.config import S3Config
+from cairn.schemas.source_config import PdfSourceConfig, WikiSourceConfig
 from cairn.sources.base import DocumentError, SourceError
 
 
@@ -247,7 +248,10 @@ class S3Store:
                 "in the environment (never in the config file)"
             )
         if isinstance(exc, EndpointConnectionError) or "connect" in type(exc).__name__.lower():
-            return f"cannot reach the S3 endpoint {endpoint}; check [s3] endpoint_url (or the source's s3_endpoint_url) and the network"
+            return (
+                f"cannot reach the S3 endpoint {endpoint}; check [s3] endpoint_url (or the source's s3_endpoint_url) "
+                "and the network"
+            )
         return f"{type(exc).__name__}; check the endpoint ({endpoint}), region and credentials"
 
     def _object_error(self, key: str, exc: Exception) -> DocumentError:
@@ -338,6 +342,7 @@ def open_store(config: WikiSourceConfig | PdfSourceConfig, s3: S3Config | None =
     that exactly one is set); the source's s3_endpoint_url / s3_region override [s3]."""
     if config.path:
         return FolderStore(config.path, config.name)
+    assert config.uri, "a files source without a path has a uri (the config model checks it)"
     s3 = (s3 or S3Config()).model_copy(
         update={
             "endpoint_url": config.s3_endpoint_url or (s3.endpoint_url if s3 else None),

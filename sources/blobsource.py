@@ -10,20 +10,21 @@ is its ETag (listing is enough to skip it unchanged); a folder file's is taken f
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from cairn.schemas import DocumentRef
-from cairn.schemas.config import PdfSourceConfig, S3Config, WikiSourceConfig
+from cairn.schemas.config import S3Config
+from cairn.schemas.source_config import PdfSourceConfig, WikiSourceConfig
 from cairn.sources.base import Connector, DiscoveryFailure, DocumentError
 from cairn.sources.blobs import Blob, open_store
 
+FilesConfigT = TypeVar("FilesConfigT", bound=WikiSourceConfig | PdfSourceConfig)
 
-class BlobSource(Connector):
+
+class BlobSource(Connector[FilesConfigT]):
     suffixes: ClassVar[tuple[str, ...]]
 
-    def __init__(
-        self, config: WikiSourceConfig | PdfSourceConfig, cursor: dict | None = None, s3: S3Config | None = None
-    ) -> None:
+    def __init__(self, config: FilesConfigT, cursor: dict | None = None, s3: S3Config | None = None) -> None:
         super().__init__(config, cursor)
         self.store = open_store(config, s3)  # SourceError when neither path nor an s3:// uri is usable
         self.max_bytes = config.max_file_bytes

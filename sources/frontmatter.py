@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 import yaml
 
 from cairn.errors import CairnError
-from cairn.schemas.config import GitSourceConfig, WikiSourceConfig
+from cairn.schemas.source_config import GitSourceConfig, WikiSourceConfig
 
 # A Markdown page's first-level heading: its title when the front matter names none (wiki pages, git runbooks).
 H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)

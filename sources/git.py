@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cairn.redact import redact
 from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType
-from cairn.schemas.config import GitSourceConfig
+from cairn.schemas.source_config import GitSourceConfig
 from cairn.sources import frontmatter as fm
 from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.gitauth import REMOTE_COMMANDS, split_credentials
@@ -35,7 +35,7 @@ GIT_TIMEOUT = 600  # seconds for a clone or fetch
 _SUBMODULE_MODE = "160000"
 
 
-class GitSource(Connector):
+class GitSource(Connector[GitSourceConfig]):
     kind = SourceType.GIT
     cursor_key = "commit"  # the commit last ingested
 
@@ -154,7 +154,7 @@ class GitSource(Connector):
         checked = self._git(
             "cat-file", "--batch-check=%(objectname)", stdin="".join(f"{sha}\n" for sha, _ in pairs).encode()
         )
-        for (sha, name), line in zip(pairs, checked.splitlines()):
+        for (_sha, name), line in zip(pairs, checked.splitlines()):
             if line.endswith(" missing"):
                 self.broken_refs.append(name)
                 self._git("update-ref", "-d", name, check=False)
@@ -269,10 +269,10 @@ class GitSource(Connector):
                 if not record.strip():
                     continue
                 header, *paths = record.split("\n")
-                commit = parse_commit(header)
+                writer = parse_commit(header)
                 for changed in paths:
                     if changed:
-                        self._touched.setdefault(changed, commit)
+                        self._touched.setdefault(changed, writer)
         commit = self._touched.get(path)
         if commit is None:  # unchanged since the cursor (a repair of rows removed behind our back)
             line = self._git("log", "-1", "--first-parent", "-m", LOG_FORMAT, self.head().sha, "--", path).strip(

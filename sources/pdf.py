@@ -28,8 +28,9 @@ from pathlib import Path, PurePosixPath
 
 from cairn.agreement_title import agreement_title
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType
-from cairn.schemas.config import PdfSourceConfig, S3Config
+from cairn.schemas.config import S3Config
 from cairn.schemas.records import PAGE_BREAK
+from cairn.schemas.source_config import PdfSourceConfig
 from cairn.sources.base import DocumentError
 from cairn.sources.blobs import Blob
 from cairn.sources.blobsource import BlobSource
@@ -136,7 +137,7 @@ def _check_pdf(path: Path, locator: str) -> int:
         return len(reader.pages)
     except DocumentError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - pypdf raises many types on a damaged file
         raise DocumentError(
             locator, f"cannot open PDF ({type(exc).__name__}: {exc}); the file may be corrupt or truncated"
         ) from None
@@ -188,7 +189,7 @@ def _parse_date(text: str) -> int | None:
     return None
 
 
-class PdfSource(BlobSource):
+class PdfSource(BlobSource[PdfSourceConfig]):
     kind = SourceType.PDF
     suffixes = (".pdf",)
 
@@ -224,9 +225,7 @@ class PdfSource(BlobSource):
         if "parties" in found:
             extra["parties"] = found["parties"]
         if "effective_date" in found:
-            extra["effective_date"] = (
-                datetime.fromtimestamp(found["effective_date"], tz=UTC).date().isoformat()
-            )
+            extra["effective_date"] = datetime.fromtimestamp(found["effective_date"], tz=UTC).date().isoformat()
         return self.document(
             ref.locator,
             ref.version_hash,
@@ -264,8 +263,8 @@ def pdf_version(raw: str, parser: str) -> str:
 def scanned_pages_warning(pages: list[int], page_count: int) -> str:
     shown = ", ".join(str(p) for p in pages[:20]) + (f" and {len(pages) - 20} more" if len(pages) > 20 else "")
     return (
-        f"{len(pages)} of {page_count} pages have no text layer (scanned?), not indexed: page{'s' if len(pages) > 1 else ''} "
-        f"{shown}; OCR is not available"
+        f"{len(pages)} of {page_count} pages have no text layer (scanned?), not indexed: "
+        f"page{'s' if len(pages) > 1 else ''} {shown}; OCR is not available"
     )
 
 

@@ -19,8 +19,10 @@ import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from cairn.sources.base import DocumentError
+from cairn.sources.pdftext import Blocks, Refused
 
 STARTUP_TIMEOUT = 300  # seconds for a new worker to import its parser (a busy 2-core machine: tens of seconds)
 PARSERS = ("pdfium", "unstructured")
@@ -30,8 +32,11 @@ PARSERS = ("pdfium", "unstructured")
 class ParsedPdf:
     """What a parser read: text blocks by page (1-based), and the pages that hold no text layer at all."""
 
-    blocks: list[tuple[int, str]]
+    blocks: Blocks
     pages_without_text: list[int] = field(default_factory=list)
+
+
+ParseResult = tuple[Literal["ok"], ParsedPdf] | Refused  # what the worker sends back for one file
 
 
 @lru_cache(maxsize=1)
@@ -50,25 +55,26 @@ def _partition():
     return partition_pdf
 
 
-def parse_pdf(path: str, max_chars: int, parser: str = "pdfium") -> tuple[str, object]:
+def parse_pdf(path: str, max_chars: int, parser: str = "pdfium") -> ParseResult:
     """("ok", ParsedPdf), ("too-long", chars) past max_chars, or ("error", message). Runs in the worker."""
     if parser == "pdfium":
         from cairn.sources.pdftext import read_document
 
-        status, payload = read_document(path, max_chars)
-        return (status, ParsedPdf(*payload)) if status == "ok" else (status, payload)
-    status, payload = parse_blocks(path, max_chars)
-    return (status, ParsedPdf(payload)) if status == "ok" else (status, payload)
+        read = read_document(path, max_chars)
+        return ("ok", ParsedPdf(*read[1])) if read[0] == "ok" else read
+    parsed = parse_blocks(path, max_chars)
+    return ("ok", ParsedPdf(parsed[1])) if parsed[0] == "ok" else parsed
 
 
-def parse_blocks(path: str, max_chars: int) -> tuple[str, object]:
+def parse_blocks(path: str, max_chars: int) -> tuple[Literal["ok"], Blocks] | Refused:
     """unstructured's elements: ("ok", [(page, text), ...]) with whitespace collapsed, ("too-long", chars)
     past max_chars, or ("error", message)."""
     try:
         elements = _partition()(filename=path, strategy="fast", languages=["eng"])
-    except Exception as exc:  # pdfminer and unstructured raise many types on a damaged file
+    except Exception as exc:  # noqa: BLE001 - pdfminer and unstructured raise many types on a damaged file
         return "error", f"{type(exc).__name__}: {exc}"
-    blocks, chars = [], 0
+    blocks: Blocks = []
+    chars = 0
     for element in elements:
         text = " ".join((element.text or "").split())
         if text:
@@ -113,10 +119,10 @@ class ParseWorker:
             connection.send((str(path), max_chars, parser))
             if parser == "unstructured":  # the worker imports it first, outside the file's time
                 self._receive(connection, locator, STARTUP_TIMEOUT)
-            status, payload = self._receive(connection, locator, timeout)
-        return self._check(locator, max_chars, (status, payload))
+            result = self._receive(connection, locator, timeout)
+        return self._check(locator, max_chars, result)
 
-    def _receive(self, connection, locator: str, timeout: float) -> tuple[str, object]:
+    def _receive(self, connection, locator: str, timeout: float) -> ParseResult:
         if not connection.poll(timeout):
             self.stop()
             raise DocumentError(
@@ -132,15 +138,14 @@ class ParseWorker:
             raise DocumentError(locator, f"the PDF parser process died (exit code {code}): nothing indexed") from None
 
     @staticmethod
-    def _check(locator: str, max_chars: int, result: tuple[str, object]) -> ParsedPdf:
-        status, payload = result
-        if status == "too-long":
+    def _check(locator: str, max_chars: int, result: ParseResult) -> ParsedPdf:
+        if result[0] == "too-long":
             raise DocumentError(
                 locator, f"more than the source's max_text_chars ({max_chars:,}) of text: nothing indexed"
             )
-        if status == "error":
-            raise DocumentError(locator, f"cannot parse PDF ({payload}); the file may be corrupt or truncated")
-        return payload
+        if result[0] == "error":
+            raise DocumentError(locator, f"cannot parse PDF ({result[1]}); the file may be corrupt or truncated")
+        return result[1]
 
     def _started(self):
         if self._process is not None and self._process.is_alive():

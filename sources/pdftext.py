@@ -25,6 +25,7 @@ import math
 import re
 import statistics
 from dataclasses import dataclass
+from typing import Literal
 
 _OPENS_BLOCK = re.compile(
     r"^(?:ARTICLE|Article|SECTION|Section|EXHIBIT|Exhibit|SCHEDULE|Schedule)\s+[\dIVXLCA-Z]"
@@ -44,6 +45,10 @@ _PARAGRAPH_GAP = 1.35  # a pitch this many times the page's usual one separates 
 _SHORT_LINE = 0.82  # a line ending before this share of the column's width ends its block
 _SIZE_STEP = 0.9  # points of font size difference that separate blocks
 
+Blocks = list[tuple[int, str]]  # text blocks with their page number (1-based), in reading order
+# A parse that gives no text: past max_chars (the characters read by then), or what the parser said
+Refused = tuple[Literal["too-long"], int] | tuple[Literal["error"], str]
+
 
 @dataclass(frozen=True)
 class Line:
@@ -57,16 +62,16 @@ class Line:
     bold: bool
 
 
-def read_document(path: str, max_chars: int) -> tuple[str, object]:
+def read_document(path: str, max_chars: int) -> tuple[Literal["ok"], tuple[Blocks, list[int]]] | Refused:
     """("ok", (blocks, pages_without_text)) with blocks [(page, text), ...]; ("too-long", chars);
     or ("error", message). Runs in the parse worker."""
     import pypdfium2 as pdfium
 
     try:
         document = pdfium.PdfDocument(path)
-    except Exception as exc:  # PdfiumError and friends: a damaged or unsupported file
+    except Exception as exc:  # noqa: BLE001 - PdfiumError and friends: a damaged or unsupported file
         return "error", f"{type(exc).__name__}: {exc}"
-    blocks: list[tuple[int, str]] = []
+    blocks: Blocks = []
     empty: list[int] = []
     chars = 0
     try:
@@ -150,9 +155,9 @@ def _middle_of_columns(lines: list[Line]) -> float | None:
     """The x between two columns when the lines fall into two (several wholly on each side), else None."""
     if len(lines) < 8:
         return None
-    middle = (min(l.left for l in lines) + max(l.right for l in lines)) / 2
-    left = sum(l.right < middle for l in lines)
-    right = sum(l.left > middle for l in lines)
+    middle = (min(line.left for line in lines) + max(line.right for line in lines)) / 2
+    left = sum(line.right < middle for line in lines)
+    right = sum(line.left > middle for line in lines)
     return middle if left >= 4 and right >= 4 and right >= 0.25 * len(lines) else None
 
 
@@ -165,11 +170,11 @@ def _reading_order(lines: list[Line]) -> list[Line]:
     band: list[Line] = []
 
     def close_band() -> None:
-        band.sort(key=lambda l: (l.left > middle, -l.baseline))
+        band.sort(key=lambda line: (line.left > middle, -line.baseline))
         ordered.extend(band)
         band.clear()
 
-    for line in sorted(lines, key=lambda l: -l.baseline):
+    for line in sorted(lines, key=lambda each: -each.baseline):
         if line.left <= middle <= line.right:  # spans the gutter: a heading across both columns
             close_band()
             ordered.append(line)
@@ -185,9 +190,11 @@ def page_blocks(lines: list[Line]) -> list[str]:
         return []
     pitches = [a.baseline - b.baseline for a, b in zip(lines, lines[1:]) if 0 < a.baseline - b.baseline]
     pitch = statistics.median(pitches) if pitches else 0.0
-    page_right = max(l.right for l in lines)
+    page_right = max(line.right for line in lines)
     middle = _middle_of_columns(lines)
-    left_column_right = max((l.right for l in lines if l.right < middle), default=page_right) if middle else page_right
+    left_column_right = (
+        max((line.right for line in lines if line.right < middle), default=page_right) if middle else page_right
+    )
     blocks: list[list[str]] = [[lines[0].text]]
     for previous, line in zip(lines, lines[1:]):
         column_right = left_column_right if middle and previous.right < middle else page_right

@@ -10,6 +10,7 @@ import hashlib
 from pathlib import Path
 
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType
+from cairn.schemas.source_config import WikiSourceConfig
 from cairn.sources import frontmatter as fm
 from cairn.sources.base import DocumentError
 from cairn.sources.blobsource import BlobSource
@@ -26,7 +27,7 @@ def version_hash(raw: bytes) -> str:
     return hashlib.sha256(normalise(raw)).hexdigest()
 
 
-class WikiSource(BlobSource):
+class WikiSource(BlobSource[WikiSourceConfig]):
     kind = SourceType.WIKI
     suffixes = (".md", ".markdown")
     no_acl_advice = "declare 'acl' in front matter or a default acl on the source"

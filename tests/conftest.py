@@ -1,4 +1,5 @@
-"""Shared fixtures: a Prefect test server per session (started in the background), scratch configs, a small wiki written per test."""
+"""Shared fixtures: a Prefect test server per session (started in the background), scratch configs, a small wiki
+written per test."""
 
 from __future__ import annotations
 

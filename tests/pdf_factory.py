@@ -2,7 +2,7 @@
 
 Everything here writes files and parses nothing. The same spec always gives the same bytes
 (fixed creation date, no random IDs), so a test can compare a regenerated PDF byte for byte.
-What a contract says (its spec, and the default sample's text) is in tests/agreement_spec.py.
+What a contract says is its spec (tests/agreement_spec.py); the default sample's text is tests/agreement_sample.py.
 
 Layout, as a real contract:
 
@@ -26,7 +26,8 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from tests.agreement_spec import AgreementSpec, check_latin1, dated_line, definition_paragraph, sample_spec
+from tests.agreement_sample import sample_spec
+from tests.agreement_spec import AgreementSpec, check_latin1, dated_line, definition_paragraph
 
 CREATION_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 FONT = "Times"

@@ -23,12 +23,13 @@ import json
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from cairn.redact import redact
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType
-from cairn.schemas.config import PagerDutySourceConfig
+from cairn.schemas.source_config import PagerDutySourceConfig
 from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, SourceError
 from cairn.sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy, checked_id, segment
 from cairn.sources.pagerduty.render import incident_heading, render
@@ -68,14 +69,14 @@ def parse_time(value, field: str, incident_id: str) -> int:
     return int(parsed.timestamp())
 
 
-class PagerDutySource(Connector):
+class PagerDutySource(Connector[PagerDutySourceConfig]):
     kind = SourceType.PAGERDUTY
     no_acl_advice = "map its team or service in 'access', or set acl on the source"
     cursor_key = "high_water"  # the latest change seen (API mode)
 
     def __init__(self, config: PagerDutySourceConfig, cursor: dict | None = None) -> None:
         super().__init__(config, cursor)
-        self.api_url = config.api_url
+        self.api_url = config.api_url or ""  # "": an export folder (the config has exactly one of the two)
         self.folder = Path(config.path) if config.path else None
         self.severity_map = {**DEFAULT_SEVERITY, **config.severity_map}
         self.max_bytes = config.max_incident_bytes
@@ -98,7 +99,7 @@ class PagerDutySource(Connector):
 
     # ---- discovery ------------------------------------------------------------------------------
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
-        items = self._list_api() if self.api else self._list_export()
+        items = self._list_api(self.api) if self.api else self._list_export(self._export_folder())
         for position, (where, incident) in enumerate(items):
             incident_id = incident.get("id") if isinstance(incident, dict) else None
             if not isinstance(incident_id, str) or not incident_id:
@@ -120,7 +121,16 @@ class PagerDutySource(Connector):
                     self.high_water = value
             yield self.document_ref(incident_id, self._version(incident_id, incident))
 
-    def _list_api(self) -> Iterator[tuple[str, dict]]:
+    def _origin(self) -> str:
+        """Where the incidents come from: the API's URL, or the export folder's file:// URI."""
+        return self.api_url or self._export_folder().resolve().as_uri()
+
+    def _export_folder(self) -> Path:
+        assert self.folder is not None, "a source without an api_url has a path (the config model checks it)"
+        return self.folder
+
+    def _list_api(self, api: PagerDutyApi) -> Iterator[tuple[str, Any]]:
+        """(where, incident) as the API gave them: discover() checks the shape."""
         filters = {
             "statuses[]": list(self.config.statuses),
             "service_ids[]": list(self.config.service_ids),
@@ -133,7 +143,7 @@ class PagerDutySource(Connector):
                 mark = datetime.fromisoformat(self.resumed_mark.replace("Z", "+00:00"))
                 window = mark - timedelta(minutes=self.config.overlap_minutes)
                 changed = []
-                for entry in self.api.pages(
+                for entry in api.pages(
                     "/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}
                 ):
                     incident_id = (entry.get("incident") or {}).get("id") if isinstance(entry, dict) else None
@@ -144,26 +154,30 @@ class PagerDutySource(Connector):
                         checked_id(incident_id)
                     except ValueError:
                         continue  # never put into a URL; the full listing of a later run reports it
-                    yield "/incidents", self.api.get(f"/incidents/{segment(incident_id)}").get("incident")
+                    yield "/incidents", api.get(f"/incidents/{segment(incident_id)}").get("incident")
                 return
             self.complete = not (since or until or any(filters.values()))
-            params = {k: v for k, v in filters.items() if v}
-            params.update({"since": since} if since else {}, **({"until": until} if until else {}))
+            params: dict[str, str | list[str]] = {k: v for k, v in filters.items() if v}
+            if since:
+                params["since"] = since
+            if until:
+                params["until"] = until
             if not since and not until:
                 params["date_range"] = "all"
-            for incident in self.api.pages("/incidents", "incidents", params):
+            for incident in api.pages("/incidents", "incidents", params):
                 yield "/incidents", incident
         except ApiError as exc:
             raise SourceError(
                 f"source {self.name!r}: PagerDuty API at {redact(self.api_url)}: {redact(str(exc))}"
             ) from None
 
-    def _list_export(self) -> Iterator[tuple[str, dict]]:
-        if not self.folder.is_dir():
-            raise SourceError(f"source {self.name!r}: export folder {self.folder} does not exist")
-        pages = sorted(self.folder.glob("incidents*.json"))
+    def _list_export(self, folder: Path) -> Iterator[tuple[str, Any]]:
+        """(file name, incident) as the export holds them: discover() checks the shape."""
+        if not folder.is_dir():
+            raise SourceError(f"source {self.name!r}: export folder {folder} does not exist")
+        pages = sorted(folder.glob("incidents*.json"))
         if not pages:
-            raise SourceError(f"source {self.name!r}: no incidents*.json in {self.folder}")
+            raise SourceError(f"source {self.name!r}: no incidents*.json in {folder}")
         for page in pages:
             try:
                 data = json.loads(page.read_text(encoding="utf-8"))
@@ -180,7 +194,7 @@ class PagerDutySource(Connector):
         """Why an export incident is refused by the sizes of its files (never read), or None."""
         if self.folder is None:
             return None
-        sizes = {}
+        sizes: dict[str, int] = {}
         for part in PARTS:
             path = self.folder / incident_id / f"{part}.json"
             sizes[path.name] = path.stat().st_size if path.is_file() else 0
@@ -214,7 +228,7 @@ class PagerDutySource(Connector):
         if incident is None:
             raise DocumentError(ref.locator, "incident was not discovered in this run")
         try:
-            parts = self._parts_api(ref.locator) if self.api else self._parts_export(ref.locator)
+            parts = self._parts_api(self.api, ref.locator) if self.api else self._parts_export(ref.locator)
             return self._document(ref, incident, *parts)
         except DocumentError:
             changed = incident.get("last_status_change_at") or incident.get("updated_at")
@@ -222,16 +236,17 @@ class PagerDutySource(Connector):
                 self.failed_changes.append(changed)
             raise
 
-    def _parts_api(self, incident_id: str) -> tuple[list, list, list]:
+    def _parts_api(self, api: PagerDutyApi, incident_id: str) -> tuple[list, list, list]:
         def fetch(part: str) -> list:
             items, size = [], 0
             try:
-                for item in self.api.pages(f"/incidents/{segment(incident_id)}/{part}", part):
+                for item in api.pages(f"/incidents/{segment(incident_id)}/{part}", part):
                     size += len(json.dumps(item, default=str))
                     if size > self.max_bytes:  # stop paging: the incident is refused, not held
                         raise DocumentError(
                             incident_id,
-                            f"{part} are over the source's max_incident_bytes ({self.max_bytes:,}); the rest was not fetched",
+                            f"{part} are over the source's max_incident_bytes ({self.max_bytes:,}); "
+                            "the rest was not fetched",
                         )
                     items.append(item)
             except ApiError as exc:
@@ -239,12 +254,13 @@ class PagerDutySource(Connector):
             return items
 
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            return tuple(pool.map(fetch, PARTS))
+            log_entries, notes, alerts = pool.map(fetch, PARTS)
+        return log_entries, notes, alerts
 
     def _parts_export(self, incident_id: str) -> tuple[list, list, list]:
-        out = []
+        out: list[list[dict]] = []
         for part in PARTS:
-            path = self.folder / incident_id / f"{part}.json"
+            path = self._export_folder() / incident_id / f"{part}.json"
             if not path.is_file():
                 out.append([])
                 continue
@@ -257,7 +273,8 @@ class PagerDutySource(Connector):
                     incident_id, f'{incident_id}/{part}.json is not a {{"{part}": [...]}} response'
                 ) from None
             out.append([i for i in items if isinstance(i, dict)])
-        return tuple(out)
+        log_entries, notes, alerts = out
+        return log_entries, notes, alerts
 
     def _document(
         self, ref: DocumentRef, incident: dict, log_entries: list, notes: list, alerts: list
@@ -311,9 +328,7 @@ class PagerDutySource(Connector):
             incident_id,
             ref.version_hash,
             grant,
-            source_uri=str(
-                incident.get("html_url") or f"{self.api_url or self.folder.resolve().as_uri()}/incidents/{incident_id}"
-            ),
+            source_uri=str(incident.get("html_url") or f"{self._origin()}/incidents/{incident_id}"),
             title=f"[#{number}] {title}" if number is not None else title,
             content=content,
             content_type=ContentType.INCIDENT,
@@ -334,7 +349,9 @@ class PagerDutySource(Connector):
         )
 
     def _severity(self, incident: dict) -> Severity:
-        priority = incident.get("priority") if isinstance(incident.get("priority"), dict) else {}
+        priority = incident.get("priority")
+        if not isinstance(priority, dict):
+            priority = {}
         for key in (priority.get("summary"), priority.get("name"), incident.get("urgency")):
             if key and key in self.severity_map:
                 return Severity.parse(self.severity_map[key])

@@ -80,8 +80,8 @@ def render(incident: dict, log_entries: list[dict], notes: list[dict], alerts: l
     if alerts:
         lines += ["", "### Alerts", ""]
         for alert in alerts:
-            body = alert.get("body") if isinstance(alert.get("body"), dict) else {}
-            detail = _details(body.get("details"))
+            body = alert.get("body")
+            detail = _details(body.get("details") if isinstance(body, dict) else None)
             lines += [
                 f"[{alert.get('severity', 'unknown')}] {alert.get('summary', '')} ({alert.get('status', '')}, "
                 f"{_when(alert.get('created_at'))})" + (f": {detail}" if detail else ""),

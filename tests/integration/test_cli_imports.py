@@ -19,7 +19,8 @@ import json, sys
 from cairn.cli.app import main
 rc = main(sys.argv[1:])
 sys.stdout.flush()
-print(json.dumps({"rc": rc, "loaded": sorted(m for m in ("prefect", "cairn.flows") if m in sys.modules)}), file=sys.stderr)
+loaded = sorted(m for m in ("prefect", "cairn.flows") if m in sys.modules)
+print(json.dumps({"rc": rc, "loaded": loaded}), file=sys.stderr)
 """
 
 

@@ -36,7 +36,7 @@ def _wiki(tmp_path):
     return root, config
 
 
-def unchanged_without_a_server(config, options: RunOptions = RunOptions()) -> dict | None:
+def unchanged_without_a_server(config, options: RunOptions | None = None) -> dict | None:
     """unchanged_run with no Prefect server configured, as from a shell (the session's test server stays
     configured for the flow runs around it)."""
     from prefect.settings import PREFECT_API_URL, temporary_settings

@@ -289,7 +289,8 @@ def test_a_hostile_corpus_is_ingested_with_every_input_accounted_for_and_memory_
 
     ratio = hostile.peak_rss_mb / baseline.peak_rss_mb
     print(
-        f"\npeak RSS: good inputs {baseline.peak_rss_mb:.0f} MB ({baseline.seconds:.1f} s, {baseline.cpu_seconds:.1f} s CPU); "
+        f"\npeak RSS: good inputs {baseline.peak_rss_mb:.0f} MB "
+        f"({baseline.seconds:.1f} s, {baseline.cpu_seconds:.1f} s CPU); "
         f"hostile corpus {hostile.peak_rss_mb:.0f} MB ({hostile.seconds:.1f} s, {hostile.cpu_seconds:.1f} s CPU); "
         f"ratio {ratio:.2f}"
     )

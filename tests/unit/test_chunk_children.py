@@ -47,7 +47,10 @@ def test_children_are_ordered_and_count_their_tokens():
 
 
 def test_children_concatenated_cover_the_section():
-    text = f"## Diagnosis\n\n{prose(300)}\n\n- {prose(80, 'item')}\n- {prose(90, 'other item')}\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    text = (
+        f"## Diagnosis\n\n{prose(300)}\n\n- {prose(80, 'item')}\n- {prose(90, 'other item')}\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |"
+    )
     units = markdown_units(text, CONFIG)
     children = split_children(units, CONFIG)
     assert squeeze("".join(c.text for c in children)) == squeeze("\n\n".join(u.text for u in units))

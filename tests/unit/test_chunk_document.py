@@ -290,7 +290,10 @@ def test_crlf_line_endings_chunk_like_lf():
 
 
 def test_unicode_text_and_headings_survive_with_ascii_ids():
-    body = "# Café déploiement\n\nLe redémarrage du service « auth » prend 4 minutes. 🚀\n\n## 再起動\n\n手順：ポッドを再起動します。\n"
+    body = (
+        "# Café déploiement\n\nLe redémarrage du service « auth » prend 4 minutes. 🚀\n\n"
+        "## 再起動\n\n手順：ポッドを再起動します。\n"
+    )
     sections = chunk_document(document(body, title="Café"), CONFIG)
     assert len(sections) == 1
     assert sections[0].section_id == "cafe-deploiement"

@@ -9,7 +9,10 @@ CONFIG = ChunkingConfig()
 
 
 def test_blocks_become_units_with_their_kind_and_heading_path():
-    body = "# Gateway\n\nIntro.\n\n## Diagnosis\n\n- check pods\n- check logs\n\n### Logs\n\n> Quoted warning.\n\n<div>raw</div>\n\n---\n"
+    body = (
+        "# Gateway\n\nIntro.\n\n## Diagnosis\n\n- check pods\n- check logs\n\n"
+        "### Logs\n\n> Quoted warning.\n\n<div>raw</div>\n\n---\n"
+    )
     units = markdown_units(body, CONFIG)
     assert [(u.kind, u.heading_path, u.level) for u in units] == [
         ("heading", ("Gateway",), 1),

@@ -8,9 +8,10 @@ from cairn.chunkers.sections import pack_sections
 from cairn.schemas.config import ChunkingConfig
 
 CONFIG = ChunkingConfig()
-_WORDS = st.sampled_from(
-    "gateway restart the pod queue drains replica Redis latency budget token-service rollback kubectl é 再起動 503".split()
+_VOCABULARY = (
+    "gateway restart the pod queue drains replica Redis latency budget token-service rollback kubectl é 再起動 503"
 )
+_WORDS = st.sampled_from(_VOCABULARY.split())
 
 
 def _sentence():

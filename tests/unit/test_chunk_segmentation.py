@@ -37,8 +37,8 @@ def test_cheap_cut_positions_are_preferred():
 def test_a_glued_item_never_ends_a_segment():
     sizes = [30, 5, 30, 5, 30, 5, 30]
     glued = [False, True, False, True, False, True, False]
-    for a, b in plan(sizes, glued=glued):
-        assert not glued[b - 1] or b == len(sizes)
+    for _, end in plan(sizes, glued=glued):
+        assert not glued[end - 1] or end == len(sizes)
 
 
 def test_an_item_larger_than_the_maximum_stands_alone():

@@ -138,7 +138,9 @@ def test_dockerfile_copies_only_what_exists_and_installs_cpu_torch_first():
     instructions = _dockerfile_instructions()
     assert instructions[0][0] == "FROM"
     ignore = [
-        l.strip() for l in (REPO / ".dockerignore").read_text().splitlines() if l.strip() and not l.startswith("#")
+        line.strip()
+        for line in (REPO / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
     ]
     copies = [rest for keyword, rest in instructions if keyword in ("COPY", "ADD")]
     assert copies

@@ -38,16 +38,17 @@ def wiki(tmp_path) -> Path:
     return tmp_path / "wiki"
 
 
-def sync(tmp_path: Path, store: InMemoryStore, options: RunOptions = RunOptions(), **source) -> SourceReport:
-    """One run of the source `wiki` (tmp_path/wiki) into `store`; the embedding cache and cursors persist in
-    tmp_path between runs, as they do next to an index."""
+def sync(tmp_path: Path, store: InMemoryStore, options: RunOptions | None = None, **source) -> SourceReport:
+    """One run of the source `wiki` (tmp_path/wiki) into `store` (`options`: none beyond the config by default);
+    the embedding cache and cursors persist in tmp_path between runs, as they do next to an index."""
     settings = {"name": "wiki", "type": "wiki", "path": str(tmp_path / "wiki"), "tenant": "acme", "acl": ["sre"]}
     config = load_config(write_config(tmp_path / "c.toml", tmp_path / "index", [{**settings, **source}]))
     encoder = HashingEncoder()
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
         steps = Steps.bind(config, encoder, cache, store, InlineRunner())
-        return SourceSync(RunContext(config, options, store, state, steps, Silent()), config.sources[0]).sync()
+        run = RunContext(config, options or RunOptions(), store, state, steps, Silent())
+        return SourceSync(run, config.sources[0]).sync()
     finally:
         cache.close()
         state.close()

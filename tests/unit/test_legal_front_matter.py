@@ -110,7 +110,10 @@ def test_the_pdf_source_names_the_agreement_by_its_title_line_or_its_opening_sta
         metadata([["Exhibit 10.1", LEGEND, "Exhibit 10.1 CONSULTING AGREEMENT", OPENING]], "file-stem")["title"]
         == "CONSULTING AGREEMENT"
     )
-    opening_only = 'This SOFTWARE LICENSE AND MAINTENANCE AGREEMENT ("Agreement") is entered into as of May 1, 2010 between A and B.'
+    opening_only = (
+        'This SOFTWARE LICENSE AND MAINTENANCE AGREEMENT ("Agreement") is entered into as of May 1, 2010 '
+        "between A and B."
+    )
     assert (
         metadata([["Exhibit 10.16", LEGEND, opening_only]], "file-stem")["title"]
         == "SOFTWARE LICENSE AND MAINTENANCE AGREEMENT"

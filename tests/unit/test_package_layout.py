@@ -17,8 +17,9 @@ LAYER_FOLDERS = {
     name.removeprefix("cairn.").removeprefix("cairn"): REPO / folder for name, folder in PACKAGE_DIRS.items()
 }
 
-# What each layer may import of Cairn (besides itself and the root package's own modules: cairn.errors, cairn.redact). Data flows one way:
-# sources -> chunkers -> index -> Milvus <- query; quality reads what index wrote; flows wire them; cli on top.
+# What each layer may import of Cairn (besides itself and the root package's own modules: cairn.errors,
+# cairn.redact). Data flows one way: sources -> chunkers -> index -> Milvus <- query; quality reads what index
+# wrote; flows wire them; cli on top.
 ALLOWED = {
     "": set(),
     "schemas": set(),

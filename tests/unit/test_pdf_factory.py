@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from tests import pdf_factory as pf
-from tests.agreement_spec import sample_spec
+from tests.agreement_sample import sample_spec
 from tests.conftest import REPO
 
 
@@ -85,7 +85,7 @@ def test_truncated_corrupt_and_not_a_pdf(tmp_path):
 
     pypdf = pytest.importorskip("pypdf")
     for path in (tmp_path / "t.pdf", tmp_path / "c.pdf", html):
-        with pytest.raises(Exception):
+        with pytest.raises(pypdf.errors.PdfReadError):
             pypdf.PdfReader(path, strict=True)
 
 

@@ -58,7 +58,8 @@ def test_identifiers_that_would_not_fit_are_refused_never_clipped(tmp_path):
     with pytest.raises(ConfigError, match="ACL group"):
         _load(
             tmp_path,
-            f'[[sources]]\nname = "w"\ntype = "wiki"\ntenant = "a"\npath = "p"\nacl = ["{"g" * (ARRAY_ITEM_LENGTH + 1)}"]\n',
+            f'[[sources]]\nname = "w"\ntype = "wiki"\ntenant = "a"\npath = "p"\n'
+            f'acl = ["{"g" * (ARRAY_ITEM_LENGTH + 1)}"]\n',
         )
     many = ", ".join(f'"g{i}"' for i in range(ARRAY_FIELDS["access_control_list"] + 1))
     with pytest.raises(ConfigError, match="ACL groups, over the"):

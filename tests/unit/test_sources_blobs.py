@@ -82,7 +82,7 @@ def test_s3_local_path_streams_into_a_temporary_file_removed_afterwards(s3, moto
         assert path.suffix == ".pdf" and path.read_bytes() == body
     assert not path.exists()
     with pytest.raises(DocumentError, match="no longer exists"):
-        with store.local_path("missing.pdf") as gone:
+        with store.local_path("missing.pdf"):
             pass
     with pytest.raises(RuntimeError):  # removed even when the caller fails
         with store.local_path("big.pdf") as path:
