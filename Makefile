@@ -23,11 +23,11 @@ demo: $(STAMP)
 	$(BIN)/cairn query "how do I fail over the ledger-db primary" --tenant acme --group sre --k 3
 	$(BIN)/cairn query "TLS certificate expired on the edge proxy" --tenant acme --group sre --k 3
 
-# The unit layer and one integration test per real component and contract (marked `core`): what CI runs.
-test: $(STAMP)
+# Lint, then the unit layer and one integration test per real component and contract (marked `core`): what CI runs.
+test: lint
 	$(BIN)/python -m pytest -q --durations=15 -m "not slow or core"
 
-# ruff (lint and format) and mypy (strict on the root, schemas, index and query): part of `make test`.
+# ruff (lint and format, 120 columns) and mypy (strict on the root, schemas, index and query): part of `make test`.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

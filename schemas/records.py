@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, Self
 
 TEMPORAL_OPEN = 253402300799  # 9999-12-31T23:59:59Z: "still valid"
 # Between two pages of a paged document's content (a PDF): sources join pages with it, chunkers number them by it.
@@ -22,7 +22,7 @@ class _ValueEnum(str, Enum):  # noqa: UP042 - StrEnum would print a member as it
     """A string enum whose parse error lists the allowed values."""
 
     @classmethod
-    def parse(cls, value: str | None, default: _ValueEnum | None = None) -> _ValueEnum:
+    def parse(cls, value: str | None, default: Self | None = None) -> Self:
         if value is None or value == "":
             if default is None:
                 raise ValueError(f"{cls.__name__} is required; allowed: {', '.join(m.value for m in cls)}")

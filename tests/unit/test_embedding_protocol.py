@@ -15,7 +15,10 @@ def test_the_bundled_models_are_encoders_without_loading_their_weights():
 
 
 def test_the_task_runner_encoder_is_an_encoder():
-    runner_encoder = RunnerEncoder.around(load_encoder("all-MiniLM-L6-v2", "torch"), runner=None, parts=2)
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    runner = ThreadPoolTaskRunner()  # not started: building the encoder submits nothing
+    runner_encoder = RunnerEncoder.around(load_encoder("all-MiniLM-L6-v2", "torch"), runner=runner, parts=2)
     assert isinstance(runner_encoder, Encoder) and runner_encoder.identity == "all-MiniLM-L6-v2/seq256/d384"
 
 
