@@ -61,14 +61,15 @@ class PrefectRunner:
 
     def _task(self, step: Step) -> Task:
         if step not in self._tasks:
-            as_task = task(name=step.name, cache_policy=NO_CACHE)
-            if step.retried:
-                as_task = task(
-                    name=step.name,
-                    cache_policy=NO_CACHE,
-                    retries=len(WRITE_RETRY_DELAYS),
-                    retry_delay_seconds=WRITE_RETRY_DELAYS,
-                    retry_condition_fn=transient,
-                )
-            self._tasks[step] = as_task(step.run)
+            # Retried steps are idempotent (upserts by deterministic id, deletes by id), so a retry is safe.
+            retry = (
+                {
+                    "retries": len(WRITE_RETRY_DELAYS),
+                    "retry_delay_seconds": WRITE_RETRY_DELAYS,
+                    "retry_condition_fn": transient,
+                }
+                if step.retried
+                else {}
+            )
+            self._tasks[step] = task(step.run, name=step.name, cache_policy=NO_CACHE, **retry)
         return self._tasks[step]
