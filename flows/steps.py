@@ -111,7 +111,7 @@ class Written:
 
 class Writer:
     """A batch's write: its rows, then the retirement of what they replace. Writes are idempotent (upserts by
-    deterministic id, deletes by id or version), so a retry is safe."""
+    deterministic id, retirements and deletes by the ids the ledger holds), so a retry is safe."""
 
     name: ClassVar[str] = "write"
     retried: ClassVar[bool] = True
@@ -120,9 +120,10 @@ class Writer:
         self.store = store
 
     def run(self, batch: WriteBatch) -> Written:
-        """New version first (children before parents), then everything else the documents had in service:
-        a reader never finds a document missing. A document the index refuses fails alone (written again on its
-        own to find which); a store that refuses every document fails the batch, and so the source."""
+        """New version first (children before parents), then everything else the documents had in service
+        (the ledger's rows of other versions retired, leftovers of its own version deleted, by id): a reader never
+        finds a document missing. A document the index refuses fails alone (written again on its own to find
+        which); a store that refuses every document fails the batch, and so the source."""
         store = self.store
         try:
             _upsert(store, batch.rows)
@@ -146,8 +147,8 @@ class Writer:
         }
 
         def retire(pair: tuple) -> None:
-            doc, previous = pair
-            store.retire_other_versions(doc.document_id, doc.version_hash, batch.history, at=doc.temporal_start)
+            doc, previous = pair  # by the ledger's ids, every row to retire (index/protocol.py retire_chunks)
+            store.retire_chunks(previous.superseded(doc.version_hash), batch.history, at=doc.temporal_start)
             store.delete_chunks(previous.leftovers(doc.version_hash, written_ids.get(doc.document_id, set())))
 
         refused.update(_each_document(retiring, retire, None, "retiring its previous version failed"))
@@ -195,7 +196,8 @@ STORE_DOWN_AFTER = 3  # documents in a row refused (none written, none over its 
 
 
 class StaleRetirer:
-    """Take documents the source no longer yields out of service (deleted, or superseded with history)."""
+    """Take documents the source no longer yields out of service (deleted, or superseded with history), by the
+    ids of their rows in the ledger."""
 
     name: ClassVar[str] = "retire-stale"
     retried: ClassVar[bool] = True
@@ -203,10 +205,11 @@ class StaleRetirer:
     def __init__(self, store: IndexStore) -> None:
         self.store = store
 
-    def run(self, document_ids: list[str], history: bool) -> int:
-        self.store.retire_documents(document_ids, history, at=int(time.time()))
+    def run(self, stale: dict[str, list[str]], history: bool) -> int:
+        """`stale`: document_id -> the chunk ids of its current rows; how many documents were retired."""
+        self.store.retire_chunks([chunk_id for ids in stale.values() for chunk_id in ids], history, int(time.time()))
         failpoint("stale-retired")
-        return len(document_ids)
+        return len(stale)
 
 
 class Step(Protocol):
@@ -277,5 +280,5 @@ class Steps:
         """The batch's write, as a callable for the writer thread (flows/writer.py)."""
         return self.runner.later(self.writer, label, batch)
 
-    def retire_stale(self, document_ids: list[str], history: bool, label: str) -> int:
-        return self.runner.call(self.retirer, label, document_ids, history)
+    def retire_stale(self, stale: dict[str, list[str]], history: bool, label: str) -> int:
+        return self.runner.call(self.retirer, label, stale, history)

@@ -75,9 +75,8 @@ class SourceSync:
         if refusal:
             report.fail(self.name, SOURCE_FAILURE, refusal)
         elif plan.stale_document_ids:
-            report.documents.deleted = run.steps.retire_stale(
-                plan.stale_document_ids, self.source_config.keep_history, self.name
-            )
+            stale = {document_id: sorted(ledger[document_id].rows) for document_id in plan.stale_document_ids}
+            report.documents.deleted = run.steps.retire_stale(stale, self.source_config.keep_history, self.name)
         run.store.flush()
         saved = source_cursor(source)
         if saved is not None:

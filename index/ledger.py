@@ -30,7 +30,7 @@ class IndexedDocument:
 
     document_id: str
     versions: set[str] = field(default_factory=set)  # versions among its current rows (parents or children)
-    rows: dict[str, str] = field(default_factory=dict)  # chunk_id -> version_hash, every current row
+    rows: dict[str, str] = field(default_factory=dict)  # chunk_id -> version_hash, every current row (retired by id)
     parents: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk_id -> (version, sections, children)
     children_per_parent: Counter[str] = field(default_factory=Counter)  # parent chunk_id -> child rows present
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
@@ -43,6 +43,10 @@ class IndexedDocument:
             return None
         (version,) = self.versions
         return version
+
+    def superseded(self, version: str) -> list[str]:
+        """Rows of every version but `version`: what a write of `version` takes out of service, by id."""
+        return sorted(cid for cid, v in self.rows.items() if v != version)
 
     def leftovers(self, version: str, written: set[str]) -> list[str]:
         """Rows of `version` that a rewrite of it did not produce (a chunker change, a half-written run)."""

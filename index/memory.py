@@ -1,11 +1,12 @@
 """A collection held in a dict: the store protocol (index/protocol.py) without Milvus, for tests of the sync
 logic. A real implementation with MilvusStore's semantics (tests/integration/test_index_memory.py runs the
-same writes on both and compares), not a mock: upserts replace by chunk_id, retiring deletes or with history
-marks superseded, and the ledger is computed by the same code (index/ledger.py read_ledger). Nothing persists."""
+same writes on both and compares), not a mock: upserts replace by chunk_id, retiring by chunk_id deletes or
+with history marks superseded, and the ledger is computed by the same code (index/ledger.py read_ledger).
+Nothing persists."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from cairn.index.ledger import IndexedDocument, read_ledger
 from cairn.schemas import ChunkType
@@ -34,24 +35,15 @@ class InMemoryStore:
             self.rows[row["chunk_id"]] = dict(row)
         return len(rows)
 
-    def retire_other_versions(self, document_id: str, keep_version: str, history: bool, at: int) -> int:
-        return self._retire(
-            lambda row: row["document_id"] == document_id and row["version_hash"] != keep_version, history, at
-        )
-
-    def retire_documents(self, document_ids: Iterable[str], history: bool, at: int) -> None:
-        ids = set(document_ids)
-        self._retire(lambda row: row["document_id"] in ids, history, at)
-
-    def _retire(self, match: Callable[[Row], bool], history: bool, at: int) -> int:
-        retiring = [row for row in self.rows.values() if row["is_current"] and match(row)]
-        for row in retiring:
-            if history:
+    def retire_chunks(self, chunk_ids: Iterable[str], history: bool, at: int) -> None:
+        if not history:
+            self.delete_chunks(chunk_ids)
+            return
+        for chunk_id in chunk_ids:  # one dict: no reader sees a half-done call, so no order to keep
+            row = self.rows.get(chunk_id)
+            if row is not None:
                 row["is_current"] = False
                 row["temporal_end"] = min(int(row["temporal_end"]), at)
-            else:
-                del self.rows[row["chunk_id"]]
-        return len(retiring)
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
         for chunk_id in chunk_ids:

@@ -12,8 +12,8 @@ from cairn.schemas.fields import Row
 
 
 class IndexStore(Protocol):
-    """The rows of one collection as an ingest writes them: upserts by chunk_id, versions and documents taken
-    out of service (deleted, or with history marked superseded), and the ledger read back from the rows."""
+    """The rows of one collection as an ingest writes them: upserts by chunk_id, rows taken out of service by
+    chunk_id (deleted, or with history marked superseded), and the ledger read back from the rows."""
 
     config: MilvusConfig  # write_batch_rows: how many rows an upsert call carries
 
@@ -21,17 +21,16 @@ class IndexStore(Protocol):
         """Write rows, each replacing any row with its chunk_id; how many were written."""
         ...
 
-    def retire_other_versions(self, document_id: str, keep_version: str, history: bool, at: int) -> int:
-        """Take every current row of the document that is not `keep_version` out of service: delete it, or with
-        history mark it superseded (is_current false, temporal_end = `at` if earlier)."""
-        ...
-
-    def retire_documents(self, document_ids: Iterable[str], history: bool, at: int) -> None:
-        """Take every current row of these documents out of service, as retire_other_versions does."""
+    def retire_chunks(self, chunk_ids: Iterable[str], history: bool, at: int) -> None:
+        """Take these rows out of service, by primary key: delete them, or with history mark them superseded
+        (is_current false, temporal_end = `at` if earlier), children before parents. The ids are the ledger's
+        (IndexedDocument.rows), and that is every current row to retire, never a filter's guess: one writer holds
+        the index (the writer slot, flows/concurrency.py) and the ledger was read after taking it, so every
+        current row of the source is in the ledger, orphans included; nothing else writes until the run ends."""
         ...
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
-        """Delete these rows, current or not."""
+        """Delete these rows, current or not, by primary key."""
         ...
 
     def flush(self) -> None:

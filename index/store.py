@@ -27,8 +27,6 @@ from cairn.schemas.collection import (
     OUTPUT_FIELDS,
     build_index_params,
     build_schema,
-    in_list,
-    quote,
     schema_mismatch,
 )
 from cairn.schemas.config import MilvusConfig
@@ -36,6 +34,7 @@ from cairn.schemas.fields import Row
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
+DELETE_BATCH = 500  # ids per delete call: the expression pymilvus sends names each one
 
 
 class MilvusStore:
@@ -96,43 +95,50 @@ class MilvusStore:
             self.client.upsert(self.collection, rows[start : start + size])
         return len(rows)
 
-    def retire_other_versions(self, document_id: str, keep_version: str, history: bool, at: int) -> int:
-        """Take every current row of the document that is not `keep_version` out of service: delete it,
-        or with history mark it superseded (is_current false, temporal_end = `at`)."""
-        expr = f"document_id == {quote(document_id)} and version_hash != {quote(keep_version)} and is_current == true"
-        return self._retire(expr, history, at)
-
-    def retire_documents(self, document_ids: Iterable[str], history: bool, at: int) -> None:
-        ids = list(document_ids)
-        for start in range(0, len(ids), 200):
-            self._retire(f"{in_list('document_id', ids[start : start + 200])} and is_current == true", history, at)
-
-    def _retire(self, expr: str, history: bool, at: int) -> int:
+    def retire_chunks(self, chunk_ids: Iterable[str], history: bool, at: int) -> None:
+        """Take these rows out of service by primary key: delete them, or with history mark them superseded
+        (is_current false, temporal_end = `at` if earlier), children before parents (a reader never meets a
+        current child of a retired parent). The ids come from the ledger (IndexedDocument.rows; why that is
+        every row to retire: index/protocol.py), never from a filter: on Milvus Lite a filtered delete or query
+        scans the whole collection, one by primary key goes straight to the rows. Measured on 20,400 rows
+        (Milvus Lite 3.2.2, 2 cores), 10 rows at a time: deleted by ids in 6-11 ms (median), by a filter on
+        other fields (the retirement this replaced) in 140-250 ms; read by ids (history) in 15-27 ms, by a
+        filter in 140-150 ms. A filter's cost grows with the collection, a primary key's with the rows named."""
+        ids = list(dict.fromkeys(chunk_ids))
         if not history:
-            result = self.client.delete(self.collection, filter=expr)
-            return int(result.get("delete_count", 0)) if isinstance(result, dict) else 0
-        rows = list(self.iterate(expr, ROW_FIELDS))
-        for row in rows:
-            row["is_current"] = False
-            row["temporal_end"] = min(int(row["temporal_end"]), at)
-        # children first: a version being retired never leaves current children without their parent
-        rows.sort(key=lambda row: row["chunk_type"] == ChunkType.FULL_TEXT.value)
-        self.upsert(rows)
-        return len(rows)
+            self.delete_chunks(ids)
+            return
+        size = self.config.write_batch_rows
+        if len(ids) > size:  # children first across calls too: one light read of every row's kind
+            parents = {
+                row["chunk_id"]
+                for start in range(0, len(ids), size)
+                for row in self.reader.rows(ids[start : start + size], ["chunk_id", "chunk_type"])
+                if row["chunk_type"] == ChunkType.FULL_TEXT.value
+            }
+            ids.sort(key=lambda chunk_id: chunk_id in parents)
+        for start in range(0, len(ids), size):
+            rows = self.reader.rows(ids[start : start + size], ROW_FIELDS)
+            for row in rows:
+                row["is_current"] = False
+                row["temporal_end"] = min(int(row["temporal_end"]), at)
+            rows.sort(key=lambda row: row["chunk_type"] == ChunkType.FULL_TEXT.value)
+            self.upsert(rows)
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
-        ids = list(chunk_ids)
-        for start in range(0, len(ids), 500):
-            self.client.delete(self.collection, filter=in_list("chunk_id", ids[start : start + 500]))
+        """Delete these rows, current or not, by primary key (pymilvus `delete(ids=...)`), in batches."""
+        ids = list(dict.fromkeys(chunk_ids))
+        for start in range(0, len(ids), DELETE_BATCH):
+            self.client.delete(self.collection, ids=ids[start : start + DELETE_BATCH])
 
     def flush(self) -> None:
         self.client.flush(self.collection)
 
     def settle(self) -> None:
         """After each batch an ingest writes. Milvus Lite (in its server process, index/liteserver.py) buffers
-        unflushed rows in a memtable (flushed on its own only at 128 MB) that every filtered delete or
-        query scans row by row: unflushed, its memory and the time per document grow with the rows
-        written so far (bench/rss.py). A server seals segments itself and rate-limits flush calls, and its
+        unflushed rows in a memtable (flushed on its own only at 128 MB) that every filtered query scans
+        row by row: unflushed, its memory and the time per document grow with the rows written so far
+        (bench/rss.py). A server seals segments itself and rate-limits flush calls, and its
         memory is not the ingest's: nothing to do there."""
         if self.config.is_lite:
             self.flush()

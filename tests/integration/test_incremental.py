@@ -167,6 +167,34 @@ def test_history_keeps_superseded_versions_out_of_service_with_their_bounds(wiki
     assert not any(h.title == "Kafka consumer lag" for h in before)  # the page did not exist yet
 
 
+@pytest.mark.parametrize("keep_history", [False, True])
+def test_deletes_by_id_leave_no_orphan_rows_in_a_full_scan(wiki, tmp_path, keep_history):
+    """Edits and a deletion retired by the chunk ids the ledger holds (no filter), then every row of the
+    collection read: each child's parent row is there, each document serves one version, and the replaced
+    rows are kept out of service with history (acme-wiki's keep_history), else gone."""
+    config = make_config(tmp_path, wiki, keep_history=keep_history)
+    ingest_flow(config_path=str(config))
+    first = snapshot(config)
+    edit(wiki)  # every page of the corpus: three edited, ledger-failover.md deleted
+    report = ingest_flow(config_path=str(config))
+    assert (report["documents"]["indexed"], report["documents"]["deleted"]) == (3, 1)
+    rows = snapshot(config)  # a full scan: every row, current or not
+    parents = {k: r for k, r in rows.items() if r["chunk_type"] == ChunkType.FULL_TEXT.value}
+    for child in (r for r in rows.values() if r["chunk_type"] == ChunkType.CHILD.value):
+        parent = parents[child["parent_chunk_id"]]
+        assert (parent["is_current"], parent["version_hash"]) == (child["is_current"], child["version_hash"])
+    versions: dict[str, set[str]] = {}
+    for row in rows.values():
+        if row["is_current"]:
+            versions.setdefault(row["locator"], set()).add(row["version_hash"])
+    assert set(versions) == {"kafka-lag.md", "leaked-credentials.md", "scanner.md"}
+    assert all(len(served) == 1 for served in versions.values())
+    # every first-version row was replaced; acme-wiki keeps history when asked, globex-wiki never does
+    kept = {k for k, r in first.items() if keep_history and r["source_name"] == "acme-wiki"}
+    assert {k for k, r in rows.items() if not r["is_current"]} == kept
+    assert not (set(first) - kept) & set(rows)
+
+
 def test_backfill_reprocesses_its_window_idempotently(wiki, tmp_path):
     config = make_config(tmp_path, wiki)
     ingest_flow(config_path=str(config))

@@ -1,5 +1,5 @@
-"""index.memory.InMemoryStore keeps MilvusStore's semantics: the same writes, retirements and deletes on both
-(Milvus Lite here) leave the same rows, current and superseded, and the same ledger."""
+"""index.memory.InMemoryStore keeps MilvusStore's semantics: the same writes, retirements and deletes by chunk id
+on both (Milvus Lite here) leave the same rows, current and superseded, and the same ledger."""
 
 from __future__ import annotations
 
@@ -54,22 +54,28 @@ def test_the_same_writes_leave_the_same_rows_and_ledger_in_memory_and_in_milvus(
     def document(name: str) -> str:
         return first[name][0]["document_id"]
 
+    def ids(name: str) -> list[str]:  # the rows of its first version, as the ledger lists them when it is edited
+        return [row["chunk_id"] for row in first[name]]
+
     gamma_children = [r for r in first["gamma"] if r["chunk_type"] == ChunkType.CHILD.value]
     gamma_child = gamma_children[0]["chunk_id"]
     orphan = dict(gamma_children[1], chunk_id="orphan", parent_chunk_id="gone")
     history = [
         ("upsert", ([row for rows in first.values() for row in rows],)),
-        ("upsert", (edited["alpha"],)),  # a new version, the old one deleted
-        ("retire_other_versions", (document("alpha"), edited["alpha"][0]["version_hash"], False, 1_800_000_000)),
+        ("upsert", (edited["alpha"],)),  # a new version, the old one deleted by id
+        ("retire_chunks", (ids("alpha"), False, 1_800_000_000)),
         ("upsert", (edited["beta"],)),  # a new version, the old one kept as history
-        ("retire_other_versions", (document("beta"), edited["beta"][0]["version_hash"], True, 1_800_000_000)),
+        ("retire_chunks", (ids("beta") + ["no-such-row"], True, 1_800_000_000)),
         ("delete_chunks", ([gamma_child, "no-such-row"],)),  # gamma: now a child short of complete
-        ("retire_documents", ([document("delta")], True, 1_800_000_100)),
+        ("retire_chunks", (ids("delta"), True, 1_800_000_100)),  # more rows than a write batch: several calls
+        ("retire_chunks", (ids("delta")[:2], True, 1_900_000_000)),  # a retry: the earlier end is kept
         ("upsert", ([orphan],)),  # a child whose parent row is not there
     ]
     memory = InMemoryStore()
     apply(memory, history)
-    milvus = MilvusStore(MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"), collection="memory_check"), dim=16)
+    config = MilvusConfig(uri=str(tmp_path / "index" / "cairn.db"), collection="memory_check", write_batch_rows=4)
+    assert len(ids("delta")) > config.write_batch_rows
+    milvus = MilvusStore(config, dim=16)
     try:
         milvus.ensure_collection()
         apply(milvus, history)
@@ -89,3 +95,5 @@ def test_the_same_writes_leave_the_same_rows_and_ledger_in_memory_and_in_milvus(
     assert milvus_ledger[document("gamma")].orphans == ["orphan"] and gamma_child not in in_milvus
     assert in_milvus[edited["beta"][0]["chunk_id"]] == (True, edited["beta"][0]["temporal_end"])
     assert sum(not current for current, _ in in_milvus.values()) == len(first["beta"]) + len(first["delta"])
+    assert {in_milvus[chunk_id] for chunk_id in ids("delta")} == {(False, 1_800_000_100)}
+    assert not set(ids("alpha")) & set(in_milvus) and "no-such-row" not in in_milvus

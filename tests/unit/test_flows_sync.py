@@ -106,13 +106,14 @@ def test_an_edited_document_alone_is_indexed_again_and_its_old_rows_are_gone(tmp
     assert len(store.rows) == sum(len(ids) for ids in now.values())
 
 
-def test_rows_a_rewrite_of_the_same_version_does_not_produce_are_removed(tmp_path, wiki):
+@pytest.mark.parametrize("keep_history", [False, True])  # debris of the served version, not a past version
+def test_rows_a_rewrite_of_the_same_version_does_not_produce_are_removed(tmp_path, wiki, keep_history):
     store = InMemoryStore()
-    sync(tmp_path, store)
+    sync(tmp_path, store, keep_history=keep_history)
     child = next(r for r in store.rows.values() if r["title"] == "Beta" and r["chunk_type"] == ChunkType.CHILD.value)
     store.upsert([dict(child, chunk_id="left-over", chunk_order=999)])  # as a chunker change would leave it
     assert store.ledger("wiki")[child["document_id"]].problems() == ["1 child rows more than their parents list"]
-    part = sync(tmp_path, store)
+    part = sync(tmp_path, store, keep_history=keep_history)
     assert (part.documents.indexed, part.embeddings_computed) == (1, 0)
     assert "left-over" not in store.rows and store.ledger("wiki")[child["document_id"]].complete_version
 
@@ -124,6 +125,33 @@ def test_a_deleted_file_is_retired(tmp_path, wiki):
     part = sync(tmp_path, store)
     assert (part.documents.deleted, part.documents.unchanged) == (1, 2)
     assert set(documents(store)) == {"Alpha", "Beta"} and len(store.ledger("wiki")) == 2
+
+
+@pytest.mark.parametrize("keep_history", [False, True])
+def test_after_an_edit_and_a_deletion_a_full_scan_finds_no_orphan_and_one_version_per_document(
+    tmp_path, wiki, keep_history
+):
+    store = InMemoryStore()
+    sync(tmp_path, store, keep_history=keep_history)
+    first = dict(store.rows)
+    page(wiki, "alpha", BODY + "\n\n## Escalation\n\nPage the database on-call when the lag does not fall.\n")
+    (wiki / "beta.md").unlink()
+    part = sync(tmp_path, store, keep_history=keep_history)
+    assert (part.documents.indexed, part.documents.deleted, part.documents.unchanged) == (1, 1, 1)
+    rows = list(store.rows.values())  # the whole collection, current or not
+    parents = {r["chunk_id"]: r for r in rows if r["chunk_type"] == ChunkType.FULL_TEXT.value}
+    for child in (r for r in rows if r["chunk_type"] == ChunkType.CHILD.value):
+        parent = parents[child["parent_chunk_id"]]  # no orphan: every child's parent row is there
+        assert (parent["is_current"], parent["version_hash"]) == (child["is_current"], child["version_hash"])
+    versions: dict[str, set[str]] = {}
+    for row in rows:
+        if row["is_current"]:
+            versions.setdefault(row["title"], set()).add(row["version_hash"])
+    assert set(versions) == {"Alpha", "Gamma"} and all(len(served) == 1 for served in versions.values())
+    replaced = {chunk_id for chunk_id, row in first.items() if row["title"] in ("Alpha", "Beta")}
+    kept = replaced if keep_history else set()  # history keeps them out of service; else they are deleted
+    assert {chunk_id for chunk_id, row in store.rows.items() if not row["is_current"]} == kept
+    assert not (replaced - kept) & set(store.rows)
 
 
 def test_removing_most_of_a_source_is_refused_unless_allowed(tmp_path):

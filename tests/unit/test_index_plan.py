@@ -74,3 +74,11 @@ def test_force_reprocesses_unchanged_documents():
     plan = plan_sync([ref("a", "v1"), ref("b", "v1")], ledger(indexed("a", "v1"), indexed("b", "v1")), force={"b"})
     assert [r.document_id for r in plan.to_index] == ["b"]
     assert [r.document_id for r in plan.unchanged] == ["a"]
+
+
+def test_a_write_of_one_version_retires_the_ledger_rows_of_every_other_version_orphans_included():
+    doc = IndexedDocument("a", versions={"v1", "v2"})
+    doc.rows = {"p1": "v1", "c1": "v1", "orphan-v1": "v1", "p2": "v2", "c2": "v2", "c2-old-chunking": "v2"}
+    assert doc.superseded("v2") == ["c1", "orphan-v1", "p1"]
+    assert doc.leftovers("v2", written={"p2", "c2"}) == ["c2-old-chunking"]  # its own version's debris
+    assert doc.superseded("v3") == sorted(doc.rows)  # a brand-new version replaces every row
