@@ -81,7 +81,8 @@ def plan_source(
     discover: Callable[[Source], Discovery] | None = None,
 ) -> Planned:
     """Discover the source (raising SourceError when it is unusable; `discover`: the run's discover step, by
-    default a Discoverer) and plan against the collection."""
+    default a Discoverer) and plan against the collection. A folder source reads only the files whose stat moved
+    since the last discovery (the version memo kept in `state`)."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
     access = access_fingerprint(source_config)
@@ -89,8 +90,11 @@ def plan_source(
     # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a
     # run after the access settings changed (every document must be rewritten, not only those changed since).
     relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
-    source = open_source(source_config, {} if relist else state.get(source_config.name), s3=s3)
+    # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
+    memo = state.versions(source_config.name)
+    source = open_source(source_config, {} if relist else state.get(source_config.name), s3=s3, memo=memo)
     found = (discover or Discoverer().run)(source)
+    memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")
     plan = plan_sync(
         found.refs,

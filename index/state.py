@@ -7,15 +7,26 @@ run of that source finished writing, so a killed run re-reads the same window.
 Cursors belong to the collection they were saved for. The serving collection's are stored under the source's
 name; a generation being built beside it (index/generations.py) keeps its own under `<generation>/<source>`,
 so a rebuild starts from a full listing and resumes from what it saved itself; the switch adopts them.
+
+Beside the cursors, each folder source's version memo (`versions()`, the sources' VersionMemo): every file's stat
+(size, mtime_ns, ctime_ns, inode) and the version last read from it, in a table of its own keyed by scope, source
+and path. Losing it costs one discovery that reads every file.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from sqlite3 import Connection
 from typing import Any
 
 from cairn.index.sqlite import open_or_rebuild
+
+Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode (sources/base.py FileStat)
+_MEMO_TABLE = """create table if not exists version_memo (
+    scope text not null, source text not null, path text not null,
+    size integer not null, mtime_ns integer not null, ctime_ns integer not null, inode integer not null,
+    version text not null, primary key (scope, source, path))"""
 
 
 class SourceState:
@@ -29,6 +40,8 @@ class SourceState:
             "create table if not exists cursor (source text primary key, state text not null)",
             "source state",
         )
+        self._db.execute(_MEMO_TABLE)
+        self._db.commit()
 
     def _key(self, source: str) -> str:
         return f"{self.scope}/{source}" if self.scope else source
@@ -49,6 +62,10 @@ class SourceState:
         )
         self._db.commit()
 
+    def versions(self, source: str) -> SavedVersions:
+        """The source's version memo in this scope, loaded whole; `save()` it once discovery has listed all."""
+        return SavedVersions(self._db, self.scope, source)
+
     def adopt(self, scope: str) -> None:
         """The cursors saved under `scope` (a generation that now serves) become the serving ones; the serving
         collection's old cursors go (an older cursor would only make discovery list more, never less)."""
@@ -63,12 +80,58 @@ class SourceState:
                 [(source[len(prefix) :], state) for source, state in rows],
             )
             self._db.execute("delete from cursor where substr(source, 1, ?) = ?", (len(prefix), prefix))
+            self._db.execute("delete from version_memo where scope = ''")
+            self._db.execute("update version_memo set scope = '' where scope = ?", (scope,))
 
     def forget(self, scope: str) -> None:
         """Drop the cursors of a generation that was abandoned."""
         prefix = f"{scope}/"
         with self._db:
             self._db.execute("delete from cursor where substr(source, 1, ?) = ?", (len(prefix), prefix))
+            self._db.execute("delete from version_memo where scope = ?", (scope,))
 
     def close(self) -> None:
         self._db.close()
+
+
+class SavedVersions:
+    """One source's version memo (sources/base.py VersionMemo) as the state file keeps it: read whole when
+    discovery starts, written in one transaction by `save()` when it has listed everything. A file not seen by
+    that discovery (gone, now unreadable, or changed and not yet remembered) loses its entry."""
+
+    def __init__(self, db: Connection, scope: str, source: str) -> None:
+        self._db, self._key = db, (scope, source)
+        rows = db.execute(
+            "select path, size, mtime_ns, ctime_ns, inode, version from version_memo where scope = ? and source = ?",
+            self._key,
+        )
+        self._known: dict[str, tuple[Stat, str]] = {
+            path: ((size, mtime, ctime, inode), version) for path, size, mtime, ctime, inode, version in rows
+        }
+        self._seen: set[str] = set()
+        self._new: dict[str, tuple[Stat, str]] = {}
+
+    def get(self, locator: str, stat: Stat) -> str | None:
+        known = self._known.get(locator)
+        if known is None or known[0] != tuple(stat):
+            return None
+        self._seen.add(locator)
+        return known[1]
+
+    def put(self, locator: str, stat: Stat, version: str) -> None:
+        self._new[locator] = (stat, version)
+
+    def save(self) -> None:
+        """Write what this discovery read and drop what it did not see (once per discovery, after it listed all);
+        nothing is written when nothing moved."""
+        gone = [(*self._key, path) for path in self._known.keys() - self._seen - self._new.keys()]
+        new = [(*self._key, path, *stat, version) for path, (stat, version) in self._new.items()]
+        if not gone and not new:
+            return
+        with self._db:
+            self._db.executemany("delete from version_memo where scope = ? and source = ? and path = ?", gone)
+            self._db.executemany(
+                "insert or replace into version_memo (scope, source, path, size, mtime_ns, ctime_ns, inode, version)"
+                " values (?, ?, ?, ?, ?, ?, ?, ?)",
+                new,
+            )

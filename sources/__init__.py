@@ -3,7 +3,9 @@
 One entry per source type in _CONNECTORS ("module:Class"); a connector is a sources.base.Connector whose
 constructor takes (SourceConfig, cursor: dict) and raises SourceError when the source cannot be used.
 File-based connectors (listed in _READS_FILES, built on sources.blobsource) also take `s3=S3Config` for
-sources at uri = "s3://bucket/prefix". `document_id(source_type, source_name, locator)` names a document.
+sources at uri = "s3://bucket/prefix", and `memo=VersionMemo` (sources.base): the versions of folder files as
+of their last read, so that a file whose stat did not move is not read again.
+`document_id(source_type, source_name, locator)` names a document.
 """
 
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
@@ -17,6 +19,7 @@ from cairn.sources.base import (
     DocumentError,
     Source,
     SourceError,
+    VersionMemo,
     document_id,
     source_cursor,
     source_history,
@@ -31,13 +34,15 @@ _CONNECTORS = {
 _READS_FILES = {"wiki", "pdf"}  # built on sources.blobsource: a folder or S3
 
 
-def open_source(config: SourceConfig, cursor: dict | None = None, *, s3: S3Config | None = None) -> Source:
+def open_source(
+    config: SourceConfig, cursor: dict | None = None, *, s3: S3Config | None = None, memo: VersionMemo | None = None
+) -> Source:
     target = _CONNECTORS.get(config.type)
     if target is None:
         supported = ", ".join(sorted(_CONNECTORS))
         raise SourceError(f"source {config.name!r}: type {config.type!r} is not supported yet (supported: {supported})")
     module, _, cls = target.partition(":")
-    extra = {"s3": s3} if config.type in _READS_FILES else {}
+    extra = {"s3": s3, "memo": memo} if config.type in _READS_FILES else {}
     return getattr(import_module(module), cls)(config, dict(cursor or {}), **extra)
 
 
@@ -46,6 +51,7 @@ __all__ = [
     "DocumentError",
     "Source",
     "SourceError",
+    "VersionMemo",
     "document_id",
     "open_source",
     "source_cursor",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
 from cairn.errors import DocumentError, SourceError  # noqa: F401  (sources.base names them for connectors)
 from cairn.schemas import DocumentRef, SourceDocument, SourceType, stable_id
@@ -52,6 +52,36 @@ class Source(Protocol):
 
     def load(self, ref: DocumentRef) -> SourceDocument:
         """The document behind a ref; raises DocumentError naming the input on bad content."""
+
+
+class FileStat(NamedTuple):
+    """How a file stood when it was listed. ctime_ns is in it because a tool can set mtime back, never ctime."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+
+
+class VersionMemo(Protocol):
+    """What a folder source remembers between runs: each file's version as of its FileStat, so that a file whose
+    stat did not move is not read again. It only spares reading; it never decides what is listed."""
+
+    def get(self, locator: str, stat: FileStat) -> str | None:
+        """The version remembered for `locator` when it was seen with this very stat, else None."""
+
+    def put(self, locator: str, stat: FileStat, version: str) -> None:
+        """Remember the version read from `locator` as listed with `stat`."""
+
+
+class NoMemo:
+    """The default: nothing remembered, every file read."""
+
+    def get(self, locator: str, stat: FileStat) -> str | None:
+        return None
+
+    def put(self, locator: str, stat: FileStat, version: str) -> None:
+        return None
 
 
 def source_cursor(source: Source) -> dict | None:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from cairn.schemas.config import S3Config
 from cairn.schemas.source_config import PdfSourceConfig, WikiSourceConfig
-from cairn.sources.base import DocumentError, SourceError
+from cairn.sources.base import DocumentError, FileStat, SourceError
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Blob:
     problem: str = (
         ""  # why it must not be read (outside the source's root, a name that is not UTF-8): reported, skipped
     )
+    stat: FileStat | None = None  # a folder file as listed (what the version memo is keyed by); S3: None
 
 
 def split_s3_uri(uri: str, what: str = "uri") -> tuple[str, str]:
@@ -79,35 +80,42 @@ def printable_name(name: str) -> str:
 
 class FolderStore:
     """A local folder. Nothing outside it is read: a symbolic link that leads out of the folder (a file, or a
-    folder the walk would enter) is listed as a problem, never followed."""
+    folder the walk would enter) is listed as a problem, never followed.
+
+    Each path is resolved at most once per read: the walk never enters a linked folder, so a plain file it meets
+    is inside by construction and only symbolic links are resolved when listing; a read resolves its path once
+    and opens what it resolved to. The root is resolved once per store."""
 
     def __init__(self, root: str | os.PathLike, source_name: str = "") -> None:
         self.root = Path(root)
         self.source_name = source_name
+        self._real_root: Path | None = None
 
     def list(self, suffixes: tuple[str, ...]) -> Iterator[Blob]:
         if not self.root.is_dir():
             raise SourceError(f"source {self.source_name!r}: folder {self.root} does not exist")
         found = []
-        for path in self._walk():
-            if path.suffix.lower() not in suffixes or not (path.is_file() or path.is_symlink()):
+        for entry in self._walk():
+            path = Path(entry.path)
+            if path.suffix.lower() not in suffixes or not (entry.is_file() or entry.is_symlink()):
                 continue
             key = path.relative_to(self.root).as_posix()
             if key != printable_name(key):
                 found.append(Blob(printable_name(key), 0, None, 0, "the file name is not valid UTF-8: rename it"))
                 continue
-            if not self._inside(path):
+            if entry.is_symlink() and self._resolved_inside(path) is None:
                 found.append(Blob(key, 0, None, 0, "a symbolic link to outside the source's folder: not read"))
                 continue
             try:
-                stat = path.stat()
-                size, modified = stat.st_size, int(stat.st_mtime)
+                stat = entry.stat()  # links followed; for a plain file, the one stat call of the listing
             except OSError:  # vanished or unreadable: reading it reports why
-                size, modified = 0, 0
-            found.append(Blob(key, size, None, modified))
+                found.append(Blob(key, 0, None, 0))
+                continue
+            seen = FileStat(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+            found.append(Blob(key, stat.st_size, None, int(stat.st_mtime), stat=seen))
         yield from sorted(found, key=lambda b: b.key)
 
-    def _walk(self) -> Iterator[Path]:
+    def _walk(self) -> Iterator[os.DirEntry[str]]:
         """Every entry under the root but folders; symbolic links are listed, never entered. A folder that
         cannot be listed (unreadable, too deep for the system's path limit) fails the source: skipping it, as
         Path.rglob does, would make its documents look deleted."""
@@ -120,7 +128,7 @@ class FolderStore:
                         if entry.is_dir(follow_symlinks=False):
                             pending.append(Path(entry.path))
                         else:
-                            yield Path(entry.path)
+                            yield entry
             except OSError as exc:
                 where = printable_name(str(folder.relative_to(self.root)))
                 where = where if len(where) <= 160 else f"{where[:80]}...{where[-60:]} ({len(where):,} characters)"
@@ -129,23 +137,35 @@ class FolderStore:
                     f"{exc.strerror or exc}; nothing was indexed or removed for this source"
                 ) from None
 
-    def _inside(self, path: Path) -> bool:
-        """Whether the path, links followed, stays inside the root (a dangling link does not)."""
+    def _resolved_inside(self, path: Path) -> Path | None:
+        """The path with its links followed when that stays inside the root; None when it leads out or
+        cannot be resolved (a dangling link, a loop)."""
         try:
-            return path.resolve(strict=True).is_relative_to(self.root.resolve(strict=True))
+            if self._real_root is None:
+                self._real_root = Path(os.path.realpath(self.root, strict=True))
+            real = Path(os.path.realpath(path, strict=True))
         except (OSError, RuntimeError):
-            return False
+            return None
+        return real if real.is_relative_to(self._real_root) else None
 
     def fetch(self, key: str, limit: int | None = None) -> tuple[bytes, Blob]:
-        """The content and what it was read as (size, mtime); DocumentError naming the key on failure."""
+        """The content and what it was read as (size, mtime); DocumentError naming the key on failure. The path
+        is resolved again here, at read time (the folder may have changed since it was listed), and the file
+        it resolved to is what is opened."""
         path = self.root / key
-        if path.exists() and not self._inside(path):  # again at read time: the folder may have changed since
+        try:
+            os.stat(path)  # a missing file or a dangling link: said as such, not as a link to outside
+        except OSError as exc:
+            raise DocumentError(key, f"cannot read file: {exc.strerror}") from None
+        real = self._resolved_inside(path)
+        if real is None:
             raise DocumentError(key, "a symbolic link to outside the source's folder: not read")
         try:
-            stat = path.stat()
-            if limit is not None and stat.st_size > limit:
-                raise DocumentError(key, f"file is {stat.st_size:,} bytes, over the limit ({limit:,})")
-            raw = path.read_bytes()
+            with open(real, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                if limit is not None and stat.st_size > limit:
+                    raise DocumentError(key, f"file is {stat.st_size:,} bytes, over the limit ({limit:,})")
+                raw = handle.read()
         except OSError as exc:
             raise DocumentError(key, f"cannot read file: {exc.strerror}") from None
         return raw, Blob(key, len(raw), None, int(stat.st_mtime))
@@ -155,8 +175,8 @@ class FolderStore:
 
     @contextmanager
     def local_path(self, key: str) -> Iterator[Path]:
-        path = self.root / key
-        if not self._inside(path) or not path.is_file():
+        path = self._resolved_inside(self.root / key)
+        if path is None or not path.is_file():
             raise DocumentError(key, "cannot read file: no such file inside the source's folder")
         yield path
 

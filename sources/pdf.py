@@ -31,7 +31,7 @@ from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocumen
 from cairn.schemas.config import S3Config
 from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas.source_config import PdfSourceConfig
-from cairn.sources.base import DocumentError
+from cairn.sources.base import DocumentError, VersionMemo
 from cairn.sources.blobs import Blob
 from cairn.sources.blobsource import BlobSource
 from cairn.sources.pdfparse import WORKER
@@ -193,8 +193,14 @@ class PdfSource(BlobSource[PdfSourceConfig]):
     kind = SourceType.PDF
     suffixes = (".pdf",)
 
-    def __init__(self, config: PdfSourceConfig, cursor: dict | None = None, s3: S3Config | None = None) -> None:
-        super().__init__(config, cursor, s3)
+    def __init__(
+        self,
+        config: PdfSourceConfig,
+        cursor: dict | None = None,
+        s3: S3Config | None = None,
+        memo: VersionMemo | None = None,
+    ) -> None:
+        super().__init__(config, cursor, s3, memo)
         self._blobs: dict[str, Blob] = {}
 
     def content_version(self, key: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 from cairn.errors import ConfigError
 from cairn.schemas.config import S3Config, WikiSourceConfig, parse_config
 from cairn.sources import DiscoveryFailure, DocumentError, SourceError, open_source
+from cairn.sources.base import FileStat
 from cairn.sources.blobs import Blob, FolderStore, S3Store, open_store
 from cairn.sources.wiki import WikiSource
 from tests.conftest import free_port
@@ -36,7 +37,9 @@ def test_folder_store_lists_sorted_reads_and_gives_file_uris(tmp_path):
     store = FolderStore(tmp_path, "w")
     blobs = list(store.list(MD))
     assert [b.key for b in blobs] == ["a.MD", "team/b.md"]
-    assert blobs[1] == Blob("team/b.md", 4, None, int((tmp_path / "team" / "b.md").stat().st_mtime))
+    stat = (tmp_path / "team" / "b.md").stat()
+    seen = FileStat(4, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+    assert blobs[1] == Blob("team/b.md", 4, None, int(stat.st_mtime), stat=seen)
     assert store.read_bytes("team/b.md") == b"# B\n"
     with store.local_path("team/b.md") as path:
         assert path == tmp_path / "team" / "b.md"
