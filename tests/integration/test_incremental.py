@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -17,6 +18,8 @@ from cairn.index.store import MilvusStore
 from cairn.schemas import ChunkType
 from cairn.schemas.config import load_config
 from cairn.schemas.records import parse_day
+from cairn.sources import blobsource
+from cairn.sources.blobs import FolderStore
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 
@@ -99,6 +102,29 @@ def test_cleanup_none_keeps_rows_of_removed_documents(wiki, tmp_path):
     report = ingest_flow(config_path=str(config), cleanup="incremental")
     assert report["documents"]["deleted"] == 1
     assert not any(r["locator"] == "ledger-failover.md" for r in snapshot(config).values())
+
+
+def test_the_flow_keeps_the_version_memo_so_an_unchanged_page_is_not_read_again(wiki, tmp_path, monkeypatch):
+    monkeypatch.setattr(blobsource, "SETTLE_NS", 0)  # the corpus was written just now: count it as settled
+    reads: Counter[str] = Counter()
+    fetch = FolderStore.fetch
+
+    def counted(store: FolderStore, key: str, limit: int | None = None):
+        reads[key] += 1
+        return fetch(store, key, limit)
+
+    monkeypatch.setattr(FolderStore, "fetch", counted)
+    config = make_config(tmp_path, wiki)
+    ingest_flow(config_path=str(config))
+    assert reads
+    reads.clear()
+    report = ingest_flow(config_path=str(config))
+    assert report["documents"]["indexed"] == 0 and reads == {}  # discovery took every version from the memo
+    page = wiki / "acme" / "kafka-lag.md"
+    page.write_text(page.read_text().replace("twelve replicas", "sixteen replicas"))
+    report = ingest_flow(config_path=str(config))
+    assert report["documents"]["indexed"] == 1
+    assert reads == {"kafka-lag.md": 2}  # once by discovery for its version, once to load it
 
 
 def test_sources_sharing_a_tenant_never_touch_each_others_rows(wiki, tmp_path):
