@@ -18,6 +18,7 @@ from cairn.embedding.model import DEFAULT_MODEL  # the configuration's default m
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+MB = 1024 * 1024
 RESULTS = Path(os.environ.get("CAIRN_BENCH_RESULTS") or REPO / "bench" / "results")  # tests point it elsewhere
 
 
@@ -188,3 +189,18 @@ def save(name: str, data: dict, echo: bool = True) -> Path:
         print(json.dumps(data, indent=2))
     print(f"written to {path}", file=sys.stderr)
     return path
+
+
+def peak_rss_mb(pid: int | None) -> float | None:
+    """A running process's peak resident memory so far (Linux VmHWM), in MB; None when it cannot be read."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (OSError, TypeError):
+        return None
+    kib = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), None)
+    return round(kib / 1024, 1) if kib is not None else None
+
+
+def disk_mb(folder: Path) -> float:
+    """The disk space the files under `folder` take (allocated blocks, not apparent sizes), in MB."""
+    return round(sum(p.stat().st_blocks * 512 for p in folder.rglob("*") if p.is_file()) / MB, 1)
