@@ -7,7 +7,9 @@ import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ from cairn.embedding.model import DEFAULT_MODEL  # the configuration's default m
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+MB = 1024 * 1024
 RESULTS = Path(os.environ.get("CAIRN_BENCH_RESULTS") or REPO / "bench" / "results")  # tests point it elsewhere
 
 
@@ -133,8 +136,49 @@ def scratch_config(
     return path
 
 
+def keep_reports_in(config_path: Path, folder: Path) -> None:
+    """Point a scratch config's data-quality reports (each ingest's, and `cairn report`'s) into `folder`."""
+    with config_path.open("a") as handle:
+        handle.write(f"[quality]\nreport_dir = {json.dumps(str(folder))}\n")
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """One `cairn` command run in a process of its own: how it ended, what it printed, its wall time."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def json(self) -> dict:
+        """Its --json output; SystemExit with the end of its stderr when it printed none."""
+        try:
+            return json.loads(self.stdout)
+        except ValueError:
+            raise SystemExit(f"cairn exited {self.exit_code} without JSON on stdout:\n{self.stderr[-3000:]}") from None
+
+
+def cairn_command(args: list[str], prefect_home: Path) -> CommandRun:
+    """`python -m cairn.cli ARGS` in a fresh process, as a shell or cron runs it: no PREFECT_API_URL (a flow run
+    starts Prefect's temporary server as its own child), Prefect's database in `prefect_home`."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(PREFECT_HOME=str(prefect_home), PYTHONUNBUFFERED="1")
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "cairn.cli", *args], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+    return CommandRun(done.returncode, done.stdout, done.stderr, time.perf_counter() - started)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The value at `fraction` of the sorted values (nearest rank, no interpolation: p95 of 20 is the 20th)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] if ordered else float("nan")
 
 
 def save(name: str, data: dict, echo: bool = True) -> Path:
@@ -145,3 +189,18 @@ def save(name: str, data: dict, echo: bool = True) -> Path:
         print(json.dumps(data, indent=2))
     print(f"written to {path}", file=sys.stderr)
     return path
+
+
+def peak_rss_mb(pid: int | None) -> float | None:
+    """A running process's peak resident memory so far (Linux VmHWM), in MB; None when it cannot be read."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (OSError, TypeError):
+        return None
+    kib = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), None)
+    return round(kib / 1024, 1) if kib is not None else None
+
+
+def disk_mb(folder: Path) -> float:
+    """The disk space the files under `folder` take (allocated blocks, not apparent sizes), in MB."""
+    return round(sum(p.stat().st_blocks * 512 for p in folder.rglob("*") if p.is_file()) / MB, 1)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import BenchStore, add_store_arguments, bench_store, save
+from bench.common import BenchStore, add_store_arguments, bench_store, percentile, save
 
 DIM = 384
 SECTIONS, CHILDREN = 3, 3  # per document
@@ -235,7 +235,7 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
             raw.append(client.ms)
             hybrid.append(hybrid_ms)
     connection.close()
-    q = lambda xs, f: round(sorted(xs)[min(len(xs) - 1, int(len(xs) * f))], 1)  # noqa: E731
+    q = lambda xs, f: round(percentile(xs, f), 1)  # noqa: E731
     overhead = [(t - r) / r for t, r in zip(totals, raw) if r > 0]
     return {
         "rows": children,

@@ -40,6 +40,7 @@ from bench.common import (
     BenchStore,
     add_store_arguments,
     bench_store,
+    keep_reports_in,
     median,
     require_shared,
     save,
@@ -157,9 +158,7 @@ def ingest(config: Path, prefect_home: Path) -> dict:
 def config_for(work: Path, corpus: Path, store: BenchStore) -> Path:
     source = {"name": "openshift", "type": "wiki", "path": str(corpus), "tenant": "bench", "acl": ["all"]}
     path = scratch_config(work, [source], store=store)
-    # the default ingest (data-quality check of what was written included), with its report kept in scratch
-    with path.open("a") as handle:
-        handle.write(f"[quality]\nreport_dir = {json.dumps(str(work / 'reports'))}\n")
+    keep_reports_in(path, work / "reports")  # the default ingest (quality check included), its report in scratch
     return path
 
 
