@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from prefect import Flow
 
     from cairn.flows.progress import ProgressKind
-    from cairn.flows.reconcile import Drift
+    from cairn.flows.reconcile import Drift, LedgerCheck
     from cairn.schemas.config import CairnConfig
 
 Cleanup = Literal["incremental", "full", "none"]
@@ -56,6 +56,7 @@ class ReconcileOptions:
     fix: bool = False
     wait: float = 0.0
     as_json: bool = False
+    scan: bool = False
 
 
 def ingest(
@@ -110,9 +111,12 @@ def reconcile(
     fix: Annotated[bool, typer.Option("--fix", help="re-index and clean up until the collection matches")] = False,
     wait: WaitOption = 0.0,
     as_json: JsonOption = False,
+    scan: Annotated[
+        bool, typer.Option("--scan", help="also compare the derived ledger with the collection, row by row")
+    ] = False,
 ) -> Outcome:
     """Compare the sources with the collection; --fix repairs."""
-    return run_reconcile(load(ctx, config), ReconcileOptions(source, fix, wait, as_json))
+    return run_reconcile(load(ctx, config), ReconcileOptions(source, fix, wait, as_json, scan))
 
 
 def progress_kind(as_json: bool) -> ProgressKind:
@@ -239,33 +243,58 @@ def print_index_switch(index: dict) -> None:
 
 
 def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
-    """Compare sources and collection; with --fix, a full ingest of each drifting source, then compare again."""
+    """Compare sources and collection; with --fix, the derived ledger checked row by row (and rebuilt when it
+    differs), a full ingest of each drifting source, then compare again."""
+    from cairn.flows.reconcile import rebuild_ledger
     from cairn.flows.reconcile import reconcile as compare
 
     if options.source:
         config.source(options.source)
-    drifts = compare(config, options.source)
+    found = compare(config, options.source, scan=options.fix or options.scan)
     repaired = None
-    if options.fix and not all(d.clean for d in drifts):
+    if options.fix and (not found.clean or (found.ledger.scanned and not found.ledger.trusted)):
         from cairn.flows.ingest import ingest_flow
         from cairn.flows.runner import configured
 
+        drifts = found.drifts
+        if not found.ledger.trusted:  # rows changed behind Cairn's back: the ledger first, then what it shows
+            rebuild_ledger(config, options.wait)
+            drifts = compare(config, options.source).drifts
         for drift in drifts:
             if not drift.clean and not drift.error:
                 configured(ingest_flow, config)(
                     config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=options.wait
                 )
-        repaired = compare(config, options.source)
-    final = repaired if repaired is not None else drifts
+        repaired = compare(config, options.source, scan=True)
+    final = repaired if repaired is not None else found
     if options.as_json:
-        data = {"clean": all(d.clean for d in final), "sources": [d.to_dict() for d in drifts]}
+        data = {"clean": final.clean, "sources": [d.to_dict() for d in found.drifts], "ledger": found.ledger.to_dict()}
         if repaired is not None:
-            data["after_fix"] = [d.to_dict() for d in repaired]
+            data["after_fix"] = [d.to_dict() for d in repaired.drifts]
+            data["ledger_after_fix"] = repaired.ledger.to_dict()
         output.print_json(data)
     else:
-        print_drifts("found", drifts)
-        print_drifts("after fix", repaired or [])
-    return Outcome.OK if all(d.clean for d in final) else Outcome.DRIFT
+        print_ledger("found", found.ledger)
+        print_drifts("found", found.drifts)
+        if repaired is not None:
+            print_ledger("after fix", repaired.ledger)
+            print_drifts("after fix", repaired.drifts)
+    return Outcome.OK if final.clean else Outcome.DRIFT
+
+
+def print_ledger(label: str, check: LedgerCheck) -> None:
+    """The derived ledger's line: compared with the collection, or only by its mark."""
+    if check.scanned and check.differing:
+        examples = ", ".join(check.examples)
+        output.line(
+            f"[{label}] derived ledger: {check.differing} rows differ from the collection (e.g. {examples}); "
+            "`cairn reconcile --fix` rebuilds it",
+            style="bold red",
+        )
+    elif check.scanned:
+        output.line(f"[{label}] derived ledger: matches the collection row by row", style="green")
+    elif not check.in_step:
+        output.line(f"[{label}] derived ledger: not in step (the next ingest rebuilds it); read the collection")
 
 
 def print_drifts(label: str, drifts: list[Drift]) -> None:

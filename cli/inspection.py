@@ -23,24 +23,36 @@ class ReportOptions:
     source: str | None = None
     tenant: str | None = None
     as_json: bool = False
+    scan: bool = False
 
 
 def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption = False) -> Outcome:
     """Rows per tenant, source and chunk type."""
+    from cairn.index.derived import in_step_ledger
     from cairn.index.generations import Generations, open_serving
 
     cfg = load(ctx, config)
     with open_serving(cfg.milvus) as reader:  # what the name serves; NoCollection when nothing yet
         index = Generations(reader.client, cfg.milvus).status()  # and a build in progress (index/generations.py)
-        counts = reader.counts()
+        with in_step_ledger(cfg.ledger_folder, reader) as derived:  # counted from the file when it is in step
+            counts = derived.counts() if derived is not None else reader.counts()
+            counted_from = "derived ledger" if derived is not None else "collection scan"
     rows = [{"tenant": t, "source": s, "chunk_type": c, "rows": n} for (t, s, c), n in sorted(counts.items())]
     if as_json:
-        output.print_json({"uri": cfg.milvus.uri, "collection": cfg.milvus.collection, "index": index, "rows": rows})
+        output.print_json(
+            {
+                "uri": cfg.milvus.uri,
+                "collection": cfg.milvus.collection,
+                "index": index,
+                "rows": rows,
+                "counted_from": counted_from,
+            }
+        )
         return Outcome.OK
     grid = output.Grid(
         [output.Column("tenant"), output.Column("source"), output.Column("chunk_type"), output.Column("rows", "right")],
         title=f"{cfg.milvus.uri} / {cfg.milvus.collection} (serving {index['serving']}, "
-        f"encoder {index['encoder']}): {sum(counts.values())} rows",
+        f"encoder {index['encoder']}): {sum(counts.values())} rows (counted from the {counted_from})",
     )
     for row in rows:
         grid.add(row["tenant"], row["source"], row["chunk_type"], row["rows"])
@@ -60,11 +72,14 @@ def report(
     source: SourceOption = None,
     tenant: TenantOption = None,
     as_json: JsonOption = False,
+    scan: Annotated[
+        bool, typer.Option("--scan", help="read every row from the collection instead of the derived ledger")
+    ] = False,
 ) -> Outcome:
     """Data-quality checks over the collection, written as a report folder.
 
     Exits 1 when an expectation fails."""
-    return run_report(load(ctx, config), ReportOptions(source, tenant, as_json))
+    return run_report(load(ctx, config), ReportOptions(source, tenant, as_json, scan))
 
 
 def run_report(config, options: ReportOptions) -> Outcome:
@@ -73,7 +88,7 @@ def run_report(config, options: ReportOptions) -> Outcome:
         config.source(options.source)  # fail fast on an unknown name, before Prefect is imported
     from cairn.flows.report import quality_report
 
-    result = quality_report(config, options.source, options.tenant)  # the step the cairn-report flow runs
+    result = quality_report(config, options.source, options.tenant, options.scan)  # the step the cairn-report flow runs
     if options.as_json:
         output.print_json(result.to_dict())
     else:

@@ -17,6 +17,7 @@ from cairn.flows.runner import RunnerEncoder, runner_for_run
 from cairn.flows.steps import Steps
 from cairn.flows.tasks import PrefectRunner
 from cairn.index.cache import EmbeddingCache
+from cairn.index.derived import DerivedLedger
 from cairn.index.generations import Generations, Target
 from cairn.index.milvus import Connection
 from cairn.index.protocol import IndexStore
@@ -55,11 +56,13 @@ class RunContext:
             generations = Generations(connection.client, config.milvus)
             # the serving generation, or the next one built beside it when the encoder or schema changed
             target = generations.target(encoder.identity, encoder.dim)
-            store = MilvusStore(target.milvus, encoder.dim, connection)
+            derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, target.milvus))
+            store = MilvusStore(target.milvus, encoder.dim, connection, derived)
             state = SourceState(config.state_path, scope=target.state_scope)
             stack.callback(state.close)
             for dropped in generations.dropped:
                 state.forget(dropped)
+                DerivedLedger.remove(config.ledger_folder, generations.physical(dropped))
             display = progress_display.start()
             stack.callback(display.close)
             store.ensure_collection(embedder=encoder.identity)
@@ -87,4 +90,6 @@ class RunContext:
             return {**info, "switch": "pending", "waiting_for": waiting}
         dropped = self.generations.switch(target)
         self.state.adopt(target.collection)
+        if dropped is not None:
+            DerivedLedger.remove(self.config.ledger_folder, self.generations.physical(dropped))
         return {**info, "switch": "done", "serving": target.collection, "dropped": dropped}

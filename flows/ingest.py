@@ -84,8 +84,11 @@ def enforce_quality_policy(quality, strict_sources: list[str]) -> None:
 
 @task(cache_policy=NO_CACHE)
 def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str):
-    """Great-expectations over the current rows of the documents this run wrote (whole sources when a run
-    wrote many), a report folder, and Prefect artifacts: the table, and a link to the report."""
+    """Great-expectations over the current rows of the documents this run wrote, a report folder, and Prefect
+    artifacts: the table, and a link to the report. Their figures come from the derived ledger the run kept in
+    step (index/derived.py); read from the collection only when it is not (whole sources when a run wrote many)."""
+    from cairn.index.derived import in_step_ledger
+    from cairn.index.generations import open_serving
     from cairn.quality import check_rows
     from cairn.schemas.collection import in_list
 
@@ -94,7 +97,19 @@ def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, 
         scope = f"source_name == {quote(source)}"
         parts.append(f"({scope} and {in_list('document_id', ids)})" if len(ids) <= 2000 else f"({scope})")
     expr = f"is_current == true and ({' or '.join(parts)})"
-    result = check_rows(config, expr, dim, name=f"run-{run_id[:8]}", title=f"Cairn data quality, run {run_id}")
+    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
+        figures = None
+        if derived is not None:
+            figures = derived.figures(documents=[d for ids in written.values() for d in ids])
+        result = check_rows(
+            config,
+            expr,
+            dim,
+            name=f"run-{run_id[:8]}",
+            title=f"Cairn data quality, run {run_id}",
+            reader=reader,
+            figures=figures,
+        )
     publish_quality(result)
     return result
 

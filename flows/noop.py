@@ -21,6 +21,7 @@ from cairn.embedding import encoder_for
 from cairn.flows.discovery import plan_source
 from cairn.flows.options import RunOptions
 from cairn.flows.prefect_api import prefect_api_configured
+from cairn.index.derived import DerivedLedger
 from cairn.index.generations import Generations, open_serving
 from cairn.index.lock import writer_lock
 from cairn.index.state import SourceState
@@ -46,7 +47,8 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             index = Generations(reader.client, config.milvus).status()
             if index["serving"] != reader.collection or index["encoder"] != encoder.identity or index["building"]:
                 return None  # unlabelled, another encoder, a build under way: the flow labels, rebuilds
-            store = MilvusStore(reader.config, encoder.dim, reader.connection)
+            derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, reader.config))
+            store = MilvusStore(reader.config, encoder.dim, reader.connection, derived)
             store.ensure_collection()  # the schema check a writer makes (and the load)
             state = SourceState(config.state_path)
             stack.callback(state.close)

@@ -1,20 +1,27 @@
 """`cairn reconcile`: what the sources yield against what the collection holds, and the repair.
 
-The comparison is discovery (cheap, nothing parsed) against the ledger read from the collection
-(index/ledger.py); nothing else is trusted. The repair is an ordinary ingest with cleanup "full", which
-re-indexes every document that is not exactly and completely its current version and removes the rest.
+The comparison is discovery (cheap, nothing parsed) against the ledger (index/ledger.py): read from the derived
+ledger (index/derived.py) when that is in step with the collection, else from the collection itself. With `scan`
+(and always with --fix) the derived ledger is first compared with the collection row by row, which catches what
+the marks cannot: rows changed behind Cairn's back. The repair rebuilds a derived ledger that differs
+(`rebuild_ledger`), then runs an ordinary ingest with cleanup "full", which re-indexes every document that is not
+exactly and completely its current version and removes the rest.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from cairn.errors import NoCollection
+from cairn.flows.concurrency import index_writer
 from cairn.flows.discovery import access_fingerprint
+from cairn.index.derived import DerivedLedger, collection_mark
 from cairn.index.generations import open_serving
-from cairn.index.ledger import collection_ledger
+from cairn.index.ledger import IndexedDocument, collection_ledger
 from cairn.index.milvus import CollectionReader
 from cairn.index.plan import plan_sync
+from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig, S3Config
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, open_source
@@ -42,7 +49,52 @@ class Drift:
         return dict(asdict(self), clean=self.clean)
 
 
-def check_source(source_config: SourceConfig, reader: CollectionReader, s3: S3Config | None = None) -> Drift:
+@dataclass
+class LedgerCheck:
+    """The derived ledger against the collection."""
+
+    in_step: bool = False  # the marks agree (index/derived.py)
+    scanned: bool = False  # compared row by row too
+    differing: int = 0  # rows the file and the collection disagree on (scanned)
+    examples: list[str] = field(default_factory=list)  # a few of their chunk ids
+
+    @property
+    def trusted(self) -> bool:
+        return self.in_step and not self.differing
+
+    def to_dict(self) -> dict:
+        return dict(asdict(self), trusted=self.trusted)
+
+
+@dataclass
+class Reconciliation:
+    drifts: list[Drift]
+    ledger: LedgerCheck
+
+    @property
+    def clean(self) -> bool:
+        return all(d.clean for d in self.drifts)
+
+
+CHECK_FIELDS = ["chunk_id", "source_name", "document_id", "chunk_type", "is_current", "version_hash"]
+
+
+def compare_rows(derived: DerivedLedger, reader: CollectionReader, check: LedgerCheck) -> None:
+    """Every row of the collection against the file: one scan of the collection, one pass over the file."""
+    kept = derived.entries()
+    differing: list[str] = []
+    for row in reader.iterate("", CHECK_FIELDS):
+        entry = kept.pop(row["chunk_id"], None)
+        have = (row["source_name"], row["document_id"], row["chunk_type"], bool(row["is_current"]), row["version_hash"])
+        if entry != have:
+            differing.append(row["chunk_id"])
+    differing.extend(kept)  # in the file, not in the collection
+    check.scanned, check.differing, check.examples = True, len(differing), sorted(differing)[:5]
+
+
+def check_source(
+    source_config: SourceConfig, ledger_of: Callable[[str], dict[str, IndexedDocument]], s3: S3Config | None = None
+) -> Drift:
     """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync)."""
     drift = Drift(source_config.name)
     try:
@@ -53,7 +105,7 @@ def check_source(source_config: SourceConfig, reader: CollectionReader, s3: S3Co
         return drift
     refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
     unreadable = [i for i in items if isinstance(i, DiscoveryFailure)]
-    ledger = collection_ledger(reader, source_config.name)
+    ledger = ledger_of(source_config.name)
     plan = plan_sync(
         refs,
         ledger,
@@ -74,12 +126,30 @@ def check_source(source_config: SourceConfig, reader: CollectionReader, s3: S3Co
     return drift
 
 
-def reconcile(config: CairnConfig, source: str | None = None) -> list[Drift]:
+def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False) -> Reconciliation:
+    """Each selected source against the ledger; `scan`: the derived ledger against the collection first."""
     selected = [config.source(source)] if source else config.sources
     try:
         reader = open_serving(config.milvus, create=True)  # what the name serves now (index/generations.py)
     except NoCollection:
         missing = f"no collection {config.milvus.collection!r}: run `cairn ingest`"
-        return [Drift(s.name, error=missing) for s in selected]
-    with reader:
-        return [check_source(s, reader, config.s3) for s in selected]
+        return Reconciliation([Drift(s.name, error=missing) for s in selected], LedgerCheck())
+    with reader, DerivedLedger.open(config.ledger_folder, reader.config) as derived:
+        check = LedgerCheck(in_step=derived.in_step(collection_mark(reader.client, reader.collection)))
+        if scan and check.in_step:
+            compare_rows(derived, reader, check)
+
+        def ledger_of(name: str) -> dict[str, IndexedDocument]:
+            return derived.ledger(name) if check.trusted else collection_ledger(reader, name)
+
+        return Reconciliation([check_source(s, ledger_of, config.s3) for s in selected], check)
+
+
+def rebuild_ledger(config: CairnConfig, wait_seconds: float = 0.0) -> None:
+    """Rebuild the serving collection's derived ledger from the collection, holding the writer slot."""
+    from cairn.embedding import encoder_for
+
+    dim = encoder_for(config.embedding).dim
+    with index_writer(config.milvus, wait_seconds), open_serving(config.milvus) as reader:
+        with DerivedLedger.open(config.ledger_folder, reader.config) as derived:
+            MilvusStore(reader.config, dim, reader.connection, derived).bring_in_step(force=True)

@@ -24,8 +24,11 @@ def model_dim(config: CairnConfig) -> int:
     return MODELS[config.embedding.model].dim
 
 
-def quality_report(config: CairnConfig, source: str | None = None, tenant: str | None = None):
-    """Great-expectations over the current rows (of one source and/or tenant), and a report folder."""
+def quality_report(config: CairnConfig, source: str | None = None, tenant: str | None = None, scan: bool = False):
+    """Great-expectations over the current rows (of one source and/or tenant), and a report folder. The rows'
+    figures come from the derived ledger when it is in step with the collection (index/derived.py), else (or with
+    `scan`) from the collection itself, vectors and all."""
+    from cairn.index.derived import in_step_ledger
     from cairn.quality import check_rows
 
     if source:
@@ -36,7 +39,8 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
     if tenant:
         expr += f" and tenant_id == {quote(tenant)}"
     scope = "-".join(filter(None, [source, tenant])) or "all"
-    with open_serving(config.milvus) as reader:  # what the name serves (index/generations.py); NoCollection if nothing
+    # what the name serves (index/generations.py); NoCollection if nothing
+    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
         return check_rows(
             config,
             expr,
@@ -44,6 +48,7 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
             name=f"report-{scope}",
             title=f"Cairn data quality: {scope}",
             reader=reader,
+            figures=None if scan or derived is None else derived.figures(source, tenant),
         )
 
 
@@ -53,6 +58,7 @@ def report_flow(
     source: str | None = None,
     tenant: str | None = None,
     wait_seconds: float = 0.0,
+    scan: bool = False,
 ) -> dict:
     """Data-quality checks over the collection (or one source or tenant), as `cairn report` runs them.
 
@@ -60,7 +66,7 @@ def report_flow(
     allows one process); on a Milvus server it reads alongside."""
     config = load_config(config_path)
     with writer_lock(config.milvus, wait_seconds):
-        result = quality_report(config, source, tenant)
+        result = quality_report(config, source, tenant, scan)
     publish_quality(result)
     if not result.success:
         failed = "; ".join(f"{r.suite}: {r.column}" for r in result.failed())

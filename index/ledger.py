@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Protocol
 
 from cairn.schemas import ChunkType
@@ -79,8 +80,41 @@ class IndexedDocument:
         return out
 
 
-PARENT_FIELDS = ["chunk_id", "document_id", "version_hash", "extra"]
-CHILD_FIELDS = ["chunk_id", "document_id", "version_hash", "parent_chunk_id"]
+PARENT_FIELDS = ["chunk_id", "chunk_type", "document_id", "version_hash", "extra"]
+CHILD_FIELDS = ["chunk_id", "chunk_type", "document_id", "version_hash", "parent_chunk_id"]
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """What the ledger needs of one current row. A row of the collection (`of`) and a row of the derived ledger
+    (index/derived.py) reduce to the same entry, so both are judged by one `read_ledger`."""
+
+    chunk_id: str
+    document_id: str
+    version: str
+    is_parent: bool
+    parent_chunk_id: str = ""  # a child's parent
+    sections: int = 0  # a parent: the sections its version has
+    children: int = 0  # a parent: the children it promised
+    access: str = ""  # a parent: the access fingerprint it was written under
+
+    @classmethod
+    def of(cls, row: Row) -> LedgerEntry:
+        """The entry of a row read with PARENT_FIELDS (a parent) or CHILD_FIELDS (a child), or with both."""
+        if row["chunk_type"] != ChunkType.FULL_TEXT.value:
+            return cls(row["chunk_id"], row["document_id"], row["version_hash"], False, row["parent_chunk_id"])
+        links = ParentLinks.from_row(row)
+        access = DocumentStamp.from_row(row).access
+        return cls(
+            row["chunk_id"],
+            row["document_id"],
+            row["version_hash"],
+            True,
+            "",
+            links.section_count,
+            links.child_count,
+            access,
+        )
 
 
 def ledger_filters(source_name: str) -> tuple[str, str]:
@@ -92,29 +126,42 @@ def ledger_filters(source_name: str) -> tuple[str, str]:
     )
 
 
-def read_ledger(parents: Iterable[Row], children: Iterable[Row]) -> dict[str, IndexedDocument]:
-    """document_id -> its current rows, for one source, from its current parent rows (PARENT_FIELDS), then its
-    current child rows (CHILD_FIELDS): from any store (MilvusStore.ledger pages them from the collection)."""
+def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
+    """document_id -> its current rows, for one source, from the entries of its current rows (parents and
+    children in any order): from any store (MilvusStore pages them from the collection, or reads the derived
+    ledger)."""
     docs: dict[str, IndexedDocument] = {}
-    for row in parents:
-        doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
-        links = ParentLinks.from_row(row)
-        doc.versions.add(row["version_hash"])
-        doc.access.add(DocumentStamp.from_row(row).access)
-        doc.rows[row["chunk_id"]] = row["version_hash"]
-        doc.parents[row["chunk_id"]] = (row["version_hash"], links.section_count, links.child_count)
-    for row in children:
-        doc = docs.setdefault(row["document_id"], IndexedDocument(row["document_id"]))
-        doc.versions.add(row["version_hash"])
-        doc.rows[row["chunk_id"]] = row["version_hash"]
-        if row["parent_chunk_id"] in doc.parents:
-            doc.children_per_parent[row["parent_chunk_id"]] += 1
+    children: list[LedgerEntry] = []
+    for entry in entries:
+        if not entry.is_parent:
+            children.append(entry)
+            continue
+        doc = docs.get(entry.document_id)
+        if doc is None:
+            doc = docs[entry.document_id] = IndexedDocument(entry.document_id)
+        doc.versions.add(entry.version)
+        doc.access.add(entry.access)
+        doc.rows[entry.chunk_id] = entry.version
+        doc.parents[entry.chunk_id] = (entry.version, entry.sections, entry.children)
+    for entry in children:
+        doc = docs.get(entry.document_id)
+        if doc is None:
+            doc = docs[entry.document_id] = IndexedDocument(entry.document_id)
+        doc.versions.add(entry.version)
+        doc.rows[entry.chunk_id] = entry.version
+        if entry.parent_chunk_id in doc.parents:
+            doc.children_per_parent[entry.parent_chunk_id] += 1
         else:
-            doc.orphans.append(row["chunk_id"])
+            doc.orphans.append(entry.chunk_id)
     return docs
 
 
 def collection_ledger(reader: RowReader, source_name: str) -> dict[str, IndexedDocument]:
     """A source's ledger read from the collection: two paged scans, the children's once the parents are read."""
     parents, children = ledger_filters(source_name)
-    return read_ledger(reader.iterate(parents, PARENT_FIELDS), reader.iterate(children, CHILD_FIELDS))
+    return read_ledger(
+        chain(
+            (LedgerEntry.of(row) for row in reader.iterate(parents, PARENT_FIELDS)),
+            (LedgerEntry.of(row) for row in reader.iterate(children, CHILD_FIELDS)),
+        )
+    )

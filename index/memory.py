@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cairn.index.ledger import IndexedDocument, read_ledger
-from cairn.schemas import ChunkType
+from cairn.index.ledger import IndexedDocument, LedgerEntry, read_ledger
 from cairn.schemas.config import MilvusConfig
 from cairn.schemas.fields import Row
 
@@ -56,8 +55,6 @@ class InMemoryStore:
         pass
 
     def ledger(self, source_name: str) -> dict[str, IndexedDocument]:
-        current = [row for row in self.rows.values() if row["source_name"] == source_name and row["is_current"]]
         return read_ledger(
-            [row for row in current if row["chunk_type"] == ChunkType.FULL_TEXT.value],
-            [row for row in current if row["chunk_type"] == ChunkType.CHILD.value],
+            LedgerEntry.of(row) for row in self.rows.values() if row["source_name"] == source_name and row["is_current"]
         )

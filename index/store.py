@@ -4,12 +4,21 @@ the writer reads through a CollectionReader on its own connection."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pymilvus import MilvusClient
 
 from cairn.errors import StoreError
+from cairn.index.derived import (
+    SCAN_FIELDS,
+    UNSEALED,
+    DerivedLedger,
+    collection_mark,
+    new_mark,
+    set_collection_mark,
+)
 from cairn.index.ledger import IndexedDocument, collection_ledger
 from cairn.index.milvus import (
     CollectionReader,
@@ -34,19 +43,29 @@ from cairn.schemas.fields import Row
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
+log = logging.getLogger(__name__)
 DELETE_BATCH = 500  # ids per delete call: the expression pymilvus sends names each one
 
 
 class MilvusStore:
     """The writer of `config.collection`, its vectors `dim` wide, on `connection` (opened, creating a Lite folder,
-    when not given); `close` closes the connection."""
+    when not given); `close` closes the connection.
 
-    def __init__(self, config: MilvusConfig, dim: int, connection: Connection | None = None) -> None:
+    With a derived ledger (index/derived.py), every write is recorded in it too and the ledger is read from it
+    (rebuilt from the collection first when it is not in step); without one, the ledger is read from the
+    collection. Either way the first write clears the collection's mark, so no derived ledger trusts itself
+    past a write it did not see."""
+
+    def __init__(
+        self, config: MilvusConfig, dim: int, connection: Connection | None = None, derived: DerivedLedger | None = None
+    ) -> None:
         self.config = config
         self.dim = dim
         self.collection = config.collection
         self.connection = connection or Connection.open(config, create=True)
         self.reader = CollectionReader(self.connection, config)
+        self.derived = derived
+        self._writing = False  # the collection's mark was cleared for writes not yet sealed
 
     @property
     def client(self) -> MilvusClient:
@@ -89,10 +108,24 @@ class MilvusStore:
         return described
 
     # ---- writing -------------------------------------------------------------------------------
+    def _begin(self) -> None:
+        """Before the first write since the last seal: the derived ledgers of this collection stop trusting
+        themselves (their mark and the collection's differ until `seal`)."""
+        if self._writing:
+            return
+        if self.derived is not None:
+            self.derived.unseal()
+        set_collection_mark(self.client, self.collection, UNSEALED)
+        self._writing = True
+
     def upsert(self, rows: list[Row]) -> int:
+        self._begin()
         size = self.config.write_batch_rows
         for start in range(0, len(rows), size):
-            self.client.upsert(self.collection, rows[start : start + size])
+            part = rows[start : start + size]
+            self.client.upsert(self.collection, part)
+            if self.derived is not None:
+                self.derived.record(part)
         return len(rows)
 
     def retire_chunks(self, chunk_ids: Iterable[str], history: bool, at: int) -> None:
@@ -128,11 +161,24 @@ class MilvusStore:
     def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
         """Delete these rows, current or not, by primary key (pymilvus `delete(ids=...)`), in batches."""
         ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return
+        self._begin()
         for start in range(0, len(ids), DELETE_BATCH):
-            self.client.delete(self.collection, ids=ids[start : start + DELETE_BATCH])
+            part = ids[start : start + DELETE_BATCH]
+            self.client.delete(self.collection, ids=part)
+            if self.derived is not None:
+                self.derived.forget(part)
 
     def flush(self) -> None:
+        """Make the writes durable; with a derived ledger, seal it: the collection and the file take one new mark
+        (the collection first: a process killed between the two leaves them different, so the file is rebuilt)."""
         self.client.flush(self.collection)
+        if self._writing and self.derived is not None:
+            mark = new_mark()
+            set_collection_mark(self.client, self.collection, mark)
+            self.derived.seal(mark)
+            self._writing = False
 
     def settle(self) -> None:
         """After each batch an ingest writes. Milvus Lite (in its server process, index/liteserver.py) buffers
@@ -141,7 +187,7 @@ class MilvusStore:
         (bench/rss.py). A server seals segments itself and rate-limits flush calls, and its
         memory is not the ingest's: nothing to do there."""
         if self.config.is_lite:
-            self.flush()
+            self.client.flush(self.collection)
 
     # ---- reading -------------------------------------------------------------------------------
     def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[Row]:
@@ -149,7 +195,27 @@ class MilvusStore:
         return self.reader.iterate(filter, fields, batch_size)
 
     def ledger(self, source_name: str) -> dict[str, IndexedDocument]:
-        return collection_ledger(self.reader, source_name)
+        """From the derived ledger (brought in step first), else from the collection."""
+        if self.derived is None:
+            return collection_ledger(self.reader, source_name)
+        self.bring_in_step()
+        return self.derived.ledger(source_name)
+
+    def bring_in_step(self, force: bool = False) -> bool:
+        """Rebuild the derived ledger from the collection when it is not in step with it (or `force`): one scan of
+        every row, without vectors. Only a writer calls this (it holds the writer slot). Whether it rebuilt."""
+        assert self.derived is not None
+        if not force and self.derived.in_step(collection_mark(self.client, self.collection)):
+            return False
+        # Also after a source that failed mid-write (its writes unsealed): a write Milvus refused may have landed
+        # in part, so only the collection says what it holds.
+        self.client.flush(self.collection)
+        mark = new_mark()
+        set_collection_mark(self.client, self.collection, mark)  # before the scan: a write after it would clear it
+        count = self.derived.rebuild(self.reader.iterate("", SCAN_FIELDS), self.dim, mark)
+        self._writing = False
+        log.info("derived ledger of %s rebuilt from the collection: %d rows", self.collection, count)
+        return True
 
     def close(self) -> None:
         self.connection.close()

@@ -13,15 +13,25 @@ from cairn.schemas.config import CairnConfig
 
 
 def check_rows(
-    config: CairnConfig, expr: str, dim: int, name: str = "report", title: str = "Cairn data quality", reader=None
+    config: CairnConfig,
+    expr: str,
+    dim: int,
+    name: str = "report",
+    title: str = "Cairn data quality",
+    reader=None,
+    figures=None,
 ):
-    """Read the rows matching `expr` (current rows only unless the filter says otherwise) and report on them, through
-    `reader` (a CollectionReader, or anything with its `iterate`) or else one of the generation the name serves."""
+    """Report on the rows matching `expr` (current rows only unless the filter says otherwise): their figures as
+    `figures` gives them (an iterable of schemas/row_figures.py records, e.g. from the derived ledger), else read
+    from the collection through `reader` (a CollectionReader, or anything with its `iterate`) or else one of the
+    generation the name serves."""
     from cairn.index.generations import open_serving
-    from cairn.quality.frames import read_rows
+    from cairn.quality.frames import read_rows, to_frame
     from cairn.quality.report_folder import write_report
 
-    if reader is None:
+    if figures is not None:
+        frame = to_frame(figures)
+    elif reader is None:
         with open_serving(config.milvus) as own:
             frame = read_rows(own, expr)
     else:

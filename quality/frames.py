@@ -1,75 +1,33 @@
-"""Rows of the collection -> pandas frames the expectations run on (one row per Milvus row).
+"""Rows of the collection, or their figures kept by the derived ledger -> pandas frames the expectations run on
+(one row per Milvus row; schemas/row_figures.py says what a row's figures are).
 
-Vectors are read page by page and reduced to their length on the spot, so checking a large collection
-costs memory for the metadata only. Empty strings in required fields become nulls: a missing tenant
-must fail "not null", not pass it as "".
+Vectors are read page by page and reduced to their width on the spot, so checking a large collection costs
+memory for the metadata only.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 
 from cairn.index.milvus import CollectionReader
 from cairn.schemas.collection import DENSE_FIELDS
-from cairn.schemas.row_links import ChildMarks, ParentLinks
+from cairn.schemas.row_figures import FIGURE_FIELDS, figures
 
-FIELDS = [
-    "chunk_id",
-    "document_id",
-    "section_id",
-    "parent_chunk_id",
-    "chunk_type",
-    "chunk_order",
-    "token_count",
-    "tenant_id",
-    "access_control_list",
-    "version_hash",
-    "temporal_start",
-    "temporal_end",
-    "source_uri",
-    "source_name",
-    "source_type",
-    "content_type",
-    "environment",
-    "severity",
-    "text",
-    "breadcrumbs",
-    "locator",
-    "quality_flags",
-    "extra",
-    *DENSE_FIELDS,
-]
-REQUIRED_STRINGS = ("tenant_id", "version_hash", "source_uri", "document_id", "chunk_id")
-
-
-def flatten(row: dict) -> dict:
-    links, marks = ParentLinks.from_row(row), ChildMarks.from_row(row)
-    flags = row.get("quality_flags") or {}
-    flat = {
-        k: row.get(k)
-        for k in FIELDS
-        if k not in ("text", "extra", "quality_flags", "access_control_list", *DENSE_FIELDS)
-    }
-    for name in REQUIRED_STRINGS:
-        if not flat.get(name):
-            flat[name] = None
-    flat.update(
-        acl_size=len(row.get("access_control_list") or []),
-        text_length=len((row.get("text") or "").strip()),
-        abstract_token_count=links.abstract_token_count,
-        chunk_health_score=flags.get("chunk_health_score"),
-        merge_count=flags.get("merge_count"),
-        split_count=flags.get("split_count"),
-        breadcrumbs=" › ".join(row.get("breadcrumbs") or []),
-        whole_document=links.section_count == 1 and row.get("chunk_type") == "full_text",
-        stands_alone=marks.stands_alone,
-        **{f"{name}_dim": len(row.get(name) or []) for name in DENSE_FIELDS},
-    )
-    return flat
+FIELDS = [*FIGURE_FIELDS, *DENSE_FIELDS]
 
 
 def read_rows(reader: CollectionReader, expr: str) -> pd.DataFrame:
-    frame = pd.DataFrame([flatten(row) for row in reader.iterate(expr, FIELDS, batch_size=500)])
+    """The frame of the rows matching `expr`, read from the collection, vectors and all (a full scan)."""
+    return to_frame(figures(row) for row in reader.iterate(expr, FIELDS, batch_size=500))
+
+
+def to_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """The frame of these figures, with what is judged across rows: each child's parent present, and the
+    children exempt from the child band."""
+    frame = pd.DataFrame(list(records))
     if frame.empty:
         return pd.DataFrame(columns=[*FIELDS, "acl_size", "text_length"])
     parents = set(frame.loc[frame["chunk_type"] == "full_text", "chunk_id"])

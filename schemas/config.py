@@ -289,6 +289,11 @@ class CairnConfig(_Strict):
             raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
         return self
 
+    @property
+    def ledger_folder(self) -> Path:
+        """Where the derived ledgers live (index/derived.py): a `ledgers` folder beside the cursors."""
+        return Path(self.state_path).parent / "ledgers"
+
     def source(self, name: str) -> SourceConfig:
         for source in self.sources:
             if source.name == name:

@@ -18,7 +18,9 @@ from cairn.cli.app import main
 from cairn.embedding import load_encoder
 from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
-from cairn.index.generations import Generations
+from cairn.index.derived import in_step_ledger
+from cairn.index.generations import Generations, open_serving
+from cairn.index.ledger import collection_ledger
 from cairn.index.milvus import Connection
 from cairn.index.store import MilvusStore
 from cairn.query import Principal, Retriever
@@ -30,6 +32,11 @@ TORCH = "all-MiniLM-L6-v2/seq256/d384"
 ONNX = TORCH + "/onnx-int8"
 BGE = "bge-small-en-v1.5/seq256/d384/onnx-int8"
 SRE = Principal("acme", ["sre"])
+
+
+def ledgers(config) -> list[str]:
+    """The collections that have a derived ledger file (index/derived.py)."""
+    return sorted(path.name.split("-")[0] for path in load_config(config).ledger_folder.glob("*.sqlite"))
 
 
 def wiki(root, name: str, fact: str) -> dict:
@@ -150,6 +157,7 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     )  # SIGKILLed once kafka's rows are written
     assert killed.returncode == -9, killed.stderr[-2000:]
     assert index_state(config)[0]["serving"] == "cairn__g1"  # the switch had not happened: the old still serves
+    assert ledgers(config) == ["cairn__g1", "cairn__g2"]  # each generation has its derived ledger
     resumed = ingest_flow(config_path=str(config))
     assert resumed["documents"]["unchanged"] == 2 and resumed["embeddings_computed"] == 0  # built before, not again
     assert resumed["index"]["switch"] == "done" and resumed["index"]["dropped"] == "cairn__g1"
@@ -157,6 +165,12 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
         {"serving": "cairn__g2", "aliased": True, "encoder": BGE, "building": None},
         ["cairn__g2"],
     )
+    assert ledgers(config) == ["cairn__g2"]  # the dropped generation's went with it; the killed run's was rebuilt:
+    with (
+        open_serving(load_config(config).milvus) as reader,
+        in_step_ledger(load_config(config).ledger_folder, reader) as derived,
+    ):
+        assert derived is not None and derived.ledger("kafka") == collection_ledger(reader, "kafka")
     retriever = Retriever.from_config(config)
     assert retriever.encoder is load_encoder("bge-small-en-v1.5")
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]

@@ -1,0 +1,267 @@
+"""The derived ledger: what one collection holds, row by row, in a SQLite file beside the cursors, so that a
+run, `cairn status` and `cairn report` read a file instead of scanning the collection.
+
+The collection stays the record; this is a copy the writer keeps in step and anyone can throw away. One file per
+collection: per Milvus URI and physical collection (a generation, index/generations.py), named by both. It holds
+every row's ledger entry (index/ledger.py LedgerEntry), whether it is current, its tenant, and its quality
+figures (schemas/row_figures.py). Never a vector, never text.
+
+When it can be trusted. The collection carries a mark (the property `cairn.ledger_mark`), and so does the file:
+- a writer's first write of a run clears the collection's mark, before any row changes (`MilvusStore.begin`);
+- each write is recorded here once Milvus took it;
+- once the writes are flushed, a new mark goes on the collection, then into the file (`MilvusStore.seal`).
+The file is in step exactly when both marks are equal and not empty. A run killed anywhere, a writer without
+this file (another state folder, an older Cairn, a test's MilvusStore), a collection restored from a backup, or
+dropped and made again: each leaves the marks different, and the next writer rebuilds the file from the
+collection (one scan, what every run cost before). A damaged or unreadable file is set aside and rebuilt the
+same way. Only a write that bypasses Cairn altogether (pymilvus on the collection directly) goes unseen:
+`cairn reconcile` compares the file with the collection and `--fix` rebuilds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from cairn.index.ledger import IndexedDocument, LedgerEntry, read_ledger
+from cairn.index.milvus import CollectionReader
+from cairn.index.sqlite import open_or_rebuild
+from cairn.schemas import ChunkType
+from cairn.schemas.config import MilvusConfig
+from cairn.schemas.fields import Row
+from cairn.schemas.row_figures import FIGURE_FIELDS, figures
+
+log = logging.getLogger(__name__)
+
+MARK_PROPERTY = "cairn.ledger_mark"
+UNSEALED = "writing"  # the collection's mark while a writer is at work: never a file's
+FORMAT = "1"  # what a row of the file holds; a file of another format is rebuilt
+# What a rebuild reads of every row: the ledger's fields and the figures', never a vector.
+SCAN_FIELDS = list(dict.fromkeys(["chunk_id", "is_current", *FIGURE_FIELDS]))
+_INSERT = (
+    "insert or replace into chunk (chunk_id, source, document_id, tenant, chunk_type, is_current, version,"
+    " parent_chunk_id, sections, children, access, figures) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SCHEMA = """
+create table if not exists chunk (
+    chunk_id text primary key, source text not null, document_id text not null, tenant text not null,
+    chunk_type text not null, is_current integer not null, version text not null, parent_chunk_id text not null,
+    sections integer not null, children integer not null, access text not null, figures text not null);
+create index if not exists chunk_source on chunk (source, is_current);
+create index if not exists chunk_document on chunk (document_id);
+"""
+
+
+def ledger_file(folder: Path, config: MilvusConfig) -> Path:
+    """The file of the collection `config.collection` (a physical one) at `config.uri`."""
+    uri = str(Path(config.uri).resolve()) if config.is_lite else config.uri
+    key = hashlib.sha256(f"{uri}\0{config.collection}".encode()).hexdigest()[:16]
+    return folder / f"{config.collection}-{key}.sqlite"
+
+
+def new_mark() -> str:
+    return uuid.uuid4().hex
+
+
+class DerivedLedger:
+    """The derived ledger of one physical collection (module doc). Opened by the run that writes it
+    (flows/context.py) and by readers (`cairn status`, `cairn report`), who use it only when `in_step`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the writer's thread records writes (flows/writer.py); one lock keeps every use of the file in turn
+        meta = "create table if not exists meta (key text primary key, value text)"
+        self._db = open_or_rebuild(path, meta, "ledger", check_same_thread=False)
+        self._lock = threading.RLock()
+        self._db.executescript(_SCHEMA)
+        if self._meta("format") != FORMAT:
+            with self._db:
+                self._db.execute("delete from chunk")
+                self._set("mark", "")
+                self._set("format", FORMAT)
+
+    @classmethod
+    def open(cls, folder: str | Path, config: MilvusConfig) -> DerivedLedger:
+        return cls(ledger_file(Path(folder), config))
+
+    @staticmethod
+    def remove(folder: str | Path, config: MilvusConfig) -> None:
+        """Delete the file of a collection that was dropped."""
+        path = ledger_file(Path(folder), config)
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+    # ---- the marks --------------------------------------------------------------------------------
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("select value from meta where key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def _set(self, key: str, value: str) -> None:
+        self._db.execute(
+            "insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value",
+            (key, value),
+        )
+
+    @property
+    def mark(self) -> str:
+        with self._lock:
+            return self._meta("mark") or ""
+
+    def in_step(self, collection_mark: str | None) -> bool:
+        """Whether the file holds what the collection holds, given the collection's mark."""
+        return bool(collection_mark) and collection_mark != UNSEALED and collection_mark == self.mark
+
+    def unseal(self) -> None:
+        """A write is about to happen: the file is not to be trusted until `seal`."""
+        with self._lock:
+            if self.mark:
+                with self._db:
+                    self._set("mark", "")
+
+    def seal(self, mark: str) -> None:
+        """The collection was given `mark` after every write so far landed: the file is in step again."""
+        with self._lock:
+            with self._db:
+                self._set("mark", mark)
+
+    # ---- kept in step by the writer ----------------------------------------------------------------
+    def record(self, rows: Iterable[Row], dim: int | None = None) -> None:
+        """Rows Milvus took (upserted, each replacing its chunk_id)."""
+        with self._lock:
+            with self._db:
+                self._db.executemany(_INSERT, (_entry(row, dim) for row in rows))
+
+    def forget(self, chunk_ids: Iterable[str]) -> None:
+        """Rows Milvus deleted."""
+        with self._lock:
+            with self._db:
+                self._db.executemany("delete from chunk where chunk_id = ?", ((chunk_id,) for chunk_id in chunk_ids))
+
+    def rebuild(self, rows: Iterable[Row], dim: int, mark: str) -> int:
+        """Replace everything with `rows` (every row of the collection, read with SCAN_FIELDS) and take `mark`, the
+        collection's: one transaction, so a rebuild cut short leaves the file as untrusted as it was. The count."""
+        count = 0
+
+        def entries() -> Iterator[tuple[Any, ...]]:
+            nonlocal count
+            for row in rows:
+                count += 1
+                yield _entry(row, dim)
+
+        with self._lock, self._db:
+            self._set("mark", "")
+            self._db.execute("delete from chunk")
+            self._db.executemany(_INSERT, entries())
+            self._set("mark", mark)
+        return count
+
+    # ---- read ---------------------------------------------------------------------------------------
+    def ledger(self, source: str) -> dict[str, IndexedDocument]:
+        """What index/ledger.py collection_ledger reads from the collection, from the file."""
+        with self._lock:
+            rows = self._db.execute(
+                "select chunk_id, document_id, version, chunk_type, parent_chunk_id, sections, children, access"
+                " from chunk where source = ? and is_current = 1",
+                (source,),
+            ).fetchall()
+        parent = ChunkType.FULL_TEXT.value
+        return read_ledger(
+            LedgerEntry(chunk_id, document_id, version, kind == parent, up, sections, children, access)
+            for chunk_id, document_id, version, kind, up, sections, children, access in rows
+        )
+
+    def counts(self) -> Counter[tuple[str, str, str]]:
+        """Rows per (tenant, source, chunk_type), as CollectionReader.counts scans them."""
+        with self._lock:
+            rows = self._db.execute("select tenant, source, chunk_type, count(*) from chunk group by 1, 2, 3")
+            found = rows.fetchall()
+        return Counter({(tenant, source, kind): n for tenant, source, kind, n in found})
+
+    def figures(
+        self, source: str | None = None, tenant: str | None = None, documents: Iterable[str] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """The figures of the current rows (of one source, tenant, or set of documents)."""
+        where, params = ["is_current = 1"], []
+        if source is not None:
+            where.append("source = ?")
+            params.append(source)
+        if tenant is not None:
+            where.append("tenant = ?")
+            params.append(tenant)
+        with self._lock:
+            if documents is not None:
+                self._db.execute("create temp table if not exists picked (document_id text primary key)")
+                self._db.execute("delete from picked")
+                self._db.executemany("insert or ignore into picked values (?)", ((d,) for d in documents))
+                where.append("document_id in (select document_id from picked)")
+            found = self._db.execute(f"select figures from chunk where {' and '.join(where)}", params).fetchall()
+            self._db.commit()  # the temporary table's transaction: no read left open
+        for (text,) in found:
+            yield json.loads(text)
+
+    def entries(self) -> dict[str, tuple[Any, ...]]:
+        """chunk_id -> (source, document_id, chunk_type, is_current, version) of every row: what reconcile
+        compares with the collection."""
+        with self._lock:
+            rows = self._db.execute(
+                "select chunk_id, source, document_id, chunk_type, is_current, version from chunk"
+            ).fetchall()
+        return {row[0]: (row[1], row[2], row[3], bool(row[4]), row[5]) for row in rows}
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> DerivedLedger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _entry(row: Row, dim: int | None) -> tuple[Any, ...]:
+    entry = LedgerEntry.of(row)
+    return (
+        entry.chunk_id,
+        row["source_name"],
+        entry.document_id,
+        row["tenant_id"],
+        row["chunk_type"],
+        int(bool(row["is_current"])),
+        entry.version,
+        entry.parent_chunk_id,
+        entry.sections,
+        entry.children,
+        entry.access,
+        json.dumps(figures(row, dim), separators=(",", ":")),
+    )
+
+
+@contextmanager
+def in_step_ledger(folder: str | Path, reader: CollectionReader) -> Iterator[DerivedLedger | None]:
+    """For a reader (status, report, a run's quality check): the collection's derived ledger when one exists and
+    is in step with it, else None (read the collection instead). Never creates or rebuilds one."""
+    path = ledger_file(Path(folder), reader.config)
+    if not path.exists():
+        yield None
+        return
+    with DerivedLedger(path) as derived:
+        yield derived if derived.in_step(collection_mark(reader.client, reader.collection)) else None
+
+
+def collection_mark(client: Any, collection: str) -> str:
+    """The mark a collection carries ("" when never sealed, UNSEALED while being written)."""
+    properties = client.describe_collection(collection).get("properties") or {}
+    return str(properties.get(MARK_PROPERTY) or "")
+
+
+def set_collection_mark(client: Any, collection: str, mark: str) -> None:
+    client.alter_collection_properties(collection, properties={MARK_PROPERTY: mark})
