@@ -89,7 +89,7 @@ def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, 
     step (index/derived.py); read from the collection only when it is not (whole sources when a run wrote many)."""
     from cairn.index.derived import in_step_ledger
     from cairn.index.generations import open_serving
-    from cairn.quality import check_rows
+    from cairn.quality import check_figures, check_rows
     from cairn.schemas.collection import in_list
 
     parts = []
@@ -97,19 +97,13 @@ def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, 
         scope = f"source_name == {quote(source)}"
         parts.append(f"({scope} and {in_list('document_id', ids)})" if len(ids) <= 2000 else f"({scope})")
     expr = f"is_current == true and ({' or '.join(parts)})"
+    name, title = f"run-{run_id[:8]}", f"Cairn data quality, run {run_id}"
     with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
-        figures = None
         if derived is not None:
-            figures = derived.figures(documents=[d for ids in written.values() for d in ids])
-        result = check_rows(
-            config,
-            expr,
-            dim,
-            name=f"run-{run_id[:8]}",
-            title=f"Cairn data quality, run {run_id}",
-            reader=reader,
-            figures=figures,
-        )
+            documents = [d for ids in written.values() for d in ids]
+            result = check_figures(config, derived.figures(documents=documents), dim, name, title)
+        else:
+            result = check_rows(config, expr, dim, name, title, reader=reader)
     publish_quality(result)
     return result
 

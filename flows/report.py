@@ -29,7 +29,7 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
     figures come from the derived ledger when it is in step with the collection (index/derived.py), else (or with
     `scan`) from the collection itself, vectors and all."""
     from cairn.index.derived import in_step_ledger
-    from cairn.quality import check_rows
+    from cairn.quality import check_figures, check_rows
 
     if source:
         config.source(source)  # ConfigError naming the known sources
@@ -40,16 +40,11 @@ def quality_report(config: CairnConfig, source: str | None = None, tenant: str |
         expr += f" and tenant_id == {quote(tenant)}"
     scope = "-".join(filter(None, [source, tenant])) or "all"
     # what the name serves (index/generations.py); NoCollection if nothing
+    name, title, dim = f"report-{scope}", f"Cairn data quality: {scope}", model_dim(config)
     with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
-        return check_rows(
-            config,
-            expr,
-            dim=model_dim(config),
-            name=f"report-{scope}",
-            title=f"Cairn data quality: {scope}",
-            reader=reader,
-            figures=None if scan or derived is None else derived.figures(source, tenant),
-        )
+        if derived is not None and not scan:
+            return check_figures(config, derived.figures(source, tenant), dim, name, title)
+        return check_rows(config, expr, dim, name, title, reader=reader)
 
 
 @flow(name="cairn-report")

@@ -108,7 +108,8 @@ def test_backfill_and_reconcile_flags_parse_to_their_values():
         "strict": False,
     }
     _, params = parsed("reconcile", "--source", "w", "--fix", "--json", "--wait", "3")
-    assert params == {"config": None, "source": "w", "fix": True, "wait": 3.0, "as_json": True}
+    assert params == {"config": None, "source": "w", "fix": True, "wait": 3.0, "as_json": True, "scan": False}
+    assert parsed("reconcile", "--scan")[1]["scan"] is True
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,9 @@ def test_status_and_report_flags_parse_to_their_values():
         "source": "w",
         "tenant": "acme",
         "as_json": True,
+        "scan": False,
     }
+    assert parsed("report", "--scan")[1]["scan"] is True
 
 
 def test_status_before_any_ingest_says_to_ingest_and_prints_nothing_on_stdout(tmp_path, capsys):
