@@ -82,6 +82,17 @@ def enforce_quality_policy(quality, strict_sources: list[str]) -> None:
     get_run_logger().warning("data-quality expectations failed; report: %s/index.html", quality.report_dir)
 
 
+def written_expr(written: dict[str, list[str]]) -> str:
+    """A filter for the current rows of these documents, per source (whole sources when a run wrote many)."""
+    from cairn.schemas.collection import in_list
+
+    parts = []
+    for source, ids in written.items():
+        scope = f"source_name == {quote(source)}"
+        parts.append(f"({scope} and {in_list('document_id', ids)})" if len(ids) <= 2000 else f"({scope})")
+    return f"is_current == true and ({' or '.join(parts)})"
+
+
 @task(cache_policy=NO_CACHE)
 def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str):
     """Great-expectations over the current rows of the documents this run wrote, a report folder, and Prefect
@@ -90,20 +101,14 @@ def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, 
     from cairn.index.derived import in_step_ledger
     from cairn.index.generations import open_serving
     from cairn.quality import check_figures, check_rows
-    from cairn.schemas.collection import in_list
 
-    parts = []
-    for source, ids in written.items():
-        scope = f"source_name == {quote(source)}"
-        parts.append(f"({scope} and {in_list('document_id', ids)})" if len(ids) <= 2000 else f"({scope})")
-    expr = f"is_current == true and ({' or '.join(parts)})"
     name, title = f"run-{run_id[:8]}", f"Cairn data quality, run {run_id}"
     with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
         if derived is not None:
             documents = [d for ids in written.values() for d in ids]
             result = check_figures(config, derived.figures(documents=documents), dim, name, title)
         else:
-            result = check_rows(config, expr, dim, name, title, reader=reader)
+            result = check_rows(config, written_expr(written), dim, name, title, reader=reader)
     publish_quality(result)
     return result
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from cairn.errors import NoCollection
 from cairn.flows.concurrency import index_writer
 from cairn.flows.discovery import access_fingerprint
-from cairn.index.derived import DerivedLedger, collection_mark
+from cairn.index.derived import DerivedLedger, in_step_ledger
 from cairn.index.generations import open_serving
 from cairn.index.ledger import IndexedDocument, collection_ledger
 from cairn.index.milvus import CollectionReader
@@ -134,13 +134,15 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
     except NoCollection:
         missing = f"no collection {config.milvus.collection!r}: run `cairn ingest`"
         return Reconciliation([Drift(s.name, error=missing) for s in selected], LedgerCheck())
-    with reader, DerivedLedger.open(config.ledger_folder, reader.config) as derived:
-        check = LedgerCheck(in_step=derived.in_step(collection_mark(reader.client, reader.collection)))
-        if scan and check.in_step:
+    with reader, in_step_ledger(config.ledger_folder, reader) as derived:
+        check = LedgerCheck(in_step=derived is not None)
+        if scan and derived is not None:
             compare_rows(derived, reader, check)
 
         def ledger_of(name: str) -> dict[str, IndexedDocument]:
-            return derived.ledger(name) if check.trusted else collection_ledger(reader, name)
+            if derived is not None and check.trusted:
+                return derived.ledger(name)
+            return collection_ledger(reader, name)
 
         return Reconciliation([check_source(s, ledger_of, config.s3) for s in selected], check)
 

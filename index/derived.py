@@ -7,22 +7,21 @@ every row's ledger entry (index/ledger.py LedgerEntry), whether it is current, i
 figures (schemas/row_figures.py). Never a vector, never text.
 
 When it can be trusted. The collection carries a mark (the property `cairn.ledger_mark`), and so does the file:
-- a writer's first write of a run clears the collection's mark, before any row changes (`MilvusStore.begin`);
+- a writer's first write of a run clears the collection's mark, before any row changes (`MilvusStore._begin`);
 - each write is recorded here once Milvus took it;
-- once the writes are flushed, a new mark goes on the collection, then into the file (`MilvusStore.seal`).
+- once the writes are flushed, a new mark goes on the collection, then into the file (`MilvusStore.flush`).
 The file is in step exactly when both marks are equal and not empty. A run killed anywhere, a writer without
 this file (another state folder, an older Cairn, a test's MilvusStore), a collection restored from a backup, or
 dropped and made again: each leaves the marks different, and the next writer rebuilds the file from the
 collection (one scan, what every run cost before). A damaged or unreadable file is set aside and rebuilt the
 same way. Only a write that bypasses Cairn altogether (pymilvus on the collection directly) goes unseen:
-`cairn reconcile` compares the file with the collection and `--fix` rebuilds it.
+`cairn reconcile --scan` compares the file with the collection and `--fix` rebuilds it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import threading
 import uuid
 from collections import Counter
@@ -38,8 +37,6 @@ from cairn.schemas import ChunkType
 from cairn.schemas.config import MilvusConfig
 from cairn.schemas.fields import Row
 from cairn.schemas.row_figures import FIGURE_FIELDS, figures
-
-log = logging.getLogger(__name__)
 
 MARK_PROPERTY = "cairn.ledger_mark"
 UNSEALED = "writing"  # the collection's mark while a writer is at work: never a file's

@@ -131,22 +131,25 @@ def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
     children in any order): from any store (MilvusStore pages them from the collection, or reads the derived
     ledger)."""
     docs: dict[str, IndexedDocument] = {}
+
+    def document(document_id: str) -> IndexedDocument:
+        doc = docs.get(document_id)
+        if doc is None:
+            doc = docs[document_id] = IndexedDocument(document_id)
+        return doc
+
     children: list[LedgerEntry] = []
     for entry in entries:
         if not entry.is_parent:
             children.append(entry)
             continue
-        doc = docs.get(entry.document_id)
-        if doc is None:
-            doc = docs[entry.document_id] = IndexedDocument(entry.document_id)
+        doc = document(entry.document_id)
         doc.versions.add(entry.version)
         doc.access.add(entry.access)
         doc.rows[entry.chunk_id] = entry.version
         doc.parents[entry.chunk_id] = (entry.version, entry.sections, entry.children)
     for entry in children:
-        doc = docs.get(entry.document_id)
-        if doc is None:
-            doc = docs[entry.document_id] = IndexedDocument(entry.document_id)
+        doc = document(entry.document_id)
         doc.versions.add(entry.version)
         doc.rows[entry.chunk_id] = entry.version
         if entry.parent_chunk_id in doc.parents:
