@@ -23,6 +23,7 @@ from cairn.errors import UsageError
 if TYPE_CHECKING:
     from prefect import Flow
 
+    from cairn.flows.prefect_server import LocalApi
     from cairn.flows.progress import ProgressKind
     from cairn.flows.reconcile import Drift, LedgerCheck
     from cairn.schemas.config import CairnConfig
@@ -140,12 +141,14 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
 
     report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup))  # nothing to do: no flow run
     if report is None:
+        api = begin_api(config)  # the local Prefect server starts while the flow's modules import
         from cairn.flows.ingest import ingest_flow
 
         report = run_flow(
             ingest_flow,
             config,
             options.as_json,
+            api,
             source=options.source,
             cleanup=options.cleanup,
             wait_seconds=options.wait,
@@ -165,6 +168,7 @@ def check_backfill(options: BackfillOptions) -> None:
 def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     """Run the backfill flow over one source's window and print its run report."""
     config.source(options.source)
+    api = begin_api(config)
     from cairn.flows.ingest import backfill_flow
 
     # --full: no window, which the flow reads as every document
@@ -172,6 +176,7 @@ def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
         backfill_flow,
         config,
         options.as_json,
+        api,
         source=options.source,
         since=options.since,
         until=options.until,
@@ -181,16 +186,27 @@ def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     return print_run_report(report, options.as_json)
 
 
-def run_flow(flow: Flow, config: CairnConfig, as_json: bool, **parameters: Any) -> dict:
-    """Run `flow` over `config` on its configured task runner, showing progress as `progress_kind` decides: its
-    run report, also when the flow run failed on purpose because a source failed (after the other sources ran)."""
+def begin_api(config: CairnConfig) -> LocalApi | None:
+    """The Prefect API a flow run of this command reports to: None when one is configured, else the local
+    server (flows/prefect_server.py), started or found in the background from now on."""
+    from cairn.flows.prefect_server import LocalApi
+
+    return LocalApi.begin(config.runner.prefect_idle_seconds)
+
+
+def run_flow(flow: Flow, config: CairnConfig, as_json: bool, api: LocalApi | None, **parameters: Any) -> dict:
+    """Run `flow` over `config` on its configured task runner, reporting to `api` (begin_api), showing progress
+    as `progress_kind` decides: its run report, also when the flow run failed on purpose because a source
+    failed (after the other sources ran)."""
     from cairn.errors import SourcesFailed
+    from cairn.flows.prefect_server import flow_api
     from cairn.flows.progress import set_progress_display
     from cairn.flows.runner import configured
 
     set_progress_display(progress_kind(as_json))
     try:
-        return configured(flow, config)(config_path=str(config.config_path), **parameters)
+        with flow_api(api):
+            return configured(flow, config)(config_path=str(config.config_path), **parameters)
     except SourcesFailed as failed:
         return failed.report
 
@@ -254,14 +270,16 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
     repaired = None
     if options.fix and (not found.clean or (found.ledger.scanned and not found.ledger.trusted)):
         from cairn.flows.ingest import ingest_flow
+        from cairn.flows.prefect_server import flow_api
         from cairn.flows.runner import configured
 
         drifts = found.drifts
         if not found.ledger.trusted:  # rows changed behind Cairn's back: the ledger first, then what it shows
             rebuild_ledger(config, options.wait)
             drifts = compare(config, options.source).drifts
-        for drift in drifts:
-            if not drift.clean and not drift.error:
+        fixable = [d for d in drifts if not d.clean and not d.error]
+        with flow_api(begin_api(config) if fixable else None):
+            for drift in fixable:
                 configured(ingest_flow, config)(
                     config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=options.wait
                 )

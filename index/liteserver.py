@@ -4,15 +4,9 @@ Milvus Lite is an engine that one process opens at a time (it locks its folder).
 `cairn query`, `cairn status` and services holding a Retriever can all use one embedded index at once, the
 first Cairn process that needs it starts `python -m cairn.index.liteserver FOLDER`, which opens the folder and
 serves it on a unix socket only this user can reach; every Cairn process then talks to that socket through
-pymilvus, exactly as it would to a Milvus server. Nothing to set up, nothing to stop:
-
-- `<folder>.server` (JSON: pid, socket) says where the running server listens; the server writes it once it
-  serves and removes it when it stops.
-- `<folder>.clients`: each process using the server holds a shared lock on it (released by `release`, or by
-  the kernel when the process ends, killed or not). The server stops once it has been able to take that lock
-  exclusively for `idle_seconds` in a row, i.e. once no process has used the index for that long.
-- `<folder>.start`: an exclusive lock held while a server is started, so two processes never start two.
-- `<folder>.server.log`: the server's log.
+pymilvus, exactly as it would to a Milvus server. It is a shared server of cairn/daemon.py, named by the
+folder: `<folder>.server` (pid, socket), `<folder>.clients` (the leases), `<folder>.start`, `<folder>.server.log`;
+it stops `lite_idle_seconds` after its last client is gone.
 
 Only one process writes (index/lock.py); readers see each batch as soon as it is written.
 """
@@ -20,44 +14,24 @@ Only one process writes (index/lock.py); readers see each batch as soon as it is
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
-import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
-import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.errors import StoreError
+from cairn import daemon
+from cairn.errors import CairnError, StoreError
 
 if TYPE_CHECKING:
     import grpc
 
 log = logging.getLogger(__name__)
-START_TIMEOUT_SECONDS = 600.0  # a hang guard: the server's own death is seen at once (a slow machine took minutes)
-
-
-@dataclass
-class _Lease:
-    """This process's use of one folder's server: the lease file it holds locked, and its `connect`s to it."""
-
-    handle: IO[str]  # the shared lock lives as long as this descriptor is open
-    clients: int
-
-
-_leases: dict[str, _Lease] = {}  # folder -> this process's lease on its server
-_leases_lock = threading.Lock()
-
-
-def _beside(folder: Path, suffix: str) -> Path:
-    return folder.with_name(folder.name + suffix)
 
 
 def socket_path(folder: Path) -> Path:
@@ -75,123 +49,51 @@ def connect(folder: Path, idle_seconds: float) -> str:
     """The `unix:` URI of the server for `folder`, started if none runs. The calling process holds a lease on
     it until `release(folder)` (once per `connect`) or its exit."""
     folder = folder.resolve()
-    _take_lease(folder)
+    daemon.take_lease(folder)
     try:
-        return _running(folder) or _start(folder, idle_seconds)
+        record = daemon.running(folder)
+        if record is None or not _usable(record):
+            command = [sys.executable, "-m", "cairn.index.liteserver", str(folder), "--idle-seconds", str(idle_seconds)]
+            name = f"the Milvus Lite server for {folder}"
+            try:
+                record = daemon.start(folder, name, command, _usable, _why_not(folder))
+            except CairnError as exc:
+                raise StoreError(str(exc)) from None
+        return f"unix:{record['socket']}"
     except BaseException:
-        release(folder)
+        daemon.release(folder)
         raise
 
 
 def release(folder: Path) -> None:
-    key = str(folder.resolve())
-    with _leases_lock:
-        lease = _leases.get(key)
-        if lease is None:
-            return
-        lease.clients -= 1
-        if lease.clients <= 0:
-            lease.handle.close()  # closing the descriptor drops the shared lock
-            del _leases[key]
+    daemon.release(folder.resolve())
 
 
 def leases(folder: Path) -> int:
     """How many leases this process holds on the folder's server (0: none): `connect`s not yet `release`d."""
-    with _leases_lock:
-        lease = _leases.get(str(folder.resolve()))
-        return lease.clients if lease else 0
+    return daemon.leases(folder.resolve())
 
 
 def stop(folder: Path, wait_seconds: float = 30.0) -> bool:
     """Stop the folder's server now, whoever uses it (their next call fails); whether one was running. For
     moving or restoring the folder, and for tests that change its files."""
     try:
-        pid = int(json.loads(_beside(folder.resolve(), ".server").read_text())["pid"])
-        os.kill(pid, signal.SIGTERM)
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    deadline = time.monotonic() + wait_seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.05)
-    raise StoreError(f"the Milvus Lite server for {folder} (pid {pid}) did not stop within {wait_seconds:.0f} s")
+        return daemon.stop(folder.resolve(), wait_seconds) is not None
+    except TimeoutError as exc:
+        raise StoreError(f"the Milvus Lite server for {folder} did not stop: {exc}") from None
 
 
-def _alive(pid: int) -> bool:
-    """Whether the process runs; reaps it when this process started it (an exited child of ours is a zombie
-    that signal 0 still reaches)."""
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _usable(record: dict[str, Any]) -> bool:
+    return Path(str(record.get("socket"))).exists()
 
 
-def _take_lease(folder: Path) -> None:
-    key = str(folder)
-    with _leases_lock:
-        if key in _leases:
-            _leases[key].clients += 1
-            return
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(_beside(folder, ".clients"), "a+")
-        fcntl.flock(handle, fcntl.LOCK_SH)  # waits only while a stopping server finishes (it holds it exclusively)
-        _leases[key] = _Lease(handle, 1)
+def _why_not(folder: Path) -> Callable[[], str]:
+    def diagnosis() -> str:
+        from cairn.index.milvus import lite_open_problem  # the diagnosis shared with the access layer
 
+        return lite_open_problem(folder)
 
-def _running(folder: Path) -> str | None:
-    """The URI of a live server for the folder, from its `.server` file."""
-    try:
-        info = json.loads(_beside(folder, ".server").read_text())
-        pid, sock = int(info["pid"]), str(info["socket"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return f"unix:{sock}" if _alive(pid) and Path(sock).exists() else None
-
-
-def _start(folder: Path, idle_seconds: float) -> str:
-    with open(_beside(folder, ".start"), "a+") as gate:
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        uri = _running(folder)  # another process may have started it while this one waited
-        if uri:
-            return uri
-        _beside(folder, ".server").unlink(missing_ok=True)
-        with open(_beside(folder, ".server.log"), "ab") as logfile:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "cairn.index.liteserver", str(folder), "--idle-seconds", str(idle_seconds)],
-                stdin=subprocess.DEVNULL,
-                stdout=logfile,
-                stderr=logfile,
-                start_new_session=True,
-                close_fds=True,
-            )
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            uri = _running(folder)
-            if uri:
-                return uri
-            if process.poll() is not None:
-                raise StoreError(_why_not(folder))
-            time.sleep(0.02)
-        process.kill()
-        raise StoreError(
-            f"the Milvus Lite server for {folder} did not start within {START_TIMEOUT_SECONDS:.0f} s "
-            f"(its log: {_beside(folder, '.server.log')})"
-        )
-
-
-def _why_not(folder: Path) -> str:
-    from cairn.index.milvus import lite_open_problem  # the diagnosis shared with the access layer
-
-    return lite_open_problem(folder)
+    return diagnosis
 
 
 # ---- the server process ------------------------------------------------------------------------------------
@@ -238,32 +140,17 @@ def serve(folder: Path, idle_seconds: float) -> int:
     server.add_insecure_port(f"unix:{sock}")
     server.start()
     os.chmod(sock, 0o600)
-    record = _beside(folder, ".server")
-    scratch = record.with_suffix(".tmp")
-    scratch.write_text(json.dumps({"pid": os.getpid(), "socket": str(sock)}))
-    scratch.replace(record)
+    daemon.publish(folder, {"socket": str(sock)})
     log.info("serving %s on %s", folder, sock)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    leases = open(_beside(folder, ".clients"), "a+")
-    free_since: float | None = None
-    while not stop.wait(0.5):
-        if not folder.exists():
-            break
-        try:
-            fcntl.flock(leases, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            free_since = None
-            continue
-        free_since = free_since or time.monotonic()
-        if time.monotonic() - free_since >= idle_seconds:
-            break  # keep the lock: a client arriving now waits for this exit, then starts a new server
-        fcntl.flock(leases, fcntl.LOCK_UN)
-    record.unlink(missing_ok=True)
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    held = daemon.wait_idle(folder, idle_seconds, stopping, valid=folder.exists)
+    daemon.unpublish(folder)
     server.stop(grace=2).wait()
     db.close()
     sock.unlink(missing_ok=True)
     log.info("stopped serving %s", folder)
+    held.close()
     return 0
 
 

@@ -258,6 +258,12 @@ class RunnerConfig(_Strict):
     workers: int = Field(default=2, ge=1)  # thread: pool size; dask: local workers and slices per batch
     threads_per_worker: int = Field(default=1, ge=1)  # local cluster only
     processes: bool = True  # local cluster only: worker processes (True) or threads of the flow process
+    prefect_idle_seconds: float = Field(
+        default=900.0,
+        ge=0,
+        description="no PREFECT_API_URL: the local Prefect server `cairn` runs report to stops this long after the "
+        "last run (a run within that time finds it warm; flows/prefect_server.py)",
+    )
 
     @model_validator(mode="after")
     def _address(self) -> RunnerConfig:

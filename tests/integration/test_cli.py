@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from cairn.flows import prefect_server
 from tests.conftest import REPO, write_config
 from tests.integration import corpus
 
@@ -24,6 +25,15 @@ def shared_server(prefect_server):
     SERVER["PREFECT_API_URL"] = str(PREFECT_API_URL.value())
     yield
     SERVER.clear()
+
+
+def recorded_flow_run(home, run_id: str) -> dict:
+    """The flow run `run_id` as the local Prefect server of `home` (flows/prefect_server.py) keeps it."""
+    import urllib.request
+
+    url = json.loads((home / "cairn-prefect.server").read_text())["url"]
+    with urllib.request.urlopen(f"{url}/flow_runs/{run_id}", timeout=60) as response:
+        return json.loads(response.read())
 
 
 def cairn(*args, cwd=REPO, env=None):
@@ -45,10 +55,15 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
     sample = sample.replace(f'"{REPO}/data/reports', f'"{tmp_path}/reports')
     config = tmp_path / "cairn.toml"
     config.write_text(sample)
+    home = tmp_path / "prefect-home"  # a fresh machine's Prefect home: the run starts the local Prefect server there
 
-    ingest = cairn("ingest", "--config", str(config), "--json")
-    assert ingest.returncode == 0, ingest.stderr
-    report = json.loads(ingest.stdout)
+    try:
+        ingest = cairn("ingest", "--config", str(config), "--json", env={"PREFECT_HOME": str(home)})
+        assert ingest.returncode == 0, ingest.stderr
+        report = json.loads(ingest.stdout)
+        assert recorded_flow_run(home, report["run_id"])["name"]  # a real flow run, kept by the local server
+    finally:
+        prefect_server.stop(home)
     assert set(report) >= {"run_id", "documents", "sections", "chunks", "embeddings_computed", "seconds", "failures"}
     assert report["documents"]["indexed"] >= 15 and report["documents"]["failed"] == 0, report["failures"]
 

@@ -1,0 +1,59 @@
+"""The local Prefect server of flows/prefect_server.py, as `cairn` from a shell meets it with no PREFECT_API_URL:
+started by the first run with work, found warm by the next, every run recorded in it, stopped once idle."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from cairn import daemon
+from cairn.flows import prefect_server
+from tests.conftest import write_config
+from tests.integration import corpus
+from tests.integration.test_cli import cairn, recorded_flow_run
+
+IDLE_SECONDS = 3
+
+
+def test_runs_share_one_warm_prefect_server_that_records_them_and_stops_when_idle(tmp_path):
+    corpus.build(tmp_path / "wiki")
+    root = tmp_path / "wiki" / "acme"
+    config = write_config(
+        tmp_path / "c.toml",
+        tmp_path / "index",
+        [
+            {
+                "name": "w",
+                "type": "wiki",
+                "path": str(root),
+                "tenant": "acme",
+                "acl": ["sre"],
+                "acl_ceiling": corpus.ACME_GROUPS,
+            }
+        ],
+    )
+    with config.open("a") as handle:
+        handle.write(f"[runner]\nprefect_idle_seconds = {IDLE_SECONDS}\n")
+    home = tmp_path / "prefect-home"
+    base = prefect_server.base(home)
+    env = {"PREFECT_HOME": str(home)}
+    try:
+        first = cairn("ingest", "--config", str(config), "--json", env=env)
+        assert first.returncode == 0, first.stderr
+        server = daemon.running(base)
+        assert server is not None, "the run left no local Prefect server for the next"
+        page = sorted(root.rglob("*.md"))[0]
+        page.write_text(page.read_text() + "\nOne more line.\n")
+        second = cairn("ingest", "--config", str(config), "--json", env=env)
+        assert second.returncode == 0, second.stderr
+        assert (daemon.running(base) or {}).get("pid") == server["pid"]  # found warm, not started again
+        runs = [json.loads(r.stdout)["run_id"] for r in (first, second)]
+        assert {recorded_flow_run(home, r)["state_type"] for r in runs} == {"COMPLETED"}
+
+        deadline = time.monotonic() + 120  # a hang guard: it stops IDLE_SECONDS after the last run let go
+        while daemon.alive(server["pid"]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not daemon.alive(server["pid"]), "the local Prefect server outlived its idle time"
+        assert daemon.running(base) is None and not daemon.beside(base, ".server").exists()
+    finally:
+        prefect_server.stop(home)

@@ -1,0 +1,75 @@
+"""cairn/daemon.py: a shared server's record, leases, start and stop, with real processes standing in for the
+Milvus Lite and Prefect servers (a few lines of Python that publish a record and sleep)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+from cairn import daemon
+from cairn.errors import CairnError
+
+
+def sleeper(base) -> list[str]:
+    """A server that serves nothing: it says where it 'listens', then waits to be stopped."""
+    code = "from pathlib import Path; from cairn import daemon; import time\n"
+    code += f"daemon.publish(Path({str(base)!r}), {{'url': 'nowhere'}})\ntime.sleep(120)\n"
+    return [sys.executable, "-c", code]
+
+
+def test_a_started_server_is_found_by_its_record_and_stopped_by_pid(tmp_path):
+    base = tmp_path / "srv"
+    assert daemon.running(base) is None
+    record = daemon.start(base, "the sleeper", sleeper(base), lambda r: True, lambda: "never")
+    try:
+        assert record["url"] == "nowhere" and daemon.alive(record["pid"])
+        assert daemon.running(base) == record
+        again = daemon.start(base, "the sleeper", sleeper(base), lambda r: True, lambda: "never")
+        assert again["pid"] == record["pid"]  # the live one is reused, not a second started
+    finally:
+        assert daemon.stop(base) == record["pid"]
+    assert not daemon.alive(record["pid"])
+    assert daemon.stop(base) is None  # nothing left to stop
+
+
+def test_a_record_whose_process_is_gone_is_stale(tmp_path):
+    base = tmp_path / "srv"
+    daemon.beside(base, ".server").write_text('{"pid": 999999999, "url": "x"}')
+    assert daemon.running(base) is None
+
+
+def test_a_server_that_exits_before_serving_fails_with_its_diagnosis(tmp_path):
+    base = tmp_path / "srv"
+    quits = [sys.executable, "-c", "raise SystemExit(3)"]
+    with pytest.raises(CairnError, match="the folder is locked"):
+        daemon.start(base, "the quitter", quits, lambda r: True, lambda: "the folder is locked")
+
+
+def test_leases_count_per_process_and_the_server_waits_until_none_is_held(tmp_path):
+    base = tmp_path / "srv"
+    daemon.take_lease(base)
+    daemon.take_lease(base)
+    assert daemon.leases(base) == 2
+    idle = threading.Event()
+    watcher = threading.Thread(
+        target=lambda: (daemon.wait_idle(base, 0.2, threading.Event(), lambda: True).close(), idle.set())
+    )
+    watcher.start()
+    daemon.release(base)
+    assert daemon.leases(base) == 1
+    assert not idle.wait(1.5), "the server stopped while a lease was held"
+    daemon.release(base)  # the last one: the lock is dropped
+    assert daemon.leases(base) == 0
+    watcher.join(30)  # a hang guard
+    assert idle.is_set()
+
+
+def test_a_server_with_nothing_left_to_serve_stops_at_once(tmp_path):
+    base = tmp_path / "srv"
+    daemon.take_lease(base)
+    try:
+        daemon.wait_idle(base, 3600, threading.Event(), valid=lambda: False).close()  # returns: no hang
+    finally:
+        daemon.release(base)
