@@ -161,7 +161,7 @@ class CommandRun:
 
 def cairn_command(args: list[str], prefect_home: Path) -> CommandRun:
     """`python -m cairn.cli ARGS` in a fresh process, as a shell or cron runs it: no PREFECT_API_URL (a flow run
-    starts Prefect's temporary server as its own child), Prefect's database in `prefect_home`."""
+    reports to the local Prefect server, flows/prefect_server.py), Prefect's home and database in `prefect_home`."""
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env.update(PREFECT_HOME=str(prefect_home), PYTHONUNBUFFERED="1")
     started = time.perf_counter()

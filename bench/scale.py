@@ -8,13 +8,17 @@ seeded) and a fresh index; results are saved to bench/results/scale.json as soon
 
 Every `cairn` command is run as a shell or cron runs it: `python -m cairn.cli ... --json` in a process of its
 own, timed around the process (interpreter start and imports included; `cli_start_seconds`, a `cairn --help`,
-is that floor). No PREFECT_API_URL: a flow run starts Prefect's temporary server, as a user's scheduled run
-does, and an ingest with nothing to do takes the CLI's no-flow path (flows/noop.py). Phases:
+is that floor). No PREFECT_API_URL: a flow run reports to the local Prefect server (flows/prefect_server.py),
+as a user's shell or cron run does, and an ingest with nothing to do takes the CLI's no-flow path
+(flows/noop.py). Phases:
 - first ingest (always: the others need its index): wall, per document;
 - unchanged: `--runs` re-runs, median wall per document;
 - edit: 1% of the pages edited (one list item added to their last section) and 1% deleted, one re-run: its
   wall over the model's own time for the texts that changed (re-derived by chunking each page before and after);
-- status, reconcile, report: one run each;
+  twice: with the local Prefect server (flows/prefect_server.py) stopped first, as an hourly run finds it, then
+  on other pages with it warm;
+- status, reconcile, report: one run each; status once more at the end with the index server stopped first
+  (the Lite server otherwise stays up for the whole size: this process holds a lease on it);
 - retrieve: `--queries` generated questions through one cairn.query.Retriever in this process, p50/p95 (the
   first question, which loads the query model, excluded);
 - always: the Lite index server's peak memory (VmHWM of its process, kept alive by a lease this process holds
@@ -77,12 +81,17 @@ MEASURES = [  # (label, format of one size's results) for the printed table
     ),
     ("unchanged re-run, ms/document", "{unchanged[ms_per_document]}"),
     (
-        "1% edited + 1% deleted, wall s (model s; wall/model)",
-        "{edit[wall_seconds]:.1f} ({edit[model_seconds]}; {edit[wall_over_model]})",
+        "1% edited + 1% deleted, Prefect server cold: wall s (model s; wall/model)",
+        "{edit[cold][wall_seconds]:.1f} ({edit[cold][model_seconds]}; {edit[cold][wall_over_model]})",
+    ),
+    (
+        "the same on other pages, Prefect server warm: wall s (model s; wall/model)",
+        "{edit[warm][wall_seconds]:.1f} ({edit[warm][model_seconds]}; {edit[warm][wall_over_model]})",
     ),
     ("`cairn status`, s", "{status[wall_seconds]:.1f}"),
     ("`cairn reconcile`, s", "{reconcile[wall_seconds]:.1f}"),
     ("`cairn report`, s", "{report[wall_seconds]:.1f}"),
+    ("`cairn status`, index server cold, s", "{status_cold_index[wall_seconds]:.1f}"),
     ("retrieve p50 / p95, ms", "{retrieve[p50_ms]} / {retrieve[p95_ms]}"),
     ("index server peak memory, MB (KB/row)", "{server_peak_rss_mb:,.0f} ({server_kb_per_row})"),
     ("disk, MB (Milvus / index folder)", "{disk_mb[milvus]:,.0f} / {disk_mb[index_folder]:,.0f}"),
@@ -203,12 +212,24 @@ def unchanged(bench: Bench, config_path: Path, pages: int) -> dict:
 
 
 def edit(bench: Bench, config_path: Path, corpus: Path, pages: int) -> dict:
-    """1% of the pages edited, 1% deleted, one run: its wall over the model's time for the changed texts."""
+    """1% of the pages edited, 1% deleted, one run, twice: first with the local Prefect server stopped (as an
+    hourly run from cron finds it with the default idle time), then, on other pages, with it still warm from the
+    first. Each run's wall over the model's time for the texts that changed."""
+    from cairn.flows import prefect_server
+
+    prefect_server.stop(bench.prefect_home.resolve())
+    cold = edit_round(bench, config_path, corpus, pages, bench.args.seed, set())
+    warm = edit_round(bench, config_path, corpus, pages, bench.args.seed + 1, set(cold["touched"]))
+    return {"cold": cold, "warm": warm}
+
+
+def edit_round(bench: Bench, config_path: Path, corpus: Path, pages: int, seed: int, spared: set[int]) -> dict:
+    """Edit and delete the pages `changes(seed)` picks (none of `spared`), run, measure."""
     from cairn.schemas.config import load_config
 
-    seed, name = bench.args.seed, SOURCE["name"]
-    edits, deletes = changes(seed, pages)
-    paths = {i: page(seed, i).path for i in edits + deletes}
+    name = SOURCE["name"]
+    edits, deletes = ([i for i in picked if i not in spared] for picked in changes(seed, pages))
+    paths = {i: page(bench.args.seed, i).path for i in edits + deletes}
     before = set().union(*(model_inputs(corpus, paths[i], name) for i in edits))
     for i in edits:
         target = corpus / paths[i]
@@ -221,11 +242,13 @@ def edit(bench: Bench, config_path: Path, corpus: Path, pages: int) -> dict:
     return {
         "pages_edited": len(edits),
         "pages_deleted": len(deletes),
+        "touched": edits + deletes,
         "changed_texts": len(changed),
         "embeddings_computed": run["output"]["embeddings_computed"],
         "documents": run["output"]["documents"],
         "wall_seconds": run["wall_seconds"],
         "run_report_seconds": run["output"]["seconds"],
+        "quality_seconds": (run["output"].get("quality") or {}).get("seconds"),
         "model_seconds": round(model, 2),
         "wall_over_model": round(run["wall_seconds"] / model, 1) if model else None,  # goal: <= 2 + 3 s / model
     }
@@ -329,6 +352,10 @@ def measure(bench: Bench, pages: int, real_model: bool) -> dict:
             same = server_pid(folder) == pid
             result["server_peak_rss_mb"] = peak_rss_mb(pid) if same else None  # None: it restarted meanwhile
             result["disk_mb"] = {"milvus": disk_mb(folder), "index_folder": disk_mb(folder.parent)}
+        lease.close()
+        if folder and "status" in bench.phases:  # what a run or a command pays when the index server idled out
+            liteserver.stop(folder)
+            result["status_cold_index"] = inspect(bench, "status", config_path)
     finally:
         lease.close()
         if folder:
@@ -373,6 +400,8 @@ def main() -> None:
     if phases - set(PHASES):
         parser.error(f"--phases: unknown {', '.join(sorted(phases - set(PHASES)))}; choose from {', '.join(PHASES)}")
     sizes = [200] if args.quick else sorted({int(x) for x in args.pages.split(",")})
+    from cairn.flows import prefect_server
+
     with tempfile.TemporaryDirectory(dir=args.work, prefix="cairn-scale-") as tmp, bench_store(args) as store:
         bench = Bench(args, store, Path(tmp), phases=phases)
         warm_up(bench)
@@ -391,6 +420,7 @@ def main() -> None:
             results["sizes"].append(measure(bench, n, real_model=n == sizes[0]))
             save("scale", results, echo=False)
             print(table(results), flush=True)
+        prefect_server.stop(bench.prefect_home.resolve())
 
 
 if __name__ == "__main__":

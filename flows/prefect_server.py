@@ -144,7 +144,8 @@ def serve(home: Path, idle_seconds: float) -> int:
         named = base(home)
         daemon.publish(named, {"url": f"http://127.0.0.1:{port}/api"})
         log.info("serving the Prefect API of %s on port %d", home, port)
-        held.append(daemon.wait_idle(named, idle_seconds, stopping, valid=lambda: not server.should_exit))
+        serving = lambda: not server.should_exit and home.exists()  # noqa: E731 - stopped, or its home removed
+        held.append(daemon.wait_idle(named, idle_seconds, stopping, valid=serving))
         daemon.unpublish(named)
         server.should_exit = True
 
