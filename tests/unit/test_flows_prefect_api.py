@@ -35,3 +35,12 @@ def test_a_server_in_a_profile_is_seen_once_prefect_is_imported_and_asking_does_
     """Before a run (the no-op check) the environment alone answers; in a flow run (the writer slot) Prefect does."""
     (tmp_path / "profiles.toml").write_text(f'active = "remote"\n\n[profiles.remote]\nPREFECT_API_URL = "{SERVER}"\n')
     assert answers(tmp_path) == ["False", "False", "True"]
+
+
+def test_a_configured_server_takes_the_runs_and_no_local_server_is_started(monkeypatch, tmp_path):
+    from cairn.flows.prefect_server import LocalApi
+
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    monkeypatch.setenv("PREFECT_API_URL", SERVER)
+    assert LocalApi.begin(idle_seconds=0) is None
+    assert list(tmp_path.iterdir()) == []  # no record, lease or start lock of a local server
