@@ -11,7 +11,7 @@ from typing import ClassVar
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
-from cairn.index.plan import SyncPlan, plan_sync
+from cairn.index.plan import SyncPlan, plan_sync, verdict
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.schemas import DocumentRef, stable_id
@@ -25,6 +25,7 @@ from cairn.sources import DiscoveryFailure, Source, open_source
 class Discovery:
     refs: list[DocumentRef]
     failures: list[DiscoveryFailure]
+    complete: bool = True  # False: listing stopped early (`Discoverer.until`); never a ground for removing anything
 
 
 class Discoverer:
@@ -34,13 +35,19 @@ class Discoverer:
     retried: ClassVar[bool] = False
 
     def run(self, source: Source) -> Discovery:
+        return self.until(source, lambda ref: False)
+
+    def until(self, source: Source, stop: Callable[[DocumentRef], bool]) -> Discovery:
+        """The listing up to and including the first document `stop` picks (then not `complete`), else all of it."""
         refs: list[DocumentRef] = []
         failures: list[DiscoveryFailure] = []
         for item in source.discover():
             if isinstance(item, DiscoveryFailure):
                 failures.append(item)
-            else:
-                refs.append(item)
+                continue
+            refs.append(item)
+            if stop(item):
+                return Discovery(refs, failures, complete=False)
         return Discovery(refs, failures)
 
 
@@ -79,10 +86,12 @@ def plan_source(
     state: SourceState,
     options: RunOptions,
     discover: Callable[[Source], Discovery] | None = None,
+    until_work: bool = False,
 ) -> Planned:
     """Discover the source (raising SourceError when it is unusable; `discover`: the run's discover step, by
     default a Discoverer) and plan against the collection. A folder source reads only the files whose stat moved
-    since the last discovery (the version memo kept in `state`)."""
+    since the last discovery (the version memo kept in `state`). `until_work` (the no-op check): stop listing at
+    the first document to index, whose plan then has work and removes nothing."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
     access = access_fingerprint(source_config)
@@ -93,14 +102,18 @@ def plan_source(
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
     source = open_source(source_config, {} if relist else state.get(source_config.name), s3=s3, memo=memo)
-    found = (discover or Discoverer().run)(source)
-    memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
+    if until_work:
+        found = Discoverer().until(source, lambda ref: verdict(ref, ledger.get(ref.document_id), access) is not None)
+    else:
+        found = (discover or Discoverer().run)(source)
+    if found.complete:
+        memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")
     plan = plan_sync(
         found.refs,
         ledger,
         keep_ids={f.document_id for f in found.failures},
-        cleanup=cleanup == "full" or (cleanup == "incremental" and source.complete),
+        cleanup=found.complete and (cleanup == "full" or (cleanup == "incremental" and source.complete)),
         force={r.document_id for r in found.refs} if backfill is not None else None,
         access=access,
     )

@@ -4,11 +4,12 @@ From the shell, most of an unchanged re-ingest's wall time was Prefect's tempora
 around a run that took a second. Before starting the flow, the CLI asks `unchanged_run`: it discovers every
 selected source and compares it with the collection exactly as the flow's first step does (flows/discovery.py
 plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
-comparison is the run: its report is returned and no flow run is made. Only where a flow run would start a
-temporary server (no Prefect API configured, flows/prefect_api.py): with a Prefect server, every run is recorded
-as a flow run. Anything else (work to do, a source that fails, an index another run holds, no collection yet,
-another encoder, a rebuild under way) returns None and the flow runs as usual, so every outcome that is not
-"nothing to do" is still recorded by Prefect.
+comparison is the run: its report is returned and no flow run is made. It stops listing a source at the first
+document to index (`until_work`): the flow lists everything again anyway, so a run with edits pays one listing,
+not two. Only where no Prefect API is configured (flows/prefect_api.py; the CLI's flow runs then go to the
+local Prefect server): with a Prefect server, every run is recorded as a flow run. Anything else (work to do, a
+source that fails, an index another run holds, no collection yet, another encoder, a rebuild under way) returns
+None and the flow runs as usual, so every outcome that is not "nothing to do" is still recorded by Prefect.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             state = SourceState(config.state_path)
             stack.callback(state.close)
             for source_config in selected:
-                planned = plan_source(source_config, config.s3, store, state, options)
+                planned = plan_source(source_config, config.s3, store, state, options, until_work=True)
                 if planned.has_work:
                     return None
                 part = SourceReport()

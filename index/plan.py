@@ -44,11 +44,12 @@ def plan_sync(
     for ref in refs:
         yielded.add(ref.document_id)
         indexed = ledger.get(ref.document_id)
-        if indexed is None:
+        found = verdict(ref, indexed, access)
+        if found == "missing":
             plan.missing.append(ref)
-        elif indexed.problems():
+        elif indexed is not None and found == "incomplete":
             plan.incomplete[ref.document_id] = indexed.problems()
-        elif indexed.complete_version != ref.version_hash or (access is not None and indexed.access != {access}):
+        elif found == "outdated":
             plan.outdated.append(ref)
         elif force and ref.document_id in force:
             plan.forced.append(ref)
@@ -59,3 +60,15 @@ def plan_sync(
     if cleanup:
         plan.stale_document_ids = sorted(set(ledger) - yielded - set(keep_ids))
     return plan
+
+
+def verdict(ref: DocumentRef, indexed: IndexedDocument | None, access: str | None) -> str | None:
+    """Why the collection does not hold exactly this version of the document, complete ("missing",
+    "incomplete", "outdated"), or None when it does: plan_sync's rule for one document."""
+    if indexed is None:
+        return "missing"
+    if indexed.problems():
+        return "incomplete"
+    if indexed.complete_version != ref.version_hash or (access is not None and indexed.access != {access}):
+        return "outdated"
+    return None

@@ -223,3 +223,29 @@ def test_a_document_the_store_refuses_fails_alone_and_the_next_run_writes_it(tmp
 def _refs(root: Path) -> list[DocumentRef]:
     config = WikiSourceConfig(name="wiki", type="wiki", path=str(root), tenant="acme", acl=["sre"])
     return list(WikiSource(config).discover())
+
+
+def test_the_no_op_check_stops_listing_at_the_first_document_to_index_and_then_removes_nothing(tmp_path, wiki):
+    from cairn.flows.discovery import plan_source
+
+    store = InMemoryStore()
+    sync(tmp_path, store)
+    config = load_config(tmp_path / "c.toml")
+
+    def planned():
+        state = SourceState(config.state_path)
+        try:
+            return plan_source(config.sources[0], config.s3, store, state, RunOptions(), until_work=True)
+        finally:
+            state.close()
+
+    unchanged = planned()
+    assert unchanged.found.complete and not unchanged.has_work and len(unchanged.plan.unchanged) == len(PAGES)
+    (wiki / "gamma.md").unlink()
+    removal = planned()  # a removal shows only once everything is listed
+    assert removal.found.complete and removal.has_work and len(removal.plan.stale_document_ids) == 1
+    page(wiki, "alpha", BODY + "\nOne more line.\n")
+    edit = planned()
+    assert not edit.found.complete and edit.has_work
+    assert [r.document_id for r in edit.plan.to_index] == [edit.found.refs[-1].document_id]  # where it stopped
+    assert edit.plan.stale_document_ids == []  # a partial listing never counts a document as gone
