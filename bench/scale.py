@@ -1,7 +1,7 @@
 """Re-ingestion at scale (issue #35): what each scheduled run costs on synthetic wikis of 2k to 100k pages.
 
     python -m bench.scale --pages 2000,20000,100000 [--phases unchanged,edit,...] [--runs 3] [--queries 20]
-                          [--store lite|server --uri http://host:19530] [--work DIR] [--quick]
+                          [--store lite|server --uri http://host:19530] [--work DIR] [--quick] [--prefill-all]
 
 Per size, in increasing order, on a fresh corpus of short runbook/postmortem/how-to pages (bench/scale_corpus.py,
 seeded) and a fresh index; results are saved to bench/results/scale.json as soon as each size finishes.
@@ -392,6 +392,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="unchanged re-runs (their median)")
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--pool", type=int, default=512, help="texts embedded for the pre-filled sizes' vectors")
+    parser.add_argument(
+        "--prefill-all", action="store_true", help="the smallest size on the pre-filled cache too (no model share)"
+    )
     parser.add_argument("--seed", type=int, default=35)
     parser.add_argument("--work", type=Path, default=None, help="where the scratch folder goes (default: $TMPDIR)")
     add_store_arguments(parser)
@@ -411,13 +414,14 @@ def main() -> None:
             "phases": sorted(phases),
             "commands": "python -m cairn.cli <command> --json, one process each, wall time around the process",
             "cli_start_seconds": round(cairn_command(["--help"], bench.prefect_home).seconds, 2),
-            "embeddings": f"real model at {sizes[0]} pages; larger sizes on a pre-filled cache (pool of {args.pool} "
-            "real vectors of the corpus's own texts + noise, bench/scale.py)",
+            "embeddings": ("" if args.prefill_all else f"real model at {sizes[0]} pages; larger sizes ")
+            + f"on a pre-filled cache (pool of {args.pool} real vectors of the corpus's own texts + noise, "
+            "bench/scale.py)",
             "sizes": [],
         }
         for n in sizes:
             print(f"{n} pages ...", file=sys.stderr, flush=True)
-            results["sizes"].append(measure(bench, n, real_model=n == sizes[0]))
+            results["sizes"].append(measure(bench, n, real_model=n == sizes[0] and not args.prefill_all))
             save("scale", results, echo=False)
             print(table(results), flush=True)
         prefect_server.stop(bench.prefect_home.resolve())
