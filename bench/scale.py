@@ -12,7 +12,7 @@ is that floor). No PREFECT_API_URL: a flow run reports to the local Prefect serv
 as a user's shell or cron run does, and an ingest with nothing to do takes the CLI's no-flow path
 (flows/noop.py). Phases:
 - first ingest (always: the others need its index): wall, per document;
-- unchanged: `--runs` re-runs, median wall per document;
+- unchanged: `--runs` re-runs, median wall per document; once more at the end with the index server stopped;
 - edit: 1% of the pages edited (one list item added to their last section) and 1% deleted, one re-run: its
   wall over the model's own time for the texts that changed (re-derived by chunking each page before and after);
   twice: with the local Prefect server (flows/prefect_server.py) stopped first, as an hourly run finds it, then
@@ -80,6 +80,7 @@ MEASURES = [  # (label, format of one size's results) for the printed table
         "{first_ingest[model_seconds]} ({first_ingest[wall_over_model]}; {first_ingest[overhead_over_model]})",
     ),
     ("unchanged re-run, ms/document", "{unchanged[ms_per_document]}"),
+    ("the same with the index server stopped first, s", "{unchanged_cold_index:.1f}"),
     (
         "1% edited + 1% deleted, Prefect server cold: wall s (model s; wall/model)",
         "{edit[cold][wall_seconds]:.1f} ({edit[cold][model_seconds]}; {edit[cold][wall_over_model]})",
@@ -353,7 +354,10 @@ def measure(bench: Bench, pages: int, real_model: bool) -> dict:
             result["server_peak_rss_mb"] = peak_rss_mb(pid) if same else None  # None: it restarted meanwhile
             result["disk_mb"] = {"milvus": disk_mb(folder), "index_folder": disk_mb(folder.parent)}
         lease.close()
-        if folder and "status" in bench.phases:  # what a run or a command pays when the index server idled out
+        if folder and "unchanged" in bench.phases:  # what an hourly run pays when the index server idled out
+            liteserver.stop(folder)
+            result["unchanged_cold_index"] = bench.cairn("ingest", "--config", str(config_path))["wall_seconds"]
+        if folder and "status" in bench.phases:  # the same for a command
             liteserver.stop(folder)
             result["status_cold_index"] = inspect(bench, "status", config_path)
     finally:
