@@ -63,6 +63,7 @@ from bench.common import (
 from bench.incremental import model_inputs
 from bench.runbooks import texts_embedded
 from bench.scale_corpus import changes, edited, page, questions, write_corpus
+from bench.scale_table import table
 
 if TYPE_CHECKING:
     from cairn.embedding.encoder import Encoder
@@ -71,32 +72,6 @@ if TYPE_CHECKING:
 PHASES = ("unchanged", "edit", "status", "reconcile", "report", "retrieve")
 SOURCE = {"name": "wiki", "type": "wiki", "tenant": "bench", "acl": ["all"]}
 NOISE_NORM = 0.2  # of the jitter added to a borrowed pool vector: cosine ~0.98 to it
-MEASURES = [  # (label, format of one size's results) for the printed table
-    ("rows", "{rows:,}"),
-    ("embeddings", "{first_ingest[embeddings]}"),
-    ("first ingest, wall s (ms/document)", "{first_ingest[wall_seconds]:.1f} ({first_ingest[ms_per_document]})"),
-    (
-        "the model alone on its texts, s (wall/model; overhead/model)",
-        "{first_ingest[model_seconds]} ({first_ingest[wall_over_model]}; {first_ingest[overhead_over_model]})",
-    ),
-    ("unchanged re-run, ms/document", "{unchanged[ms_per_document]}"),
-    ("the same with the index server stopped first, s", "{unchanged_cold_index:.1f}"),
-    (
-        "1% edited + 1% deleted, Prefect server cold: wall s (model s; wall/model)",
-        "{edit[cold][wall_seconds]:.1f} ({edit[cold][model_seconds]}; {edit[cold][wall_over_model]})",
-    ),
-    (
-        "the same on other pages, Prefect server warm: wall s (model s; wall/model)",
-        "{edit[warm][wall_seconds]:.1f} ({edit[warm][model_seconds]}; {edit[warm][wall_over_model]})",
-    ),
-    ("`cairn status`, s", "{status[wall_seconds]:.1f}"),
-    ("`cairn reconcile`, s", "{reconcile[wall_seconds]:.1f}"),
-    ("`cairn report`, s", "{report[wall_seconds]:.1f}"),
-    ("`cairn status`, index server cold, s", "{status_cold_index[wall_seconds]:.1f}"),
-    ("retrieve p50 / p95, ms", "{retrieve[p50_ms]} / {retrieve[p95_ms]}"),
-    ("index server peak memory, MB (KB/row)", "{server_peak_rss_mb:,.0f} ({server_kb_per_row})"),
-    ("disk, MB (Milvus / index folder)", "{disk_mb[milvus]:,.0f} / {disk_mb[index_folder]:,.0f}"),
-]
 
 
 @dataclass
@@ -371,21 +346,6 @@ def measure(bench: Bench, pages: int, real_model: bool) -> dict:
         result["server_kb_per_row"] = round(result["server_peak_rss_mb"] * 1024 / rows, 1)
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
-
-
-def table(results: dict) -> str:
-    """The sizes measured so far side by side, one line per measure (Markdown; "-": not measured)."""
-
-    def cell(template: str, size: dict) -> str:
-        try:
-            return template.format(**size)
-        except (KeyError, TypeError, ValueError):
-            return "-"
-
-    sizes = results["sizes"]
-    head = f"| {results['store']['kind']} store | " + " | ".join(f"{s['pages']:,} pages" for s in sizes) + " |"
-    rows = [f"| {label} | " + " | ".join(cell(t, s) for s in sizes) + " |" for label, t in MEASURES]
-    return "\n".join([head, "|---|" + "---|" * len(sizes), *rows])
 
 
 def main() -> None:

@@ -86,12 +86,11 @@ def plan_source(
     state: SourceState,
     options: RunOptions,
     discover: Callable[[Source], Discovery] | None = None,
-    until_work: bool = False,
 ) -> Planned:
-    """Discover the source (raising SourceError when it is unusable; `discover`: the run's discover step, by
-    default a Discoverer) and plan against the collection. A folder source reads only the files whose stat moved
-    since the last discovery (the version memo kept in `state`). `until_work` (the no-op check): stop listing at
-    the first document to index, whose plan then has work and removes nothing."""
+    """Discover the source (raising SourceError when it is unusable) and plan against the collection. `discover`
+    is a run's discover step, which lists everything; without one (the no-op check, flows/noop.py) the listing
+    stops at the first document to index, and that plan has work and removes nothing. A folder source reads only
+    the files whose stat moved since the last discovery (the version memo kept in `state`)."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
     access = access_fingerprint(source_config)
@@ -102,10 +101,10 @@ def plan_source(
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
     source = open_source(source_config, {} if relist else state.get(source_config.name), s3=s3, memo=memo)
-    if until_work:
+    if discover is None:
         found = Discoverer().until(source, lambda ref: verdict(ref, ledger.get(ref.document_id), access) is not None)
     else:
-        found = (discover or Discoverer().run)(source)
+        found = discover(source)
     if found.complete:
         memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")

@@ -5,11 +5,12 @@ around a run that took a second. Before starting the flow, the CLI asks `unchang
 selected source and compares it with the collection exactly as the flow's first step does (flows/discovery.py
 plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
 comparison is the run: its report is returned and no flow run is made. It stops listing a source at the first
-document to index (`until_work`): the flow lists everything again anyway, so a run with edits pays one listing,
-not two. Only where no Prefect API is configured (flows/prefect_api.py; the CLI's flow runs then go to the
-local Prefect server): with a Prefect server, every run is recorded as a flow run. Anything else (work to do, a
-source that fails, an index another run holds, no collection yet, another encoder, a rebuild under way) returns
-None and the flow runs as usual, so every outcome that is not "nothing to do" is still recorded by Prefect.
+document to index (plan_source without a discover step): the flow lists everything again anyway, so a run with
+edits pays one listing, not two. Only where no Prefect API is configured (flows/prefect_api.py; the CLI's flow
+runs then go to the local Prefect server): with a Prefect server, every run is recorded as a flow run. Anything
+else (work to do, a source that fails, an index another run holds, no collection yet, another encoder, a rebuild
+under way) returns None and the flow runs as usual, so every outcome that is not "nothing to do" is still
+recorded by Prefect.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             state = SourceState(config.state_path)
             stack.callback(state.close)
             for source_config in selected:
-                planned = plan_source(source_config, config.s3, store, state, options, until_work=True)
+                planned = plan_source(source_config, config.s3, store, state, options)
                 if planned.has_work:
                     return None
                 part = SourceReport()

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from bench.scale import table
 from bench.scale_corpus import KINDS, TEAMS, changes, edited, page, pages, questions, write_corpus
+from bench.scale_table import table
 
 
 def headings(text: str) -> list[str]:
