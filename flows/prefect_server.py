@@ -25,13 +25,13 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from cairn import daemon
-from cairn.flows.prefect_api import prefect_api_configured
+from cairn.flows.prefect_api import prefect_api_configured, reporting_to_local
 
 log = logging.getLogger(__name__)
 SERVER_SETTINGS = {  # what Prefect's temporary server runs with (prefect.server.api.server.SubprocessASGIServer)
@@ -57,14 +57,24 @@ def connect(home: Path, idle_seconds: float) -> str:
     daemon.take_lease(named)
     try:
         record = daemon.running(named)
-        if record is None:
+        if record is None or not _answers(record):
             command = [sys.executable, "-m", __name__, str(home), "--idle-seconds", str(idle_seconds)]
             why = f"the local Prefect server exited before serving (its log: {daemon.beside(named, '.server.log')})"
-            record = daemon.start(named, "the local Prefect server", command, lambda _: True, lambda: why)
+            record = daemon.start(named, "the local Prefect server", command, _answers, lambda: why)
         return str(record["url"])
     except BaseException:
         daemon.release(named)
         raise
+
+
+def _answers(record: dict[str, Any]) -> bool:
+    """Whether something listens where the record says (a stale record whose pid was reused does not)."""
+    try:
+        port = int(str(record["url"]).rsplit(":", 1)[1].split("/", 1)[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except (OSError, ValueError, KeyError, IndexError):
+        return False
 
 
 def release(home: Path) -> None:
@@ -77,18 +87,27 @@ def stop(home: Path, wait_seconds: float = 30.0) -> bool:
 
 
 class LocalApi:
-    """A CLI flow run's Prefect API: the configured one, or the local server, connected to in the background
-    from `begin()` on (the command goes on with its imports and set-up meanwhile) and leased until `end()`."""
+    """A CLI flow run's Prefect API when none is configured: the local server, found or started in the background
+    from `begin()` on (the command goes on with its imports and set-up meanwhile), leased until the run ends."""
 
     def __init__(self, idle_seconds: float) -> None:
         self.home = prefect_home()
-        self._ended = False
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-prefect-server")
-        self._url: Future[str] = self._pool.submit(connect, self.home, idle_seconds)
+        self._url: Future[str] = Future()
+        # a daemon thread: a command that stops early (an error, Ctrl-C) does not wait for the server's start
+        threading.Thread(target=self._connect, args=(idle_seconds,), name="cairn-prefect-server", daemon=True).start()
+
+    def _connect(self, idle_seconds: float) -> None:
+        try:
+            self._url.set_result(connect(self.home, idle_seconds))
+        except BaseException as exc:  # noqa: BLE001 - handed to the run, which raises it
+            self._url.set_exception(exc)
 
     @classmethod
     def begin(cls, idle_seconds: float) -> LocalApi | None:
-        """None when a Prefect API is configured: the run reports there."""
+        """None when a Prefect API is configured, in the environment or in Prefect's own settings (a profile, a
+        .env file: Prefect is imported to ask, as the run is about to import it anyway); the run reports there."""
+        import prefect.settings  # noqa: F401 - prefect_api_configured asks Prefect's settings once it is imported
+
         return None if prefect_api_configured() else cls(idle_seconds)
 
     @contextmanager
@@ -96,19 +115,12 @@ class LocalApi:
         """Prefect's settings pointed at the local server for the block (its URL), then the lease let go."""
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
+        url = self._url.result()
         try:
-            url = self._url.result()
-            with temporary_settings({PREFECT_API_URL: url}):
+            with temporary_settings({PREFECT_API_URL: url}), reporting_to_local(url):
                 yield url
         finally:
-            self.end()
-
-    def end(self) -> None:
-        """Let go of the server (once connected); safe to call more than once."""
-        if self._url.done() and self._url.exception() is None and not self._ended:
-            self._ended = True
             release(self.home)
-        self._pool.shutdown(wait=False)
 
 
 @contextmanager
@@ -133,11 +145,19 @@ def serve(home: Path, idle_seconds: float) -> int:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(ephemeral=True, final=True), log_level="error", lifespan="on"))
-    held: list[Any] = []
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, which SIGTERM and SIGINT stop cleanly without raising the signal again once it has
+        shut down (uvicorn does, to end the process as the signal would: here the record is removed first)."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.should_exit = True
+
+    app = create_app(ephemeral=True, final=True)
+    server = Server(uvicorn.Config(app, log_level="error", lifespan="on", timeout_graceful_shutdown=10))
+    stopping, held = threading.Event(), []
 
     def watch() -> None:
-        stopping = threading.Event()
         while not server.started:  # migrations and services first: the record means "answers now"
             if server.should_exit or stopping.wait(0.05):
                 return
@@ -151,7 +171,8 @@ def serve(home: Path, idle_seconds: float) -> int:
 
     watcher = threading.Thread(target=watch, name="idle-watch", daemon=True)
     watcher.start()
-    server.run(sockets=[listener])  # uvicorn handles SIGTERM and SIGINT: should_exit, then a clean shutdown
+    server.run(sockets=[listener])
+    stopping.set()
     daemon.unpublish(base(home))
     log.info("stopped serving the Prefect API of %s", home)
     return 0

@@ -44,3 +44,29 @@ def test_a_configured_server_takes_the_runs_and_no_local_server_is_started(monke
     monkeypatch.setenv("PREFECT_API_URL", SERVER)
     assert LocalApi.begin(idle_seconds=0) is None
     assert list(tmp_path.iterdir()) == []  # no record, lease or start lock of a local server
+
+
+def test_a_server_in_a_profile_takes_the_runs_from_the_shell_too(tmp_path):
+    """The CLI asks before its flow run, with Prefect imported: a profile's server is seen, no local one started."""
+    (tmp_path / "profiles.toml").write_text(f'active = "remote"\n\n[profiles.remote]\nPREFECT_API_URL = "{SERVER}"\n')
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")} | {"PREFECT_HOME": str(tmp_path)}
+    ask = "from cairn.flows.prefect_server import LocalApi; print(LocalApi.begin(idle_seconds=0))"
+    done = subprocess.run([sys.executable, "-c", ask], env=clean, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["profiles.toml"]
+
+
+def test_the_local_server_a_run_reports_to_is_not_a_configured_server():
+    """So the writer slot of a Milvus server stays the local lock: the local server would never free the Prefect
+    concurrency slot of a killed run (its ephemeral services do not repossess)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from cairn.flows.prefect_api import reporting_to_local
+
+    local = "http://127.0.0.1:4321/api"
+    with temporary_settings({PREFECT_API_URL: local}):
+        assert prefect_api_configured()  # a server named in Prefect's settings
+        with reporting_to_local(local):
+            assert not prefect_api_configured()
+        assert prefect_api_configured()
