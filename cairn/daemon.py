@@ -114,7 +114,6 @@ def start(
     command: list[str],
     usable: Callable[[dict[str, Any]], bool],
     why_not: Callable[[], str],
-    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The record of `base`'s server (`name`, for messages), started with `command` unless another process started
     one meanwhile.
@@ -135,7 +134,6 @@ def start(
                 stderr=logfile,
                 start_new_session=True,  # outlives this process; a terminal's Ctrl-C does not reach it
                 close_fds=True,
-                env=env,
             )
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
