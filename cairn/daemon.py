@@ -108,18 +108,35 @@ def running(base: Path) -> dict[str, Any] | None:
     return record if alive(pid) else None
 
 
-def start(
+def connect(
     base: Path,
     name: str,
     command: list[str],
     usable: Callable[[dict[str, Any]], bool],
     why_not: Callable[[], str],
 ) -> dict[str, Any]:
-    """The record of `base`'s server (`name`, for messages), started with `command` unless another process started
-    one meanwhile.
+    """The record of `base`'s server (`name`, for messages), started with `command` if none runs; the calling
+    process holds a lease on it until `release(base)` (once per `connect`) or its exit.
 
     `usable(record)` says whether a live server's record can be used (its socket still exists, say); `why_not()`
-    is the message when the command exits before serving. Raises CairnError."""
+    is the message when the command exits before serving. Raises CairnError (holding no lease then)."""
+    take_lease(base)
+    try:
+        record = running(base)
+        return record if record is not None and usable(record) else _start(base, name, command, usable, why_not)
+    except BaseException:
+        release(base)
+        raise
+
+
+def _start(
+    base: Path,
+    name: str,
+    command: list[str],
+    usable: Callable[[dict[str, Any]], bool],
+    why_not: Callable[[], str],
+) -> dict[str, Any]:
+    """The record of `base`'s server, started with `command` unless another process started one meanwhile."""
     with open(beside(base, ".start"), "a+") as gate:
         fcntl.flock(gate, fcntl.LOCK_EX)
         record = running(base)  # another process may have started it while this one waited

@@ -54,17 +54,9 @@ def connect(home: Path, idle_seconds: float) -> str:
     """The API URL of the local server of `home`, started if none runs. The calling process holds a lease on it
     until `release(home)` (once per `connect`) or its exit."""
     named = base(home)
-    daemon.take_lease(named)
-    try:
-        record = daemon.running(named)
-        if record is None or not _answers(record):
-            command = [sys.executable, "-m", __name__, str(home), "--idle-seconds", str(idle_seconds)]
-            why = f"the local Prefect server exited before serving (its log: {daemon.beside(named, '.server.log')})"
-            record = daemon.start(named, "the local Prefect server", command, _answers, lambda: why)
-        return str(record["url"])
-    except BaseException:
-        daemon.release(named)
-        raise
+    command = [sys.executable, "-m", __name__, str(home), "--idle-seconds", str(idle_seconds)]
+    why = f"the local Prefect server exited before serving (its log: {daemon.beside(named, '.server.log')})"
+    return str(daemon.connect(named, "the local Prefect server", command, _answers, lambda: why)["url"])
 
 
 def _answers(record: dict[str, Any]) -> bool:

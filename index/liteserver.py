@@ -49,20 +49,12 @@ def connect(folder: Path, idle_seconds: float) -> str:
     """The `unix:` URI of the server for `folder`, started if none runs. The calling process holds a lease on
     it until `release(folder)` (once per `connect`) or its exit."""
     folder = folder.resolve()
-    daemon.take_lease(folder)
+    command = [sys.executable, "-m", "cairn.index.liteserver", str(folder), "--idle-seconds", str(idle_seconds)]
     try:
-        record = daemon.running(folder)
-        if record is None or not _usable(record):
-            command = [sys.executable, "-m", "cairn.index.liteserver", str(folder), "--idle-seconds", str(idle_seconds)]
-            name = f"the Milvus Lite server for {folder}"
-            try:
-                record = daemon.start(folder, name, command, _usable, _why_not(folder))
-            except CairnError as exc:
-                raise StoreError(str(exc)) from None
-        return f"unix:{record['socket']}"
-    except BaseException:
-        daemon.release(folder)
-        raise
+        record = daemon.connect(folder, f"the Milvus Lite server for {folder}", command, _usable, _why_not(folder))
+    except CairnError as exc:
+        raise StoreError(str(exc)) from None
+    return f"unix:{record['socket']}"
 
 
 def release(folder: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import write_page
+from tests.conftest import write_config, write_page
 
 FILLER = (
     "Operators should record every action in the incident channel with a timestamp, confirm the blast radius "
@@ -63,3 +63,13 @@ def build(root: Path) -> dict[str, dict]:
     for locator, page in pages.items():
         write_page(root, locator, page["body"], title=page["title"], tenant=page["tenant"], acl=page["acl"])
     return pages
+
+
+def acme_wiki(tmp_path: Path) -> tuple[Path, Path]:
+    """The corpus under tmp_path/wiki, and a config of one wiki source `w` over its acme pages (index in
+    tmp_path/index): the folder of those pages and the config's path."""
+    build(tmp_path / "wiki")
+    root = tmp_path / "wiki" / "acme"
+    source = {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]}
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [{**source, "acl_ceiling": ACME_GROUPS}])
+    return root, config

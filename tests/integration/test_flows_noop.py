@@ -12,28 +12,8 @@ from cairn.flows.ingest import ingest_flow
 from cairn.flows.noop import unchanged_run
 from cairn.flows.options import RunOptions, Window
 from cairn.schemas.config import load_config
-from tests.conftest import REPO, write_config
+from tests.conftest import REPO
 from tests.integration import corpus
-
-
-def _wiki(tmp_path):
-    corpus.build(tmp_path / "wiki")
-    root = tmp_path / "wiki" / "acme"
-    config = write_config(
-        tmp_path / "c.toml",
-        tmp_path / "index",
-        [
-            {
-                "name": "w",
-                "type": "wiki",
-                "path": str(root),
-                "tenant": "acme",
-                "acl": ["sre"],
-                "acl_ceiling": corpus.ACME_GROUPS,
-            },
-        ],
-    )
-    return root, config
 
 
 def unchanged_without_a_server(config, options: RunOptions | None = None) -> dict | None:
@@ -49,7 +29,7 @@ def test_unchanged_sources_give_the_report_without_a_flow_and_any_change_gives_n
     tmp_path, prefect_server, monkeypatch
 ):
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    root, config_path = _wiki(tmp_path)
+    root, config_path = corpus.acme_wiki(tmp_path)
     config = load_config(config_path)
     assert unchanged_without_a_server(config) is None  # no collection yet: the flow creates it
     first = ingest_flow(config_path=str(config_path))
@@ -77,7 +57,7 @@ def test_unchanged_sources_give_the_report_without_a_flow_and_any_change_gives_n
 
 
 def test_an_unchanged_ingest_from_the_shell_starts_no_prefect_server(tmp_path, prefect_server):
-    _, config = _wiki(tmp_path)
+    _, config = corpus.acme_wiki(tmp_path)
     first = ingest_flow(config_path=str(config))
     home = tmp_path / "prefect-home"  # where a temporary Prefect server would put its database
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(home)}

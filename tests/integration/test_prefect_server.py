@@ -8,7 +8,6 @@ import time
 
 from cairn import daemon
 from cairn.flows import prefect_server
-from tests.conftest import write_config
 from tests.integration import corpus
 from tests.integration.test_cli import cairn, recorded_flow_run
 
@@ -16,22 +15,7 @@ IDLE_SECONDS = 30  # longer than the gap between two runs: a process start and i
 
 
 def test_runs_share_one_warm_prefect_server_that_records_them_and_stops_when_idle(tmp_path):
-    corpus.build(tmp_path / "wiki")
-    root = tmp_path / "wiki" / "acme"
-    config = write_config(
-        tmp_path / "c.toml",
-        tmp_path / "index",
-        [
-            {
-                "name": "w",
-                "type": "wiki",
-                "path": str(root),
-                "tenant": "acme",
-                "acl": ["sre"],
-                "acl_ceiling": corpus.ACME_GROUPS,
-            }
-        ],
-    )
+    root, config = corpus.acme_wiki(tmp_path)
     with config.open("a") as handle:
         handle.write(f"[runner]\nprefect_idle_seconds = {IDLE_SECONDS}\n")
     home = tmp_path / "prefect-home"
