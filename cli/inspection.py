@@ -86,9 +86,11 @@ def run_report(config, options: ReportOptions) -> Outcome:
     """The checks of one source and/or tenant (or all), the report folder written, the verdict printed."""
     if options.source:
         config.source(options.source)  # fail fast on an unknown name, before Prefect is imported
-    from cairn.flows.report import quality_report
+    from cairn.embedding import encoder_for
+    from cairn.quality import quality_report
 
-    result = quality_report(config, options.source, options.tenant, options.scan)  # the step the cairn-report flow runs
+    dim = encoder_for(config.embedding).dim  # no weights loaded
+    result = quality_report(config, dim, options.source, options.tenant, options.scan)  # as the cairn-report flow
     if options.as_json:
         output.print_json(result.to_dict())
     else:

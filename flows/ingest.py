@@ -20,10 +20,12 @@ from cairn.flows.artifacts import publish_quality, publish_run
 from cairn.flows.context import RunContext
 from cairn.flows.options import Cleanup, RunOptions, Window
 from cairn.flows.sync import SourceSync
+from cairn.quality.worker import Writer, report_writer
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 from cairn.schemas.records import parse_day
 from cairn.schemas.run_report import RunReport
+from cairn.schemas.source_config import SourceConfig
 
 
 def run_sources(config_path: str | None, source: str | None, options: RunOptions) -> dict:
@@ -32,24 +34,12 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
     config = load_config(config_path)
     selected = [config.source(source)] if source else config.sources
     report = RunReport(run_id=str(getattr(get_run_context().flow_run, "id", uuid.uuid4())))
-    with RunContext.open(config, options) as run:
-        for source_config in selected:
-            report.close_source(source_config.name, SourceSync(run, source_config).sync())
-            run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
-        report.index = run.conclude()
-        dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
-    if report.index.get("switch") == "pending":
-        get_run_logger().warning(
-            "collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
-            report.index["collection"],
-            report.index["serving"],
-            report.index["rebuild"],
-            ", ".join(report.index["waiting_for"]),
-        )
+    write = report_writer(config.quality.on_ingest)  # great-expectations warms up meanwhile
+    written, dim = sync_sources(config, selected, options, report)
     quality = None
     if config.quality.on_ingest and report.written_documents:
         checked = time.perf_counter()
-        quality = check_quality(written, report.written_documents, dim, report.run_id)
+        quality = check_quality(written, report.written_documents, dim, report.run_id, write)
         report.quality = {
             "success": quality.success,
             "report_dir": quality.report_dir,
@@ -69,6 +59,27 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
     if quality is not None and not quality.success:
         enforce_quality_policy(quality, [s.name for s in selected if s.quality_policy == "fail"])
     return report.to_dict()
+
+
+def sync_sources(
+    config: CairnConfig, selected: list[SourceConfig], options: RunOptions, report: RunReport
+) -> tuple[CairnConfig, int]:
+    """Each selected source synced into `report`; the configuration of the collection written, and its dimension."""
+    with RunContext.open(config, options) as run:
+        for source_config in selected:
+            report.close_source(source_config.name, SourceSync(run, source_config).sync())
+            run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
+        report.index = run.conclude()
+        dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
+    if report.index.get("switch") == "pending":
+        get_run_logger().warning(
+            "collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
+            report.index["collection"],
+            report.index["serving"],
+            report.index["rebuild"],
+            ", ".join(report.index["waiting_for"]),
+        )
+    return written, dim
 
 
 def enforce_quality_policy(quality, strict_sources: list[str]) -> None:
@@ -94,21 +105,21 @@ def written_expr(written: dict[str, list[str]]) -> str:
 
 
 @task(cache_policy=NO_CACHE)
-def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str):
-    """Great-expectations over the current rows of the documents this run wrote, a report folder, and Prefect
-    artifacts: the table, and a link to the report. Their figures come from the derived ledger the run kept in
-    step (index/derived.py); read from the collection only when it is not (whole sources when a run wrote many)."""
+def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str, write: Writer):
+    """Great-expectations over the current rows of the documents this run wrote, a report folder (by `write`,
+    quality/worker.py), and Prefect artifacts: the table, and a link to the report. Their figures come from the
+    derived ledger the run kept in step (index/derived.py); read from the collection only when it is not (whole
+    sources when a run wrote many)."""
     from cairn.index.derived import in_step_ledger
     from cairn.index.generations import open_serving
-    from cairn.quality import check_figures, check_rows
+    from cairn.quality.frames import read_rows, to_frame
 
-    name, title = f"run-{run_id[:8]}", f"Cairn data quality, run {run_id}"
     with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
         if derived is not None:
-            documents = [d for ids in written.values() for d in ids]
-            result = check_figures(config, derived.figures(documents=documents), dim, name, title)
+            frame = to_frame(derived.figures(documents=[d for ids in written.values() for d in ids]))
         else:
-            result = check_rows(config, written_expr(written), dim, name, title, reader=reader)
+            frame = read_rows(reader, written_expr(written))
+    result = write(frame, config, dim, f"run-{run_id[:8]}", f"Cairn data quality, run {run_id}")
     publish_quality(result)
     return result
 

@@ -1,16 +1,14 @@
 """Data-quality checks over what Cairn wrote, with great-expectations, and the reports people read.
 
-from cairn.quality import check_rows
-report = check_rows(config, expr)   # a QualityReport; report.report_dir holds index.html & summary.json
+from cairn.quality import check_rows, quality_report
+report = check_rows(config, expr, dim)   # a QualityReport; report.report_dir holds index.html & summary.json
+report = quality_report(config, dim)     # the same over the current rows, as `cairn report` runs it
 """
 
 from __future__ import annotations
 
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
-
-from collections.abc import Iterable
-from typing import Any
 
 from cairn.schemas.config import CairnConfig
 
@@ -32,9 +30,32 @@ def check_rows(
     return write_report(frame, config, dim, name, title)
 
 
-def check_figures(config: CairnConfig, figures: Iterable[dict[str, Any]], dim: int, name: str, title: str):
-    """Report on rows given by their figures (schemas/row_figures.py records, e.g. from the derived ledger)."""
-    from cairn.quality.frames import to_frame
-    from cairn.quality.report_folder import write_report
+def quality_report(
+    config: CairnConfig, dim: int, source: str | None = None, tenant: str | None = None, scan: bool = False
+):
+    """Great-expectations over the current rows (of one source and/or tenant), and a report folder (`dim`: the
+    configured model's, the width the rows' vectors must have). The rows'
+    figures come from the derived ledger when it is in step with the collection (index/derived.py), else (or with
+    `scan`) from the collection itself, vectors and all. great-expectations warms up in a worker process meanwhile
+    (quality/worker.py)."""
+    from cairn.index.derived import in_step_ledger
+    from cairn.index.generations import open_serving
+    from cairn.quality.frames import read_rows, to_frame
+    from cairn.quality.worker import report_writer
+    from cairn.schemas.collection import quote
 
-    return write_report(to_frame(figures), config, dim, name, title)
+    if source:
+        config.source(source)  # ConfigError naming the known sources
+    expr = "is_current == true"
+    if source:
+        expr += f" and source_name == {quote(source)}"
+    if tenant:
+        expr += f" and tenant_id == {quote(tenant)}"
+    scope = "-".join(filter(None, [source, tenant])) or "all"
+    write = report_writer()  # great-expectations warms up meanwhile
+    # what the name serves (index/generations.py); NoCollection if nothing
+    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
+        frame = (
+            to_frame(derived.figures(source, tenant)) if derived is not None and not scan else read_rows(reader, expr)
+        )
+    return write(frame, config, dim, f"report-{scope}", f"Cairn data quality: {scope}")

@@ -49,10 +49,10 @@ def test_opening_an_index_that_serves_nothing_is_no_collection_and_keeps_no_leas
 
 
 def test_the_report_of_an_index_serving_nothing_lets_go_of_the_index(tmp_path):
-    from cairn.flows.report import quality_report
+    from cairn.quality import quality_report
 
     config = load_config(write_config(tmp_path / "c.toml", tmp_path / "index", []))
     Connection.open(config.milvus, create=True).close()
     with pytest.raises(NoCollection):
-        quality_report(config)
+        quality_report(config, 384)
     assert liteserver.leases(Path(config.milvus.uri)) == 0  # a long-lived worker's index server can idle out

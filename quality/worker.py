@@ -1,0 +1,101 @@
+"""The data-quality checks in a process of their own, started before they are needed.
+
+Importing great-expectations costs 3-6 s of one core here (its expectation registry pulls in scipy.stats,
+altair and sqlalchemy), and every ingest that wrote something, and every `cairn report`, paid it on the
+critical path, after the rest of the work (bench/scale.py: about a sixth of a 1%-edit run at 20k pages). A
+run or report now asks for `report_writer()` at its start: a spawned process imports great-expectations on
+the other core while this one discovers, chunks, embeds or reads the rows' figures, and `write(frame, ...)`
+then checks the frame there and writes the report folder (quality/report_folder.py write_report).
+
+The worker is this process's for its life (a daemon: it ends with it), so a long-lived process (a Prefect
+worker, a service, a test session) imports great-expectations once, as it did in-process, and a process that
+already imported it checks in-process. When the worker cannot start or dies before it answers, the checks
+run in this process: the report is written either way, only later.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cairn.quality.report_folder import QualityReport
+
+log = logging.getLogger(__name__)
+
+Writer = Callable[..., "QualityReport"]  # write_report's signature: (frame, config, dim, name, title)
+
+_worker: _Worker | None = None
+_starting = threading.Lock()
+
+
+def report_writer(enabled: bool = True) -> Writer:
+    """A `write_report` for checks to come: this process's worker, started now if it has none (it imports
+    great-expectations from now on), or, disabled or with great-expectations imported here, the function."""
+    global _worker
+    from cairn.quality.report_folder import write_report
+
+    if not enabled or "great_expectations" in sys.modules:
+        return write_report
+    with _starting:
+        if _worker is None or not _worker.process.is_alive():
+            _worker = _Worker()
+        return _worker.write
+
+
+class _Worker:
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")  # no fork of a process with threads and open sockets
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child,), name="cairn-quality", daemon=True)
+        self.process.start()
+        child.close()
+        self.lock = threading.Lock()  # one question at a time on the pipe
+
+    def write(self, *args: Any) -> QualityReport:
+        from cairn.quality.report_folder import write_report
+
+        try:
+            with self.lock:
+                self.conn.send(args)
+                ok, value = self.conn.recv()
+        except (EOFError, OSError) as exc:  # the worker died (killed, out of memory) before it answered
+            log.warning("the data-quality worker process stopped (%s); checking in this process", exc)
+            return write_report(*args)
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        self.conn.close()
+        self.process.kill()
+        self.process.join()
+
+
+def _serve(conn: Connection) -> None:
+    """The worker: import great-expectations (the point of starting early), then write each report asked. At a
+    lower priority: on two cores the run's model keeps both busy, and the import should take only what is idle
+    (not niced, a 1%-edit run at 20k pages gained nothing; niced, about 2 s of its 30)."""
+    os.nice(10)
+    import great_expectations  # noqa: F401
+
+    from cairn.quality.report_folder import write_report
+
+    while True:
+        try:
+            args = conn.recv()
+        except EOFError:
+            return
+        try:
+            conn.send((True, write_report(*args)))
+        except Exception as exc:  # noqa: BLE001 - the caller raises it, as if the check had run there
+            try:
+                conn.send((False, exc))
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its text does
+                conn.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
