@@ -95,15 +95,15 @@ class FolderStore:
         if not self.root.is_dir():
             raise SourceError(f"source {self.source_name!r}: folder {self.root} does not exist")
         found = []
+        start = len(os.path.join(self.root, ""))  # an entry's path is the root's, a separator, then its key
         for entry in self._walk():
-            path = Path(entry.path)
-            if path.suffix.lower() not in suffixes or not (entry.is_file() or entry.is_symlink()):
+            if os.path.splitext(entry.name)[1].lower() not in suffixes or not (entry.is_file() or entry.is_symlink()):
                 continue
-            key = path.relative_to(self.root).as_posix()
-            if key != printable_name(key):
+            key = entry.path[start:] if os.sep == "/" else entry.path[start:].replace(os.sep, "/")
+            if not key.isascii() and key != printable_name(key):
                 found.append(Blob(printable_name(key), 0, None, 0, "the file name is not valid UTF-8: rename it"))
                 continue
-            if entry.is_symlink() and self._resolved_inside(path) is None:
+            if entry.is_symlink() and self._resolved_inside(Path(entry.path)) is None:
                 found.append(Blob(key, 0, None, 0, "a symbolic link to outside the source's folder: not read"))
                 continue
             try:
@@ -119,18 +119,18 @@ class FolderStore:
         """Every entry under the root but folders; symbolic links are listed, never entered. A folder that
         cannot be listed (unreadable, too deep for the system's path limit) fails the source: skipping it, as
         Path.rglob does, would make its documents look deleted."""
-        pending = [self.root]
+        pending = [str(self.root)]
         while pending:
             folder = pending.pop()
             try:
                 with os.scandir(folder) as entries:
                     for entry in entries:
                         if entry.is_dir(follow_symlinks=False):
-                            pending.append(Path(entry.path))
+                            pending.append(entry.path)
                         else:
                             yield entry
             except OSError as exc:
-                where = printable_name(str(folder.relative_to(self.root)))
+                where = printable_name(os.path.relpath(folder, self.root))
                 where = where if len(where) <= 160 else f"{where[:80]}...{where[-60:]} ({len(where):,} characters)"
                 raise SourceError(
                     f"source {self.source_name!r}: cannot list the folder {where!r} under {self.root}: "
