@@ -1,17 +1,19 @@
 """`cairn reconcile`: what the sources yield against what the collection holds, and the repair.
 
-The comparison is discovery (cheap, nothing parsed) against the ledger (index/ledger.py): read from the derived
-ledger (index/derived.py) when that is in step with the collection, else from the collection itself. With `scan`
-(and always with --fix) the derived ledger is first compared with the collection row by row, which catches what
-the marks cannot: rows changed behind Cairn's back. The repair rebuilds a derived ledger that differs
-(`rebuild_ledger`), then runs an ordinary ingest with cleanup "full", which re-indexes every document that is not
-exactly and completely its current version and removes the rest.
+The comparison is discovery (cheap, nothing parsed; a folder's unchanged files not even read, by the version
+memo an ingest keeps) against the ledger (index/ledger.py): read from the derived ledger (index/derived.py) when
+that is in step with the collection, else from the collection itself. With `scan` (and always with --fix) the
+derived ledger is first compared with the collection row by row, which catches what the marks cannot: rows
+changed behind Cairn's back; and every file is read. The repair rebuilds a derived ledger that differs
+(`rebuild_ledger`), then runs an ordinary ingest with cleanup "full", which re-indexes every document that is
+not exactly and completely its current version and removes the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from cairn.errors import NoCollection
 from cairn.flows.concurrency import index_writer
@@ -21,10 +23,11 @@ from cairn.index.generations import open_serving
 from cairn.index.ledger import IndexedDocument, collection_ledger
 from cairn.index.milvus import CollectionReader
 from cairn.index.plan import plan_sync
+from cairn.index.state import SavedVersions, SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig, S3Config
 from cairn.schemas.source_config import SourceConfig
-from cairn.sources import DiscoveryFailure, SourceError, open_source
+from cairn.sources import DiscoveryFailure, SourceError, VersionMemo, open_source
 
 
 @dataclass
@@ -93,12 +96,16 @@ def compare_rows(derived: DerivedLedger, reader: CollectionReader, check: Ledger
 
 
 def check_source(
-    source_config: SourceConfig, ledger_of: Callable[[str], dict[str, IndexedDocument]], s3: S3Config | None = None
+    source_config: SourceConfig,
+    ledger_of: Callable[[str], dict[str, IndexedDocument]],
+    s3: S3Config | None = None,
+    memo: VersionMemo | None = None,
 ) -> Drift:
-    """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync)."""
+    """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync). With `memo`
+    (a folder source's version memo, index/state.py), a file whose stat did not move is not read again."""
     drift = Drift(source_config.name)
     try:
-        source = open_source(source_config, {}, s3=s3)  # a full listing: a cursor would hide documents
+        source = open_source(source_config, {}, s3=s3, memo=memo)  # a full listing: a cursor would hide documents
         items = list(source.discover())
     except SourceError as exc:
         drift.error = str(exc)
@@ -127,8 +134,11 @@ def check_source(
 
 
 def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False) -> Reconciliation:
-    """Each selected source against the ledger; `scan`: the derived ledger against the collection first."""
+    """Each selected source against the ledger, a folder's files read only where their stat moved since the last
+    ingest (its version memo, as an ingest reads them); `scan`: the derived ledger against the collection first,
+    and every file read."""
     selected = [config.source(source)] if source else config.sources
+    memos = source_memos(config, selected) if not scan else {}
     try:
         reader = open_serving(config.milvus, create=True)  # what the name serves now (index/generations.py)
     except NoCollection:
@@ -144,7 +154,20 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
                 return derived.ledger(name)
             return collection_ledger(reader, name)
 
-        return Reconciliation([check_source(s, ledger_of, config.s3) for s in selected], check)
+        drifts = [check_source(s, ledger_of, config.s3, memos.get(s.name)) for s in selected]
+        return Reconciliation(drifts, check)
+
+
+def source_memos(config: CairnConfig, selected: list[SourceConfig]) -> dict[str, SavedVersions]:
+    """The serving collection's version memo of each selected source, read-only (never saved here); none when
+    there is no state file yet."""
+    if not Path(config.state_path).is_file():
+        return {}
+    state = SourceState(config.state_path)
+    try:
+        return {s.name: state.versions(s.name) for s in selected}
+    finally:
+        state.close()
 
 
 def rebuild_ledger(config: CairnConfig, wait_seconds: float = 0.0) -> None:

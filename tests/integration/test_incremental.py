@@ -253,6 +253,31 @@ def test_reconcile_finds_planted_drift_and_the_repair_removes_it(wiki, tmp_path)
     assert reconcile(config).clean
 
 
+def test_reconcile_reads_only_the_files_whose_stat_moved_and_scan_reads_them_all(wiki, tmp_path, monkeypatch):
+    monkeypatch.setattr(blobsource, "SETTLE_NS", 0)  # the corpus was written just now: count it as settled
+    config_path = make_config(tmp_path, wiki)
+    ingest_flow(config_path=str(config_path))
+    config = load_config(config_path)
+    read: list[str] = []
+    fetch = FolderStore.fetch
+
+    def counted(self, key, limit=None):
+        read.append(key)
+        return fetch(self, key, limit)
+
+    monkeypatch.setattr(FolderStore, "fetch", counted)  # the real read, counted
+    assert reconcile(config, "acme-wiki").clean and read == []  # the version memo the ingest kept
+    page = wiki / "acme" / "kafka-lag.md"
+    page.write_text(page.read_text().replace("twelve replicas", "sixteen replicas"))
+    (drift,) = reconcile(config, "acme-wiki").drifts
+    assert read == ["kafka-lag.md"] and drift.outdated == ["kafka-lag.md"]
+    read.clear()
+    (scanned,) = reconcile(config, "acme-wiki", scan=True).drifts
+    assert scanned.outdated == ["kafka-lag.md"] and sorted(read) == sorted(
+        p.relative_to(wiki / "acme").as_posix() for p in (wiki / "acme").rglob("*.md")
+    )
+
+
 def test_a_second_writer_is_refused_with_a_clear_message(wiki, tmp_path):
     config = make_config(tmp_path, wiki)
     with writer_lock(load_config(config).milvus):
