@@ -58,7 +58,7 @@ class RunContext:
             target = generations.target(encoder.identity, encoder.dim)
             derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, target.milvus))
             store = MilvusStore(target.milvus, encoder.dim, connection, derived)
-            state = SourceState(config.state_path, scope=target.state_scope)
+            state = SourceState(config.state_path, config.milvus.identity, target.state_scope)
             stack.callback(state.close)
             for dropped in generations.dropped:
                 state.forget(dropped)

@@ -100,7 +100,8 @@ def plan_source(
     relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
-    source = open_source(source_config, {} if relist else state.get(source_config.name), s3=s3, memo=memo)
+    cursor = {} if relist else state.get(source_config.name, documents=len(ledger))
+    source = open_source(source_config, cursor, s3=s3, memo=memo)
     if discover is None:
         found = Discoverer().until(source, lambda ref: verdict(ref, ledger.get(ref.document_id), access) is not None)
     else:

@@ -52,7 +52,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, reader.config))
             store = MilvusStore(reader.config, encoder.dim, reader.connection, derived)
             store.ensure_collection()  # the schema check a writer makes (and the load)
-            state = SourceState(config.state_path)
+            state = SourceState(config.state_path, config.milvus.identity)
             stack.callback(state.close)
             for source_config in selected:
                 planned = plan_source(source_config, config.s3, store, state, options)

@@ -79,8 +79,11 @@ class SourceSync:
             report.documents.deleted = run.steps.retire_stale(stale, self.source_config.keep_history, self.name)
         run.store.flush()
         saved = source_cursor(source)
-        if saved is not None:
-            run.state.put(self.name, saved)  # only now: a killed run re-reads the same window
+        if saved is not None:  # only now: a killed run re-reads the same window
+            held = set(ledger) | set(report.written_documents.get(self.name, ()))
+            if not refusal:
+                held -= set(plan.stale_document_ids)
+            run.state.put(self.name, saved, documents=len(held))
 
     def _mass_delete(self, stale: int, indexed: int, listed: int) -> str:
         """Why removing `stale` of `indexed` documents is refused (too large a share, or a source that listed

@@ -59,8 +59,7 @@ create index if not exists chunk_document on chunk (document_id);
 
 def ledger_file(folder: Path, config: MilvusConfig) -> Path:
     """The file of the collection `config.collection` (a physical one) at `config.uri`."""
-    uri = str(Path(config.uri).resolve()) if config.is_lite else config.uri
-    key = hashlib.sha256(f"{uri}\0{config.collection}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(config.identity.encode()).hexdigest()[:16]
     return folder / f"{config.collection}-{key}.sqlite"
 
 

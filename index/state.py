@@ -4,17 +4,24 @@ A cursor only narrows what discovery has to look at; it is never the record of w
 collection is). Losing this file costs one full discovery, nothing else. A cursor is saved only after a
 run of that source finished writing, so a killed run re-reads the same window.
 
-Cursors belong to the collection they were saved for. The serving collection's are stored under the source's
-name; a generation being built beside it (index/generations.py) keeps its own under `<generation>/<source>`,
-so a rebuild starts from a full listing and resumes from what it saved itself; the switch adopts them.
+Cursors belong to the collection they were saved for: keyed by the index (a hash of its URI and collection
+name, MilvusConfig.identity: two indexes may share this file) and, within it, by scope. The serving
+collection's are in scope ""; a generation being built beside it (index/generations.py) keeps its own under its
+name, so a rebuild starts from a full listing and resumes from what it saved itself; the switch adopts them.
+Each cursor also records how many of the source's documents the collection held when it was saved: a collection
+that now holds fewer (restored from a backup, emptied, rebuilt by hand) gets no cursor, and a full listing
+brings back what a cursor would have skipped. Cursors saved before cursors had an index (the `cursor` table) are
+dropped: one full discovery.
 
 Beside the cursors, each folder source's version memo (`versions()`, the sources' VersionMemo): every file's stat
 (size, mtime_ns, ctime_ns, inode) and the version last read from it, in a table of its own keyed by scope, source
-and path. Losing it costs one discovery that reads every file.
+and path. It describes files, not a collection: what is listed never depends on it. Losing it costs one
+discovery that reads every file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from sqlite3 import Connection
@@ -29,36 +36,49 @@ _MEMO_TABLE = """create table if not exists version_memo (
     version text not null, primary key (scope, source, path))"""
 
 
+_CURSOR_TABLE = """create table if not exists source_cursor (
+    index_key text not null, scope text not null, source text not null, state text not null,
+    documents integer not null, primary key (index_key, scope, source))"""
+
+
 class SourceState:
-    def __init__(self, path: str | Path, scope: str = "") -> None:
+    def __init__(self, path: str | Path, index: str = "", scope: str = "") -> None:
+        """The state in `path`: the cursors of the index whose identity is `index` (MilvusConfig.identity; ""
+        for a caller that only reads version memos), in `scope` ("": the serving collection's; else a generation
+        being built)."""
         self.path = Path(path)
-        self.scope = scope  # "": the serving collection's cursors; else a generation being built
+        self.index_key = hashlib.sha256(index.encode()).hexdigest()[:16]  # never the URI itself: it may hold a user
+        self.scope = scope
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # cursors only narrow discovery: a damaged file is rebuilt, and the next run lists everything
-        self._db = open_or_rebuild(
-            self.path,
-            "create table if not exists cursor (source text primary key, state text not null)",
-            "source state",
-        )
+        self._db = open_or_rebuild(self.path, _CURSOR_TABLE, "source state")
+        self._db.execute("drop table if exists cursor")  # cursors that named no index (see above)
         self._db.execute(_MEMO_TABLE)
         self._db.commit()
 
-    def _key(self, source: str) -> str:
-        return f"{self.scope}/{source}" if self.scope else source
-
-    def get(self, source: str) -> dict[str, Any]:
-        """The source's cursor as its connector saved it (JSON); {} when none is saved or it cannot be read."""
-        row = self._db.execute("select state from cursor where source = ?", (self._key(source),)).fetchone()
+    def get(self, source: str, documents: int) -> dict[str, Any]:
+        """The source's cursor as its connector saved it (JSON), for a collection that holds `documents` of the
+        source's documents now; {} when none is saved for this index and scope, when it cannot be read, or when it
+        was saved while the collection held more documents than it holds now."""
+        row = self._db.execute(
+            "select state, documents from source_cursor where index_key = ? and scope = ? and source = ?",
+            (self.index_key, self.scope, source),
+        ).fetchone()
+        if row is None or row[1] > documents:
+            return {}
         try:
-            state = json.loads(row[0]) if row else {}
+            state = json.loads(row[0])
         except ValueError:
             return {}  # an unreadable cursor: a full discovery instead
         return state if isinstance(state, dict) else {}
 
-    def put(self, source: str, state: dict[str, Any]) -> None:
+    def put(self, source: str, state: dict[str, Any], documents: int) -> None:
+        """Save the source's cursor, with how many of its documents the collection holds now."""
         self._db.execute(
-            "insert into cursor (source, state) values (?, ?) on conflict(source) do update set state = excluded.state",
-            (self._key(source), json.dumps(state, sort_keys=True)),
+            "insert into source_cursor (index_key, scope, source, state, documents) values (?, ?, ?, ?, ?)"
+            " on conflict(index_key, scope, source) do update set state = excluded.state,"
+            " documents = excluded.documents",
+            (self.index_key, self.scope, source, json.dumps(state, sort_keys=True), documents),
         )
         self._db.commit()
 
@@ -69,25 +89,18 @@ class SourceState:
     def adopt(self, scope: str) -> None:
         """The cursors saved under `scope` (a generation that now serves) become the serving ones; the serving
         collection's old cursors go (an older cursor would only make discovery list more, never less)."""
-        prefix = f"{scope}/"
         with self._db:
-            rows = self._db.execute(
-                "select source, state from cursor where substr(source, 1, ?) = ?", (len(prefix), prefix)
-            ).fetchall()
-            self._db.execute("delete from cursor where instr(source, '/') = 0")
-            self._db.executemany(
-                "insert into cursor (source, state) values (?, ?)",
-                [(source[len(prefix) :], state) for source, state in rows],
+            self._db.execute("delete from source_cursor where index_key = ? and scope = ''", (self.index_key,))
+            self._db.execute(
+                "update source_cursor set scope = '' where index_key = ? and scope = ?", (self.index_key, scope)
             )
-            self._db.execute("delete from cursor where substr(source, 1, ?) = ?", (len(prefix), prefix))
             self._db.execute("delete from version_memo where scope = ''")
             self._db.execute("update version_memo set scope = '' where scope = ?", (scope,))
 
     def forget(self, scope: str) -> None:
         """Drop the cursors of a generation that was abandoned."""
-        prefix = f"{scope}/"
         with self._db:
-            self._db.execute("delete from cursor where substr(source, 1, ?) = ?", (len(prefix), prefix))
+            self._db.execute("delete from source_cursor where index_key = ? and scope = ?", (self.index_key, scope))
             self._db.execute("delete from version_memo where scope = ?", (scope,))
 
     def close(self) -> None:

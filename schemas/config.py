@@ -81,6 +81,13 @@ class MilvusConfig(_Strict):
     def token(self) -> str:
         return os.environ.get(self.token_env, "")
 
+    @property
+    def identity(self) -> str:
+        """Which collection this is, from wherever a command runs: the Lite file's resolved path (or the server's
+        URI) and the collection's name. Files beside the index key what belongs to it by a hash of this."""
+        uri = str(Path(self.uri).resolve()) if self.is_lite else self.uri
+        return f"{uri}\0{self.collection}"
+
 
 class EmbeddingConfig(_Strict):
     # Both models come with their packages' weights, offline. bge-small-en-v1.5 (an int8 ONNX file, 12 layers)

@@ -248,3 +248,19 @@ def test_the_sample_bundle_is_built_from_the_files_in_data(tmp_path):
     ]
     assert heads[0] == heads[1], "data/git/infra.bundle is stale: run scripts/make_sample_repo.py"
     assert BUNDLE.is_relative_to(REPO)
+
+
+def test_a_second_index_sharing_the_state_file_gets_every_file_not_the_first_ones_changes(
+    repo, tmp_path, prefect_server
+):
+    first = git_config(tmp_path, repo.root)
+    assert ingest_flow(config_path=str(first))["documents"]["indexed"] == 5
+    repo.write("runbooks/restart.md", RESTART_V2.format(filler=FILLER))
+    repo.commit("edit", "2025-03-04T10:00:00+00:00")
+    assert ingest_flow(config_path=str(first))["documents"]["indexed"] == 1  # the first index's cursor, used
+    second = git_config(tmp_path, repo.root, name="second")
+    lines = second.read_text().splitlines()
+    shared = next(line for line in first.read_text().splitlines() if line.startswith("state_path"))
+    second.write_text("\n".join(shared if line.startswith("state_path") else line for line in lines) + "\n")
+    report = ingest_flow(config_path=str(second))  # a cursor saved for the first index is not its own
+    assert report["documents"]["indexed"] == 5 and len({r["locator"] for r in rows(second)}) == 5

@@ -113,8 +113,10 @@ def test_bad_incidents_are_reported_by_id_and_the_rest_indexed(tmp_path, prefect
     # the mark does not move past the failed incidents: the next window reads them again
     from cairn.index.state import SourceState
 
-    state = SourceState(load_config(config).state_path)
-    assert state.get("pd")["high_water"] == "2025-11-14T03:41:52Z"  # QBADTIME's change time, the earliest failure
+    milvus = load_config(config).milvus
+    state = SourceState(load_config(config).state_path, milvus.identity)
+    # QBADTIME's change time, the earliest failure
+    assert state.get("pd", report["documents"]["indexed"])["high_water"] == "2025-11-14T03:41:52Z"
     state.close()
     reasons = {f["document"]: f["error"] for f in report["failures"]}
     assert report["documents"]["indexed"] == 6 and report["documents"]["failed"] == 3
@@ -199,3 +201,32 @@ def test_an_access_change_rewrites_every_incident_not_only_those_changed_since_t
     finally:
         store.close()
     assert acls == {("oncall",)}
+
+
+def test_a_cursor_never_narrows_another_index_nor_a_collection_that_lost_documents(tmp_path, prefect_server, token):
+    incidents, parts = sample()
+    every = {i["id"] for i in incidents}
+    with FakePagerDuty(incidents, parts) as api:
+        first = api_config(tmp_path, api.url)
+        ingest_flow(config_path=str(first))
+        # a second index (another URI: a move to a server, a second index) sharing the first one's state file
+        (tmp_path / "second").mkdir()
+        second = api_config(tmp_path / "second", api.url)
+        state_line = next(line for line in first.read_text().splitlines() if line.startswith("state_path"))
+        text = second.read_text().splitlines()
+        second.write_text("\n".join(state_line if line.startswith("state_path") else line for line in text) + "\n")
+        assert load_config(second).state_path == load_config(first).state_path
+        report = ingest_flow(config_path=str(second))
+        assert report["documents"]["indexed"] == len(every) and {r["locator"] for r in stored_rows(second)} == every
+
+        # the first collection loses two incidents behind Cairn's back (a restored backup, a hand-made delete)
+        store = MilvusStore(load_config(first).milvus, dim=384)
+        store.ensure_collection()
+        lost = [
+            r["chunk_id"] for r in store.iterate("", ["chunk_id", "locator"]) if r["locator"] in {"Q4KAFKA", "Q5AUTHG"}
+        ]
+        store.delete_chunks(lost)
+        store.close()
+        again = ingest_flow(config_path=str(first))  # its cursor was saved when it held six: a full listing
+        assert again["documents"]["seen"] == len(every) and again["documents"]["indexed"] == 2
+        assert {r["locator"] for r in stored_rows(first)} == every

@@ -40,12 +40,12 @@ def test_a_damaged_embedding_cache_is_set_aside_and_rebuilt(tmp_path, caplog, ho
 def test_a_damaged_state_file_gives_empty_cursors_not_an_error(tmp_path, caplog):
     path = tmp_path / "state.sqlite"
     state = SourceState(path)
-    state.put("git", {"commit": "abc"})
+    state.put("git", {"commit": "abc"}, documents=1)
     state.close()
     _damage(path, "garbage")
     with caplog.at_level(logging.WARNING):
         again = SourceState(path)
-    assert again.get("git") == {} and "source state" in caplog.text
-    again.put("git", {"commit": "def"})
-    assert again.get("git") == {"commit": "def"}
+    assert again.get("git", 1) == {} and "source state" in caplog.text
+    again.put("git", {"commit": "def"}, documents=1)
+    assert again.get("git", 1) == {"commit": "def"}
     again.close()
