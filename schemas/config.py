@@ -329,6 +329,13 @@ def load_config(path: str | os.PathLike[str] | None = None) -> CairnConfig:
         raise ConfigError(f"config file {config_path} not found: pass --config PATH or set CAIRN_CONFIG") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {config_path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1]
+        raise ConfigError(
+            f"config file {config_path} is not UTF-8 text (byte {exc.start}: {bad!r}): save it as UTF-8"
+        ) from None
+    except OSError as exc:  # a folder, unreadable: the reason in one line, not a traceback
+        raise ConfigError(f"config file {config_path} cannot be read: {exc.strerror or exc}") from None
     return parse_config(raw, str(config_path))
 
 

@@ -115,3 +115,12 @@ def test_the_query_table_is_offered_with_every_other_table():
     assert config.QueryConfig is query_config.QueryConfig and config.QUERY_STEPS is query_config.QUERY_STEPS
     assert config.CairnConfig().query.enabled("floors") is True
     assert all(hasattr(config, name) for name in config.__all__)
+
+
+def test_a_config_that_is_not_utf8_or_not_a_file_is_one_error_naming_it(tmp_path):
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes('[milvus]\ncollection = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"latin.toml is not UTF-8 text \(byte 26: b'\\xe9'\): save it as UTF-8"):
+        load_config(latin)
+    with pytest.raises(ConfigError, match=r"config file .* cannot be read: Is a directory"):
+        load_config(tmp_path)
