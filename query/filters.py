@@ -25,6 +25,7 @@ FILTER_FIELDS = {
 }
 # What a caller narrows by: a FILTER_FIELDS name -> a value, or a list of values any of which matches.
 Filters = dict[str, str | list[str]]
+INT64 = (-(2**63), 2**63 - 1)
 
 
 def time_filter(as_of: int | None) -> str:
@@ -33,6 +34,8 @@ def time_filter(as_of: int | None) -> str:
         return "is_current == true"
     if isinstance(as_of, bool) or not isinstance(as_of, int):
         raise FilterError(f"as_of must be epoch seconds (int), got {as_of!r}")
+    if not INT64[0] <= as_of <= INT64[1]:  # the temporal fields are Int64: Milvus would refuse the expression
+        raise FilterError(f"as_of {as_of} is out of range: epoch seconds between {INT64[0]} and {INT64[1]}")
     return f"temporal_start <= {as_of} and temporal_end > {as_of}"
 
 
@@ -43,6 +46,11 @@ def metadata_filter(filters: Filters | None) -> str:
         return ""
     if not isinstance(filters, dict):
         raise FilterError(f"filters must be a dict of field -> value(s), got {type(filters).__name__}")
+    strange = [k for k in filters if not isinstance(k, str)]
+    if strange:
+        raise FilterError(
+            f"filter fields are names (str), got {strange[0]!r}; allowed: {', '.join(sorted(FILTER_FIELDS))}"
+        )
     parts: list[str] = []
     for key in sorted(filters):
         if key not in FILTER_FIELDS:

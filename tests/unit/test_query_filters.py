@@ -16,6 +16,10 @@ def test_time_filter_defaults_to_current_rows_and_as_of_uses_the_bounds():
     assert time_filter(1_700_000_000) == "temporal_start <= 1700000000 and temporal_end > 1700000000"
     with pytest.raises(FilterError):
         time_filter("1700000000 or true")
+    assert time_filter(-(2**63)).startswith("temporal_start <= -9223372036854775808")
+    for far in (10**30, 2**63, -(2**63) - 1):  # past the Int64 fields: Milvus refused the expression with its own error
+        with pytest.raises(FilterError, match=f"as_of {far} is out of range"):
+            time_filter(far)
 
 
 def test_unknown_filter_fields_are_refused_with_the_allowed_list():
@@ -23,6 +27,8 @@ def test_unknown_filter_fields_are_refused_with_the_allowed_list():
         metadata_filter({"tenant_id": "globex"})
     with pytest.raises(FilterError, match="needs a string"):
         metadata_filter({"severity": 3})
+    with pytest.raises(FilterError, match="filter fields are names .str., got 1; allowed: content_type"):
+        metadata_filter({1: "x", "severity": "sev1"})  # sorting mixed keys raised a bare TypeError
 
 
 def test_filters_become_escaped_conditions():
