@@ -27,6 +27,16 @@ def artifact_key(kind: str) -> str:
     return f"cairn-{kind}-{slug}" if slug else f"cairn-{kind}"
 
 
+_MARKUP = re.compile(r"([\\`*_{}\[\]()<>#!|~&])")  # what markdown (CommonMark, GFM tables) reads as markup
+
+
+def cell(text: object) -> str:
+    """Text from a document or an error (a file name, a title, a parser's message) shown as itself in a table
+    cell: every character markdown would read as markup escaped, line breaks as spaces. A Prefect UI renders
+    these artifacts: a file named `[x](javascript:...)` or `<img ...>` must stay text."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
+
+
 def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
     d = report.documents
     lines = [
@@ -39,10 +49,10 @@ def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
     ]
     if report.failures:
         lines += ["", "| source | document | error |", "|---|---|---|"]
-        lines += [f"| {f.source} | {f.document} | {f.error.replace('|', '/')} |" for f in report.failures]
+        lines += [f"| {cell(f.source)} | {cell(f.document)} | {cell(f.error)} |" for f in report.failures]
     if report.warnings:
         lines += ["", "| source | document | warning |", "|---|---|---|"]
-        lines += [f"| {w.source} | {w.document} | {w.error.replace('|', '/')} |" for w in report.warnings]
+        lines += [f"| {cell(w.source)} | {cell(w.document)} | {cell(w.error)} |" for w in report.warnings]
     return "\n".join(lines)
 
 
