@@ -76,7 +76,7 @@ class DerivedLedger:
         path.parent.mkdir(parents=True, exist_ok=True)
         # the writer's thread records writes (flows/writer.py); one lock keeps every use of the file in turn
         meta = "create table if not exists meta (key text primary key, value text)"
-        self._db = open_or_rebuild(path, meta, "ledger", check_same_thread=False)
+        self._db = open_or_rebuild(path, meta, "ledger", check_same_thread=False, own_folder=True)
         self._lock = threading.RLock()
         self._db.executescript(_SCHEMA)
         if self._meta("format") != FORMAT:

@@ -1,5 +1,9 @@
-"""SQLite files Cairn can rebuild (the embedding cache, the source cursors): opened, checked, and set aside when
-damaged, so that one bad file never fails every later run."""
+"""SQLite files Cairn can rebuild (the embedding cache, the source cursors, the derived ledgers): opened,
+checked, and set aside when damaged, so that one bad file never fails every later run.
+
+Set aside, never lost: a damaged file moves to `<name>.damaged` (`.damaged.1`, ... when that is taken). A file
+that is not SQLite at all (no SQLite header) at a path the configuration names is not Cairn's: it is refused,
+untouched, with the path in the message (a state_path that named the configuration file replaced it)."""
 
 from __future__ import annotations
 
@@ -7,21 +11,53 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from cairn.errors import ConfigError
+
 log = logging.getLogger(__name__)
+HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 
-def open_or_rebuild(path: Path, schema: str, what: str, check_same_thread: bool = True) -> sqlite3.Connection:
-    """An SQLite file Cairn can rebuild (a cache, cursors): opened and checked; when damaged, moved aside to
-    `<name>.damaged` with a warning and started afresh, so one bad file never fails every later run."""
+def open_or_rebuild(
+    path: Path, schema: str, what: str, check_same_thread: bool = True, own_folder: bool = False
+) -> sqlite3.Connection:
+    """An SQLite file Cairn can rebuild: opened and checked; when damaged, moved aside with a warning and started
+    afresh. A non-empty file without the SQLite header is refused (ConfigError) unless `own_folder` (the path is
+    in a folder only Cairn writes, like the derived ledgers'): then it is damage like any other."""
+    if path.is_dir() or not own_folder:
+        _refuse_foreign(path, what)
     try:
         return _open(path, schema, check_same_thread)
     except sqlite3.DatabaseError as exc:
-        aside = path.with_name(path.name + ".damaged")
+        aside = _unused(path.with_name(path.name + ".damaged"))
         log.warning("%s %s cannot be read (%s): moved to %s and rebuilt", what, path, exc, aside.name)
         for suffix in ("-wal", "-shm"):
             path.with_name(path.name + suffix).unlink(missing_ok=True)
         path.replace(aside)
         return _open(path, schema, check_same_thread)
+
+
+def _refuse_foreign(path: Path, what: str) -> None:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(HEADER))
+    except FileNotFoundError:
+        return  # created below
+    except IsADirectoryError:
+        raise ConfigError(f"{what} {path} is a folder: it needs the path of a file") from None
+    if head and head != HEADER:
+        raise ConfigError(
+            f"{what} {path} exists and is not a file Cairn wrote (not SQLite): it was left as it is; point the"
+            " configuration elsewhere, or move the file away"
+        )
+
+
+def _unused(path: Path) -> Path:
+    """`path`, or the first of `path.1`, `path.2`, ... that does not exist: an earlier copy is never overwritten."""
+    candidate, n = path, 0
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
 
 
 def _open(path: Path, schema: str, check_same_thread: bool) -> sqlite3.Connection:

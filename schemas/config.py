@@ -302,6 +302,13 @@ class CairnConfig(_Strict):
             raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
         return self
 
+    @model_validator(mode="after")
+    def _sidecars_apart(self) -> CairnConfig:
+        from cairn.schemas.sidecars import check_sidecars
+
+        check_sidecars(self)
+        return self
+
     @property
     def ledger_folder(self) -> Path:
         """Where the derived ledgers live (index/derived.py): a `ledgers` folder beside the cursors."""

@@ -8,6 +8,7 @@ import logging
 import numpy as np
 import pytest
 
+from cairn.errors import ConfigError
 from cairn.index.cache import EmbeddingCache
 from cairn.index.state import SourceState
 
@@ -17,7 +18,7 @@ def _damage(path, how: str) -> None:
         data = path.read_bytes()
         path.write_bytes(data[: len(data) // 3])
     else:
-        path.write_bytes(b"this is not an SQLite database, just bytes " * 200)
+        path.write_bytes(path.read_bytes()[:100] + b"this is not an SQLite database, just bytes " * 200)
 
 
 @pytest.mark.parametrize("how", ["truncated", "garbage"])
@@ -49,3 +50,21 @@ def test_a_damaged_state_file_gives_empty_cursors_not_an_error(tmp_path, caplog)
     again.put("git", {"commit": "def"}, documents=1)
     assert again.get("git", 1) == {"commit": "def"}
     again.close()
+
+
+def test_a_file_that_is_not_cairns_is_refused_untouched_and_damaged_copies_are_never_overwritten(tmp_path):
+    config = tmp_path / "cairn.toml"
+    config.write_text('[milvus]\nuri = "index/cairn.db"\n')
+    with pytest.raises(ConfigError, match=r"source state .*cairn.toml exists and is not a file Cairn wrote"):
+        SourceState(config)  # state_path naming the configuration, or any file of the operator's
+    with pytest.raises(ConfigError, match=r"embedding cache .* is a folder"):
+        EmbeddingCache(tmp_path, dim=4)
+    assert config.read_text() == '[milvus]\nuri = "index/cairn.db"\n' and not list(tmp_path.glob("*.damaged*"))
+
+    path = tmp_path / "state.sqlite"
+    for _ in range(3):
+        SourceState(path).close()
+        _damage(path, "garbage")
+        SourceState(path).close()  # set aside and rebuilt
+    kept = sorted(p.name for p in tmp_path.glob("state.sqlite.damaged*"))
+    assert kept == ["state.sqlite.damaged", "state.sqlite.damaged.1", "state.sqlite.damaged.2"]

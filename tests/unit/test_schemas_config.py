@@ -124,3 +124,18 @@ def test_a_config_that_is_not_utf8_or_not_a_file_is_one_error_naming_it(tmp_path
         load_config(latin)
     with pytest.raises(ConfigError, match=r"config file .* cannot be read: Is a directory"):
         load_config(tmp_path)
+
+
+def test_cairns_files_never_land_on_the_config_or_inside_a_folder_a_source_reads(tmp_path):
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    source = f'[[sources]]\nname = "w"\ntype = "wiki"\npath = "{wiki}"\ntenant = "acme"\nacl = ["sre"]\n'
+    config = tmp_path / "cairn.toml"
+    config.write_text(f'state_path = "{config}"\n' + source)
+    with pytest.raises(ConfigError, match=r"state_path '.*cairn.toml' is the configuration file itself"):
+        load_config(config)
+    config.write_text(f'[embedding]\ncache_path = "{wiki}/cache/e.sqlite"\n' + source)
+    with pytest.raises(ConfigError, match=r"\[embedding\] cache_path .* is inside the folder source 'w' reads"):
+        load_config(config)
+    config.write_text(f'state_path = "{tmp_path}/index/state.sqlite"\n' + source)
+    assert load_config(config).state_path == f"{tmp_path}/index/state.sqlite"
