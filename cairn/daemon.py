@@ -95,7 +95,17 @@ def alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether `pid` has exited and waits for a parent that never reaps it (a container without an init): signal
+    0 still reaches it, yet it serves nothing. Read from /proc where there is one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False  # no /proc (or gone meanwhile): signal 0 said it runs
+    return stat[stat.rfind(")") + 2 :].startswith("Z")  # the state follows the command name, which may hold ")"
 
 
 def running(base: Path) -> dict[str, Any] | None:

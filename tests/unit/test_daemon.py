@@ -77,3 +77,32 @@ def test_a_server_with_nothing_left_to_serve_stops_at_once(tmp_path):
         daemon.wait_idle(base, 3600, threading.Event(), valid=lambda: False).close()  # returns: no hang
     finally:
         daemon.release(base)
+
+
+# A parent that never reaps its child, as in a container without an init: the child exits and stays a zombie.
+NEGLECTFUL = """
+import os, sys, time
+child = os.fork()
+if child == 0:
+    os._exit(0)
+print(child, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_server_left_a_zombie_by_a_parent_that_never_reaps_it_is_not_alive():
+    import subprocess
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", NEGLECTFUL], stdout=subprocess.PIPE, text=True)
+    try:
+        zombie = int(parent.stdout.readline())
+        deadline = time.monotonic() + 10
+        while open(f"/proc/{zombie}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child never exited"
+            time.sleep(0.01)
+        assert not daemon.alive(zombie)  # signal 0 reaches it; it serves nothing
+        assert daemon.alive(parent.pid)
+    finally:
+        parent.kill()
+        parent.wait()
