@@ -108,7 +108,10 @@ class Connection:
 
 def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
     try:
-        return MilvusClient(uri=uri, token=config.token, timeout=timeout)
+        # dedicated: a channel of this connection's own. pymilvus otherwise shares one channel per URI among all
+        # its clients, and after the server behind the URI restarted (a Lite server killed and started anew) a
+        # new client was handed the dead channel: the reader's one retry failed as well.
+        return MilvusClient(uri=uri, token=config.token, timeout=timeout, dedicated=True)
     except Exception as exc:  # noqa: BLE001 - pymilvus raises several types for refusal and timeout
         raise StoreError(
             f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +41,28 @@ def test_a_client_that_pings_while_idle_is_never_sent_away(tmp_path):
     assert client.returncode == 0, client.stderr
     assert len(client.stdout.split()) == 2  # both calls answered
     assert "too_many_pings" not in client.stderr and "GOAWAY" not in client.stderr, client.stderr
+
+
+def test_a_long_lived_retriever_answers_the_first_question_after_its_index_server_was_killed(tmp_path, prefect_server):
+    import os
+    import signal
+
+    from cairn.flows.ingest import ingest_flow
+    from cairn.query import Principal, Retriever
+    from cairn.schemas.config import load_config
+    from tests.integration import corpus
+
+    _, config_path = corpus.acme_wiki(tmp_path)
+    ingest_flow(config_path=str(config_path))
+    record = Path(load_config(config_path).milvus.uri + ".server")  # the server's pid while it serves
+    retriever = Retriever.from_config(config_path)
+    sre = Principal("acme", ["sre"])
+    try:
+        assert retriever.retrieve("settlement-writer consumer lag on payments.settled", sre, k=3).hits
+        for _ in range(2):  # killed twice: each time the next question is answered, by a server started anew
+            pid = json.loads(record.read_text())["pid"]
+            os.kill(pid, signal.SIGKILL)  # as the out-of-memory killer would
+            result = retriever.retrieve("settlement-writer consumer lag on payments.settled", sre, k=3)
+            assert result.hits and json.loads(record.read_text())["pid"] != pid
+    finally:
+        retriever.close()
