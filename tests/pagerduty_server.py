@@ -2,13 +2,15 @@
 
 It serves /incidents (offset/limit/more, since/until on created_at, statuses[]), /incidents/{id},
 /incidents/{id}/{log_entries,notes,alerts} and /log_entries?since=; checks the token header; and can be
-told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, or "truncate").
+told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, "truncate", or "drip": the
+headers, then the body a byte every 50 ms), or to say `more` for ever (`endless`).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
@@ -23,6 +25,7 @@ class FakePagerDuty:
         self.parts = parts  # incident id -> {"log_entries": [...], "notes": [...], "alerts": [...]}
         self.faults: dict[str, list] = defaultdict(list)
         self.requests: list[tuple[str, dict]] = []
+        self.endless = False  # every page says there is more
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -67,6 +70,8 @@ class FakePagerDuty:
             fault = self.faults[url.path].pop(0)
             if fault == "truncate":
                 return self._send(handler, 200, b'{"incidents": [{"id": "P')
+            if fault == "drip":
+                return self._drip(handler, json.dumps({"incidents": self.incidents}).encode())
             return self._send(
                 handler, fault, {"error": {"message": "fault"}}, {"Retry-After": "0.05"} if fault == 429 else None
             )
@@ -100,5 +105,19 @@ class FakePagerDuty:
         return self._send(handler, 404, {"error": {"message": "Not Found"}})
 
     def _page(self, handler, key: str, items: list, limit: int, offset: int) -> None:
-        page = items[offset : offset + limit]
-        self._send(handler, 200, {key: page, "limit": limit, "offset": offset, "more": offset + limit < len(items)})
+        page = items[:limit] if self.endless else items[offset : offset + limit]
+        more = self.endless or offset + limit < len(items)
+        self._send(handler, 200, {key: page, "limit": limit, "offset": offset, "more": more})
+
+    def _drip(self, handler, data: bytes) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        try:
+            for i in range(len(data)):
+                handler.wfile.write(data[i : i + 1])
+                handler.wfile.flush()
+                time.sleep(0.05)
+        except OSError:  # the client gave up
+            pass

@@ -1,0 +1,32 @@
+"""A PagerDuty API that stalls or never ends fails its request, and so its source, with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from cairn.sources.pagerduty.api import MAX_OFFSET, ApiError, PagerDutyApi, RetryPolicy
+from tests.pagerduty_server import TOKEN, FakePagerDuty
+
+INCIDENTS = [{"id": f"Q{n}", "created_at": "2026-01-01T00:00:00Z", "status": "resolved"} for n in range(40)]
+
+
+def test_a_body_dripped_a_byte_at_a_time_is_cut_off_at_the_timeout_not_read_for_minutes():
+    with FakePagerDuty(INCIDENTS, {}) as api:
+        api.faults["/incidents"] = ["drip", "drip"]  # ~2 KB at a byte every 50 ms: well over a minute each
+        client = PagerDutyApi(api.url, TOKEN, timeout=0.5, retry=RetryPolicy(attempts=2, base_seconds=0.01))
+        with pytest.raises(
+            ApiError, match=r"gave up after 2 attempts \(network error: the response took longer than 0.5 s\)"
+        ):
+            client.get("/incidents")
+        assert client.get("/incidents", {"limit": 100})["incidents"] == INCIDENTS  # an answering server: as before
+
+
+def test_an_api_that_says_more_for_ever_is_stopped_where_pagerduty_pagination_ends():
+    with FakePagerDuty(INCIDENTS, {}) as api:
+        api.endless = True
+        client = PagerDutyApi(api.url, TOKEN, page_size=100)
+        seen = 0
+        with pytest.raises(ApiError, match=r"still said `more` after 10,000 items"):
+            for _ in client.pages("/incidents", "incidents"):
+                seen += 1
+        assert seen == MAX_OFFSET and len(api.requests) == MAX_OFFSET // len(INCIDENTS)
