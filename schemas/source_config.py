@@ -279,7 +279,9 @@ class PagerDutySourceConfig(SourceBase):
     overlap_minutes: float = Field(
         default=10, ge=0, description="the incremental window starts this long before the high-water mark"
     )
-    timeout_seconds: float = Field(default=30, gt=0, description="per API request attempt, its whole body included (each attempt is retried)")
+    timeout_seconds: float = Field(
+        default=30, gt=0, description="per API request attempt, its whole body included (each attempt is retried)"
+    )
     retry_attempts: int = Field(
         default=5, ge=1, description="attempts per API request (429 honours Retry-After; 5xx back off)"
     )
