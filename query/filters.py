@@ -7,11 +7,13 @@ Milvus Lite has no filter templates, so caller input reaches the expression only
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, datetime
 
 from cairn.errors import FilterError
 from cairn.query.types import Row
 from cairn.schemas import ChunkType, Principal
 from cairn.schemas.collection import access_filter, in_list, quote
+from cairn.schemas.records import parse_day, to_epoch
 
 # Metadata a caller may narrow by: field -> whether the row field is an array (tags) or a scalar.
 FILTER_FIELDS = {
@@ -26,6 +28,26 @@ FILTER_FIELDS = {
 # What a caller narrows by: a FILTER_FIELDS name -> a value, or a list of values any of which matches.
 Filters = dict[str, str | list[str]]
 INT64 = (-(2**63), 2**63 - 1)
+
+
+AsOf = int | str | date | datetime | None  # what retrieve() takes as as_of; as_epoch() makes it epoch seconds
+
+
+def as_epoch(as_of: AsOf) -> int | None:
+    """`as_of` as epoch seconds: an int is taken as is; an ISO date or date-time string (what `cairn query --as-of`
+    takes), a datetime (naive: UTC) or a date (its midnight, UTC) converted; anything else a FilterError."""
+    if as_of is None or (isinstance(as_of, int) and not isinstance(as_of, bool)):
+        return as_of
+    if isinstance(as_of, datetime):
+        return to_epoch(as_of)
+    if isinstance(as_of, date):
+        return to_epoch(datetime(as_of.year, as_of.month, as_of.day))
+    if isinstance(as_of, str):
+        try:
+            return parse_day(as_of)
+        except ValueError as exc:
+            raise FilterError(f"as_of: {exc}") from None
+    raise FilterError(f"as_of must be epoch seconds, an ISO date, a date or a datetime; got {as_of!r}")
 
 
 def time_filter(as_of: int | None) -> str:

@@ -32,7 +32,7 @@ from cairn.index.generations import open_serving
 from cairn.index.milvus import CollectionReader, Connection
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
-from cairn.query.filters import Access, Filters, search_expr
+from cairn.query.filters import Access, AsOf, Filters, as_epoch, search_expr
 from cairn.query.floors import Floors, apply_floors, wants_second_pass
 from cairn.query.fusion import fuse, leg_weights
 from cairn.query.gate import GUIDANCE, gate
@@ -121,15 +121,17 @@ class Retriever:
         principal: Principal,
         k: int | None = None,
         doc_tag: str | None = None,
-        as_of: int | None = None,
+        as_of: AsOf = None,
         filters: Filters | None = None,
     ) -> RetrievalResult:
-        """Sections for `text` that `principal` may read, packed and cited. `as_of` (epoch seconds) answers with
+        """Sections for `text` that `principal` may read, packed and cited. `as_of` (epoch seconds, an ISO date or
+        date-time as `cairn query --as-of` takes, a date or a datetime; UTC unless it says otherwise) answers with
         what was valid then (superseded versions kept as history included); `filters` narrows by metadata
         (see query.filters.FILTER_FIELDS); `doc_tag` scopes to one document family."""
         if not isinstance(principal, Principal):
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
+        as_of = as_epoch(as_of)
         expr = search_expr(principal, as_of, doc_tag, filters)  # validates every argument before any work
         key: tuple[Hashable, ...] = (
             principal.tenant,

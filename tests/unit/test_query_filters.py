@@ -58,3 +58,20 @@ def test_readable_rechecks_tenant_and_groups():
     assert readable({"tenant_id": "acme", "access_control_list": ["sre", "x"]}, p)
     assert not readable({"tenant_id": "globex", "access_control_list": ["sre"]}, p)
     assert not readable({"tenant_id": "acme", "access_control_list": ["payments"]}, p)
+
+
+def test_as_of_takes_what_the_cli_takes_and_dates_and_datetimes():
+    from datetime import UTC, date, datetime, timedelta, timezone
+
+    from cairn.query.filters import as_epoch
+
+    day = 1_767_225_600  # 2026-01-01T00:00:00Z
+    assert as_epoch(None) is None and as_epoch(day) == day
+    assert as_epoch("2026-01-01") == as_epoch("2026-01-01T00:00Z") == as_epoch(date(2026, 1, 1)) == day
+    assert as_epoch(datetime(2026, 1, 1)) == as_epoch(datetime(2026, 1, 1, tzinfo=UTC)) == day  # naive: UTC
+    assert as_epoch(datetime(2026, 1, 1, 1, tzinfo=timezone(timedelta(hours=1)))) == day
+    with pytest.raises(FilterError, match="as_of: 'yesterday' is not an ISO date"):
+        as_epoch("yesterday")
+    for wrong in (True, 1.5, [day]):
+        with pytest.raises(FilterError, match="as_of must be epoch seconds, an ISO date, a date or a datetime"):
+            as_epoch(wrong)
