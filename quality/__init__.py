@@ -33,11 +33,10 @@ def check_rows(
 def quality_report(
     config: CairnConfig, dim: int, source: str | None = None, tenant: str | None = None, scan: bool = False
 ):
-    """Great-expectations over the current rows (of one source and/or tenant), and a report folder (`dim`: the
-    configured model's, the width the rows' vectors must have). The rows'
-    figures come from the derived ledger when it is in step with the collection (index/derived.py), else (or with
-    `scan`) from the collection itself, vectors and all. great-expectations warms up in a worker process meanwhile
-    (quality/worker.py)."""
+    """Great-expectations over the current rows (of one source and/or tenant), and a report folder; `dim` is the
+    configured model's, the width the rows' vectors must have. The rows' figures come from the derived ledger when
+    it is in step with the collection (index/derived.py), else (or with `scan`) from the collection itself, vectors
+    and all. great-expectations warms up in a worker process meanwhile (quality/worker.py)."""
     from cairn.index.derived import in_step_ledger
     from cairn.index.generations import open_serving
     from cairn.quality.frames import read_rows, to_frame

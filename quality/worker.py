@@ -45,7 +45,11 @@ def report_writer(enabled: bool = True) -> Writer:
         return write_report
     with _starting:
         if _worker is None or not _worker.process.is_alive():
-            _worker = _Worker()
+            try:
+                _worker = _Worker()
+            except OSError as exc:  # no process to be had (a limit on processes, memory): check in this one
+                log.warning("the data-quality worker process did not start (%s); checking in this process", exc)
+                return write_report
         return _worker.write
 
 
