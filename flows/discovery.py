@@ -42,6 +42,7 @@ class Discoverer:
         refs: list[DocumentRef] = []
         failures: list[DiscoveryFailure] = []
         for item in source.discover():
+            source.check_budget(f"listing ({len(refs) + len(failures)} documents listed)")
             if isinstance(item, DiscoveryFailure):
                 failures.append(item)
                 continue

@@ -22,12 +22,13 @@ which fills what comes from the source (id, name, type, tenant and ACL) around w
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
-from cairn.errors import DocumentError, SourceError  # noqa: F401  (sources.base names them for connectors)
+from cairn.errors import DocumentError, SourceError  # sources.base names them for connectors too
 from cairn.schemas import DocumentRef, SourceDocument, SourceType, stable_id
 from cairn.schemas.source_config import SourceBase
 
@@ -46,6 +47,9 @@ class DiscoveryFailure:
 class Source(Protocol):
     name: str
     complete: bool  # discover() lists every document the source holds
+
+    def check_budget(self, doing: str) -> None:
+        """SourceError when the source has run past its time budget (`doing`: where it was)."""
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         """Every document the source holds now, cheaply (no parsing): enough to skip unchanged ones."""
@@ -130,6 +134,16 @@ class Connector(Generic[ConfigT]):
         self.name = config.name
         self.config = config
         self.resumed_mark: str | None = (cursor or {}).get(self.cursor_key) if self.cursor_key else None
+        self.deadline = time.monotonic() + config.time_budget_seconds  # opened when its sync begins
+
+    def check_budget(self, doing: str) -> None:
+        """SourceError once the source has run past its `time_budget_seconds` (checked between documents listed
+        and between batches; a single request or parse is bounded by its own timeout)."""
+        if time.monotonic() > self.deadline:
+            raise SourceError(
+                f"source {self.name!r} ran past its time budget ({self.config.time_budget_seconds:g} s, "
+                f"time_budget_seconds) while {doing}: what it wrote stays, the rest comes with its next run"
+            )
 
     def cursor(self) -> dict | None:
         """The cursor to save once the run's writes landed (None: nothing to save)."""
