@@ -112,7 +112,6 @@ class SourceSync:
         run, size = self.run, self.source_config.batch_size
         with BatchWriter(report, self.name) as writer:
             for start in range(0, len(todo), size):
-                source.check_budget(f"indexing ({start} of {len(todo)} documents done)")
                 batch = todo[start : start + size]
                 label = f"{self.name} {start // size + 1}/{-(-len(todo) // size)}"
                 chunked = run.steps.chunk(source, batch, skip, label)

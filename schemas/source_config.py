@@ -109,12 +109,13 @@ class SourceBase(_Strict):
     keep_history: bool = Field(
         default=False, description="superseded versions keep their rows (temporal_end = when replaced)"
     )
-    time_budget_seconds: float = Field(
+    listing_budget_seconds: float = Field(
         default=3600,
         gt=0,
         description=(
-            "a source still listing or indexing this long after its sync began fails, saying so (what it wrote "
-            "stays; the rest comes with its next run) and the run goes on with the next source"
+            "a source still listing its documents this long after its sync began (a stalled or endless API) fails, "
+            "saying so, and the run goes on with the next source; indexing is not limited (a first ingest takes "
+            "hours), each request, file and parse being bounded on its own"
         ),
     )
     quality_policy: Literal["warn", "fail"] = Field(

@@ -49,7 +49,7 @@ class Source(Protocol):
     complete: bool  # discover() lists every document the source holds
 
     def check_budget(self, doing: str) -> None:
-        """SourceError when the source has run past its time budget (`doing`: where it was)."""
+        """SourceError when the source has listed past its budget (`doing`: how far it got)."""
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         """Every document the source holds now, cheaply (no parsing): enough to skip unchanged ones."""
@@ -134,15 +134,15 @@ class Connector(Generic[ConfigT]):
         self.name = config.name
         self.config = config
         self.resumed_mark: str | None = (cursor or {}).get(self.cursor_key) if self.cursor_key else None
-        self.deadline = time.monotonic() + config.time_budget_seconds  # opened when its sync begins
+        self.deadline = time.monotonic() + config.listing_budget_seconds  # opened when its sync begins
 
     def check_budget(self, doing: str) -> None:
-        """SourceError once the source has run past its `time_budget_seconds` (checked between documents listed
-        and between batches; a single request or parse is bounded by its own timeout)."""
+        """SourceError once the source has listed for longer than its `listing_budget_seconds` (checked between
+        documents listed; a single request is bounded by its own timeout)."""
         if time.monotonic() > self.deadline:
             raise SourceError(
-                f"source {self.name!r} ran past its time budget ({self.config.time_budget_seconds:g} s, "
-                f"time_budget_seconds) while {doing}: what it wrote stays, the rest comes with its next run"
+                f"source {self.name!r} ran past its listing budget ({self.config.listing_budget_seconds:g} s, "
+                f"listing_budget_seconds) while {doing}: nothing was indexed or removed for it this run"
             )
 
     def cursor(self) -> dict | None:

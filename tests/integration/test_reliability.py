@@ -145,7 +145,7 @@ def test_index_files_cut_short_by_a_killed_run_are_rebuilt_on_the_next_load(tmp_
         reader.close()
 
 
-def test_a_source_past_its_time_budget_fails_alone_saying_so(tmp_path, prefect_server):
+def test_a_source_past_its_listing_budget_fails_alone_saying_so(tmp_path, prefect_server):
     corpus.build(tmp_path / "wiki")
     acme = {"type": "wiki", "tenant": "acme", "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS}
     config = write_config(
@@ -153,7 +153,7 @@ def test_a_source_past_its_time_budget_fails_alone_saying_so(tmp_path, prefect_s
         tmp_path / "index",
         [
             # a budget spent before its first document is listed (a slow source, in a test's time)
-            {**acme, "name": "slow", "path": str(tmp_path / "wiki" / "acme"), "time_budget_seconds": 1e-9},
+            {**acme, "name": "slow", "path": str(tmp_path / "wiki" / "acme"), "listing_budget_seconds": 1e-9},
             {**acme, "name": "good", "path": str(tmp_path / "wiki" / "acme")},
         ],
     )
@@ -163,6 +163,6 @@ def test_a_source_past_its_time_budget_fails_alone_saying_so(tmp_path, prefect_s
     assert report["per_source"]["good"]["status"] == "ok" and report["per_source"]["good"]["indexed"] == 3
     assert [(f["source"], f["document"]) for f in report["failures"]] == [("slow", "*")]
     assert report["failures"][0]["error"] == (
-        "source 'slow' ran past its time budget (1e-09 s, time_budget_seconds) while listing (0 documents listed): "
-        "what it wrote stays, the rest comes with its next run"
+        "source 'slow' ran past its listing budget (1e-09 s, listing_budget_seconds) while listing (0 documents "
+        "listed): nothing was indexed or removed for it this run"
     )

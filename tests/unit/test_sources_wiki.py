@@ -185,7 +185,7 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path):
     assert failures == {"caf\\xe9.md": "the file name is not valid UTF-8: rename it"}
 
 
-def test_a_source_checks_its_time_budget_where_it_is_told(tmp_path):
+def test_a_source_checks_its_listing_budget_where_it_is_told(tmp_path):
     import time
 
     from cairn.errors import SourceError
@@ -194,7 +194,9 @@ def test_a_source_checks_its_time_budget_where_it_is_told(tmp_path):
 
     config = WikiSourceConfig(name="w", type="wiki", path=str(tmp_path), tenant="acme", acl=["sre"])
     source = WikiSource(config)
-    source.check_budget("indexing (0 of 3 documents done)")  # an hour by default: nothing to say
+    source.check_budget("listing (0 documents listed)")  # an hour by default: nothing to say
     source.deadline = time.monotonic() - 1  # as it stands an hour later
-    with pytest.raises(SourceError, match=r"ran past its time budget \(3600 s, time_budget_seconds\) while indexing"):
-        source.check_budget("indexing (32 of 96 documents done)")
+    with pytest.raises(
+        SourceError, match=r"past its listing budget \(3600 s, listing_budget_seconds\) while listing \(9"
+    ):
+        source.check_budget("listing (9,999 documents listed)")
