@@ -286,3 +286,22 @@ print("ok")
 def test_a_process_has_one_checks_worker_and_none_once_great_expectations_is_imported_here():
     done = subprocess.run([sys.executable, "-c", ONE_WORKER], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_a_section_too_short_to_fill_the_abstract_band_is_not_held_against_its_abstract(collection):
+    from cairn.quality.frames import to_frame
+    from cairn.quality.report_folder import write_report
+    from cairn.schemas.row_figures import figures
+
+    config, _, rows = collection
+    frame = to_frame(figures(r) for r in rows)
+    parents = frame.index[frame["chunk_type"] == "full_text"]
+    short, thin = parents[0], parents[1]
+    frame.loc[short, ["token_count", "abstract_token_count", "whole_document"]] = [60, 60, True]  # a short page
+    healthy = write_report(frame, config, 384, "short", "short")
+    abstract = next(r for r in healthy.results if r.column == "abstract_token_count")
+    assert abstract.success and abstract.element_count == len(parents) - 1  # the short page is exempt
+    frame.loc[thin, "abstract_token_count"] = 40  # a long section with a thin abstract still fails
+    thin_report = write_report(frame, config, 384, "thin", "thin")
+    failed = next(r for r in thin_report.results if r.column == "abstract_token_count")
+    assert not failed.success and [e["chunk_id"] for e in failed.examples] == [frame.loc[thin, "chunk_id"]]
