@@ -49,12 +49,25 @@ app = typer.Typer(
 )
 
 
+def show_version(asked: bool) -> None:
+    """`cairn --version`: the installed package's version, then exit 0."""
+    if asked:
+        from importlib.metadata import version
+
+        print(f"cairn {version('cairn')}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def cairn(
     ctx: typer.Context,
     config: ConfigOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log what Cairn does (INFO) on stderr")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="log errors only")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="print Cairn's version and exit", callback=show_version, is_eager=True),
+    ] = False,
 ) -> None:
     """Ingest knowledge into Milvus and retrieve it. `--config` may also follow the command."""
     if verbose and quiet:

@@ -59,6 +59,13 @@ def test_help_lists_every_command_and_exits_zero(capsys):
     assert all(name in out for name in COMMANDS)
 
 
+def test_version_prints_the_installed_version_and_exits_zero(capsys):
+    from importlib.metadata import version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"cairn {version('cairn')}\n"
+
+
 def test_every_command_has_help(capsys):
     for name in COMMANDS:
         assert main([name, "--help"]) == 0, name
