@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,6 +101,25 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
     counted = json.loads(status.stdout)["rows"]
     assert {r["tenant"] for r in counted} == {"acme", "globex"}
     assert sum(r["rows"] for r in counted) == report["sections"] + report["chunks"]
+
+    # the library example of README.md and docs/retrieval.md, as printed, on this index: it answers
+    for page in ("README.md", "docs/retrieval.md"):
+        (example,) = [b for b in python_blocks(REPO / page) if "Retriever.from_config" in b]
+        ran = subprocess.run(
+            [sys.executable, "-c", example.replace('"data/cairn.toml"', json.dumps(str(config)))],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert ran.returncode == 0, (page, ran.stderr[-2000:])
+        lines = ran.stdout.splitlines()
+        assert len(lines) >= 2 and float(lines[0].split()[0]) > 0 and "ledger-db" in lines[0], (page, ran.stdout)
+
+
+def python_blocks(path: Path) -> list[str]:
+    """The ```python code blocks of a Markdown page, as printed."""
+    return re.findall(r"^```python\n(.*?)^```$", path.read_text(encoding="utf-8"), flags=re.S | re.M)
 
 
 def test_failed_documents_exit_1_and_a_failed_source_exits_2_after_the_others_ran(tmp_path, shared_server):
