@@ -204,11 +204,33 @@ def run_flow(flow: Flow, config: CairnConfig, as_json: bool, api: LocalApi | Non
     from cairn.flows.runner import configured
 
     set_progress_display(progress_kind(as_json))
+    without_expected_tracebacks()
     try:
         with flow_api(api):
             return configured(flow, config)(config_path=str(config.config_path), **parameters)
     except SourcesFailed as failed:
         return failed.report
+
+
+class _NoTracebackForCairnErrors(logging.Filter):
+    """Prefect logs a task or flow run that failed with the exception's traceback. For a CairnError (a source
+    that failed, a check that failed: expected outcomes, named in the run report printed next) that was a screen
+    of Prefect's frames above the one useful line; the line stays, the traceback goes. A bug keeps it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from cairn.errors import CairnError
+
+        if record.exc_info and isinstance(record.exc_info[1], CairnError):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def without_expected_tracebacks() -> None:
+    """Install the filter on every handler of Prefect's loggers (Prefect configured them when it was imported)."""
+    names = [n for n in logging.Logger.manager.loggerDict if n == "prefect" or n.startswith("prefect.")]
+    for handler in {h for n in names for h in logging.getLogger(n).handlers}:
+        if not any(isinstance(f, _NoTracebackForCairnErrors) for f in handler.filters):
+            handler.addFilter(_NoTracebackForCairnErrors())
 
 
 def print_run_report(report: dict, as_json: bool) -> Outcome:
