@@ -49,13 +49,17 @@ def encoding() -> tiktoken.Encoding:
 def count_tokens(text: str) -> int:
     if not text:
         return 0
-    return _count(text)
+    return _count(text) if len(text) <= 65_536 else _encoded_length(text)  # the memo holds no whole pages
 
 
 @lru_cache(maxsize=4096)
 def _count(text: str) -> int:
     # The chunker's stages count the same texts again (a unit, then the section made of it, then its abstract
     # candidates and child atoms): 43% of the characters counted on a big page were exact repeats.
+    return _encoded_length(text)
+
+
+def _encoded_length(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 

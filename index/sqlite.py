@@ -1,9 +1,10 @@
 """SQLite files Cairn can rebuild (the embedding cache, the source cursors, the derived ledgers): opened,
 checked, and set aside when damaged, so that one bad file never fails every later run.
 
-Set aside, never lost: a damaged file moves to `<name>.damaged` (`.damaged.1`, ... when that is taken). A file
-that is not SQLite at all (no SQLite header) at a path the configuration names is not Cairn's: it is refused,
-untouched, with the path in the message (a state_path that named the configuration file replaced it)."""
+Set aside, never lost: a damaged file moves to `<name>.damaged` (`.damaged.1`, ... when that is taken). A text
+file (no SQLite header, text where it should be: a configuration, notes) at a path the configuration names is
+not Cairn's: it is refused, untouched, with the path in the message (a state_path that named the configuration
+file replaced it). Binary bytes without the header (zeros after a crash, a torn write) are damage as before."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def open_or_rebuild(
     path: Path, schema: str, what: str, check_same_thread: bool = True, own_folder: bool = False
 ) -> sqlite3.Connection:
     """An SQLite file Cairn can rebuild: opened and checked; when damaged, moved aside with a warning and started
-    afresh. A non-empty file without the SQLite header is refused (ConfigError) unless `own_folder` (the path is
-    in a folder only Cairn writes, like the derived ledgers'): then it is damage like any other."""
+    afresh. A text file there is refused (ConfigError) unless `own_folder` (the path is in a folder only Cairn
+    writes, like the derived ledgers'): then it is damage like any other."""
     if path.is_dir() or not own_folder:
         _refuse_foreign(path, what)
     try:
@@ -39,16 +40,27 @@ def open_or_rebuild(
 def _refuse_foreign(path: Path, what: str) -> None:
     try:
         with path.open("rb") as handle:
-            head = handle.read(len(HEADER))
+            head = handle.read(512)
     except FileNotFoundError:
         return  # created below
     except IsADirectoryError:
         raise ConfigError(f"{what} {path} is a folder: it needs the path of a file") from None
-    if head and head != HEADER:
+    if head and not head.startswith(HEADER) and _text(head):
         raise ConfigError(
-            f"{what} {path} exists and is not a file Cairn wrote (not SQLite): it was left as it is; point the"
+            f"{what} {path} exists and is a text file, not one Cairn wrote: it was left as it is; point the"
             " configuration elsewhere, or move the file away"
         )
+
+
+def _text(head: bytes) -> bool:
+    """Whether these first bytes read as text (UTF-8, no NUL; the last character may be cut short)."""
+    if b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3  # only a character cut at the end
+    return True
 
 
 def _unused(path: Path) -> Path:

@@ -9,8 +9,9 @@ then checks the frame there and writes the report folder (quality/report_folder.
 
 The worker is this process's for its life (a daemon: it ends with it), so a long-lived process (a Prefect
 worker, a service, a test session) imports great-expectations once, as it did in-process, and a process that
-already imported it checks in-process. When the worker cannot start or dies before it answers, the checks
-run in this process: the report is written either way, only later.
+already imported it checks in-process. When the worker cannot start, dies before it answers or answers what
+cannot be read, the checks run in this process: the report is written either way, only later. A process forked
+from one with a worker starts its own.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import pickle
 import sys
 import threading
 from collections.abc import Callable
@@ -44,10 +46,10 @@ def report_writer(enabled: bool = True) -> Writer:
     if not enabled or "great_expectations" in sys.modules:
         return write_report
     with _starting:
-        if _worker is None or not _worker.process.is_alive():
+        if _worker is None or not _worker.usable():
             try:
                 _worker = _Worker()
-            except OSError as exc:  # no process to be had (a limit on processes, memory): check in this one
+            except Exception as exc:  # noqa: BLE001 - no process to be had (limits, a daemonic parent): check here
                 log.warning("the data-quality worker process did not start (%s); checking in this process", exc)
                 return write_report
         return _worker.write
@@ -60,7 +62,12 @@ class _Worker:
         self.process = context.Process(target=_serve, args=(child,), name="cairn-quality", daemon=True)
         self.process.start()
         child.close()
+        self.owner = os.getpid()  # a forked child inherits this object, not the worker
         self.lock = threading.Lock()  # one question at a time on the pipe
+        self.broken = False
+
+    def usable(self) -> bool:
+        return not self.broken and self.owner == os.getpid() and self.process.is_alive()
 
     def write(self, *args: Any) -> QualityReport:
         from cairn.quality.report_folder import write_report
@@ -69,17 +76,23 @@ class _Worker:
             with self.lock:
                 self.conn.send(args)
                 ok, value = self.conn.recv()
-        except (EOFError, OSError) as exc:  # the worker died (killed, out of memory) before it answered
-            log.warning("the data-quality worker process stopped (%s); checking in this process", exc)
+        except Exception as exc:  # noqa: BLE001 - died (killed, out of memory), or its answer would not unpickle
+            self.close()
+            log.warning("the data-quality worker process failed (%s); checking in this process", exc)
             return write_report(*args)
+        except BaseException:  # interrupted mid-question: its answer would be read as the next one's
+            self.close()
+            raise
         if not ok:
             raise value
         return value
 
     def close(self) -> None:
+        self.broken = True
         self.conn.close()
-        self.process.kill()
-        self.process.join()
+        if self.owner == os.getpid():
+            self.process.kill()
+            self.process.join()
 
 
 def _serve(conn: Connection) -> None:
@@ -100,6 +113,7 @@ def _serve(conn: Connection) -> None:
             conn.send((True, write_report(*args)))
         except Exception as exc:  # noqa: BLE001 - the caller raises it, as if the check had run there
             try:
+                pickle.loads(pickle.dumps(exc))  # one the caller could not rebuild fails it: send its text instead
                 conn.send((False, exc))
-            except Exception:  # noqa: BLE001 - an exception that does not pickle: its text does
+            except Exception:  # noqa: BLE001
                 conn.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))

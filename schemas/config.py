@@ -386,7 +386,7 @@ def _problem(err: ErrorDetails, raw: dict[str, Any]) -> str:
         return f"{where}: {'.'.join(keys) or 'entry'}: {message}"
     if err["type"] == "extra_forbidden":
         return f"{'.'.join(loc)}: unknown key" + (_hint(loc[-1], None) if len(loc) == 1 else "")
-    return f"{'.'.join(loc)}: {message}"
+    return f"{'.'.join(loc)}: {message}" if loc else message  # a check across tables names its keys itself
 
 
 def _hint(key: str, source_type: str | None) -> str:

@@ -24,7 +24,11 @@ def check_sidecars(config: CairnConfig) -> None:
     if config.milvus.is_lite:
         written["[milvus] uri"] = config.milvus.uri
     config_file = Path(config.config_path).resolve() if config.config_path else None
-    roots = {s.name: Path(root).resolve() for s in config.sources if (root := getattr(s, "path", None))}
+    # the folders a source reads files from; a git source's path is a repository it reads committed blobs of,
+    # so Cairn's files inside its working tree (state under ./data in the repository itself) are never read
+    roots = {
+        s.name: Path(root).resolve() for s in config.sources if s.type != "git" and (root := getattr(s, "path", None))
+    }
     for key, value in written.items():
         where = Path(value).resolve()
         if where == config_file:

@@ -109,7 +109,7 @@ class PagerDutyApi:
         """Every item of a paginated list endpoint, following `more` with offset/limit."""
         offset = 0
         while True:
-            if offset >= MAX_OFFSET:
+            if offset + self.page_size > MAX_OFFSET:
                 raise ApiError(
                     path,
                     200,

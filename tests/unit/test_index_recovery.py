@@ -18,7 +18,7 @@ def _damage(path, how: str) -> None:
         data = path.read_bytes()
         path.write_bytes(data[: len(data) // 3])
     else:
-        path.write_bytes(path.read_bytes()[:100] + b"this is not an SQLite database, just bytes " * 200)
+        path.write_bytes(b"\x00" * 4096 + bytes(range(256)) * 16)  # zeros, then binary bytes: a torn write
 
 
 @pytest.mark.parametrize("how", ["truncated", "garbage"])
@@ -55,7 +55,7 @@ def test_a_damaged_state_file_gives_empty_cursors_not_an_error(tmp_path, caplog)
 def test_a_file_that_is_not_cairns_is_refused_untouched_and_damaged_copies_are_never_overwritten(tmp_path):
     config = tmp_path / "cairn.toml"
     config.write_text('[milvus]\nuri = "index/cairn.db"\n')
-    with pytest.raises(ConfigError, match=r"source state .*cairn.toml exists and is not a file Cairn wrote"):
+    with pytest.raises(ConfigError, match=r"source state .*cairn.toml exists and is a text file, not one Cairn wrote"):
         SourceState(config)  # state_path naming the configuration, or any file of the operator's
     with pytest.raises(ConfigError, match=r"embedding cache .* is a folder"):
         EmbeddingCache(tmp_path, dim=4)

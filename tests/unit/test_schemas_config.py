@@ -132,10 +132,13 @@ def test_cairns_files_never_land_on_the_config_or_inside_a_folder_a_source_reads
     source = f'[[sources]]\nname = "w"\ntype = "wiki"\npath = "{wiki}"\ntenant = "acme"\nacl = ["sre"]\n'
     config = tmp_path / "cairn.toml"
     config.write_text(f'state_path = "{config}"\n' + source)
-    with pytest.raises(ConfigError, match=r"state_path '.*cairn.toml' is the configuration file itself"):
+    with pytest.raises(ConfigError, match=r"cairn.toml: state_path '.*cairn.toml' is the configuration file itself"):
         load_config(config)
     config.write_text(f'[embedding]\ncache_path = "{wiki}/cache/e.sqlite"\n' + source)
     with pytest.raises(ConfigError, match=r"\[embedding\] cache_path .* is inside the folder source 'w' reads"):
         load_config(config)
     config.write_text(f'state_path = "{tmp_path}/index/state.sqlite"\n' + source)
     assert load_config(config).state_path == f"{tmp_path}/index/state.sqlite"
+    git = f'[[sources]]\nname = "g"\ntype = "git"\npath = "{tmp_path}"\ntenant = "acme"\nacl = ["sre"]\n'
+    config.write_text(f'state_path = "{tmp_path}/data/index/state.sqlite"\n' + git)  # Cairn run in its repository
+    assert load_config(config).sources[0].name == "g"
