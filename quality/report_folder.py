@@ -23,6 +23,7 @@ import pandas as pd
 from cairn.quality.checks import Result, bands, validate
 from cairn.quality.history import point_latest, trend
 from cairn.quality.plots import Panel, figure
+from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
 
 TREND_REPORTS = 10  # the reports the trend shows (fewer when keep_reports keeps fewer)
@@ -170,7 +171,9 @@ def plot(frame: pd.DataFrame, config: CairnConfig, folder: Path) -> list[str]:
     return written
 
 
-def render_html(report: QualityReport, title: str, plots: list[str]) -> str:
+def render_html(report: QualityReport, title: str, plots: list[str], written: str = "") -> str:
+    """The page to open (`written`: when, and for which index, said under the title): the verdict, each source,
+    the plots, then every expectation (failing first) and the trend."""
     verdict = "PASSED" if report.success else "FAILED"
     colour = "#2e7d32" if report.success else "#c62828"
     rows = []
@@ -181,7 +184,7 @@ def render_html(report: QualityReport, title: str, plots: list[str]) -> str:
             )
             for e in r.examples
         )
-        mark = "✔" if r.success else "✘"
+        mark = "✘" if not r.success else "no rows" if r.element_count == 0 else "✔"  # a check of nothing passes
         rows.append(
             f"<tr class={'ok' if r.success else 'bad'}><td>{mark}</td><td>{html.escape(r.suite)}</td>"
             f"<td>{html.escape(r.column)}</td><td>{html.escape(r.expectation)}</td>"
@@ -216,15 +219,17 @@ def render_html(report: QualityReport, title: str, plots: list[str]) -> str:
         "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}"
         "tr.bad{background:#fdecea}",
         f".verdict{{color:{colour};font-size:1.6em;font-weight:600}}img{{max-width:100%;margin:1em 0}}</style>",
-        f"<h1>{html.escape(title)}</h1><p class=verdict>{verdict}: {len(report.failed())} of {len(report.results)} "
+        f"<h1>{html.escape(title)}</h1>" + (f"<p>{html.escape(written)}</p>" if written else ""),
+        f"<p class=verdict>{verdict}: {len(report.failed())} of {len(report.results)} "
         f"expectations failed over {report.rows} rows</p>",
         f'<p>Great-expectations Data Docs: <a href="{data_docs}">{data_docs}</a></p>',
         "<h2>Per source</h2>"
         + _table(("source", "rows", "documents", "checks passed", "mean health", "failed"), sources),
-        "<h2>Expectations</h2>"
-        + _table(("", "suite", "check", "expectation", "parameters", "unexpected", "rows", "examples"), "".join(rows)),
+        # the plots before the long table (some 130 rows pushed them thousands of pixels down)
         "<h2>Plots</h2><p>Each panel shows the rows its expectation checks (exempt rows, as in the table, left out)."
         f"</p>{images}",
+        '<h2>Expectations</h2><p>Failing first; "no rows": nothing to check, so it passes.</p>'
+        + _table(("", "suite", "check", "expectation", "parameters", "unexpected", "rows", "examples"), "".join(rows)),
         "<h2>Trend</h2>" + _table(("report (newest first)", "verdict", "failed", "rows", "mean health"), trend),
         "<h2>Least healthy sections</h2>"
         + _table(("score", "document", "section", "tokens", "merges", "splits"), worst),
@@ -265,7 +270,10 @@ def write_report(frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, 
         folder.parent, folder.name, report.to_dict(), min(TREND_REPORTS, keep) if keep > 0 else TREND_REPORTS
     )
     plots = plot(frame, config, folder) if not frame.empty else []
-    (folder / "index.html").write_text(render_html(report, title, plots), encoding="utf-8")
+    written = f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, collection {config.milvus.collection} at "
+    (folder / "index.html").write_text(
+        render_html(report, title, plots, written + redact(config.milvus.uri)), encoding="utf-8"
+    )
     if config.quality.report_uri:
         from cairn.quality.upload import destination
 
