@@ -31,6 +31,7 @@ from typing import IO, Any
 from cairn.errors import CairnError
 
 START_TIMEOUT_SECONDS = 600.0  # a hang guard: the server's own death is seen at once (a slow machine took minutes)
+STOP_WAIT_SECONDS = 120.0  # a hang guard: a stopping server exits in a second or two
 
 
 @dataclass
@@ -58,7 +59,20 @@ def take_lease(base: Path) -> None:
             return
         base.parent.mkdir(parents=True, exist_ok=True)
         handle = open(beside(base, ".clients"), "a+")
-        fcntl.flock(handle, fcntl.LOCK_SH)  # waits only while a stopping server finishes (it holds it exclusively)
+        # held exclusively only by a server that is stopping, until it exits: wait for that, not for ever
+        deadline = time.monotonic() + STOP_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    handle.close()
+                    raise CairnError(
+                        f"the server of {base} has been stopping for over {STOP_WAIT_SECONDS:g} s without exiting "
+                        f"(it holds {beside(base, '.clients')}): stop its process, then run the command again"
+                    ) from None
+                time.sleep(0.05)
         _leases[key] = _Lease(handle, 1)
 
 

@@ -106,3 +106,40 @@ def test_a_server_left_a_zombie_by_a_parent_that_never_reaps_it_is_not_alive():
     finally:
         parent.kill()
         parent.wait()
+
+
+# A server stopping, holding the lease file exclusively until it exits: here, until told on stdin.
+STOPPING = """
+import fcntl, sys
+handle = open(sys.argv[1], "a+")
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_lease_waits_for_a_stopping_server_to_exit_but_not_for_ever(tmp_path, monkeypatch):
+    import subprocess
+
+    base = tmp_path / "index" / "cairn.db"
+    base.parent.mkdir()
+    monkeypatch.setattr(daemon, "STOP_WAIT_SECONDS", 0.5)
+    stopping = subprocess.Popen(
+        [sys.executable, "-c", STOPPING, str(daemon.beside(base, ".clients"))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert stopping.stdout.readline().strip() == "held"
+        with pytest.raises(CairnError, match=r"has been stopping for over 0.5 s without exiting .*cairn.db.clients"):
+            daemon.take_lease(base)  # it never exits: the command says so instead of hanging
+        assert daemon.leases(base) == 0
+        monkeypatch.setattr(daemon, "STOP_WAIT_SECONDS", 60.0)
+        threading.Timer(0.3, lambda: (stopping.stdin.write("exit\n"), stopping.stdin.flush())).start()
+        daemon.take_lease(base)  # it exits while the lease waits: the lease is taken
+        assert daemon.leases(base) == 1
+    finally:
+        daemon.release(base)
+        stopping.kill()
+        stopping.wait()
