@@ -110,15 +110,10 @@ def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, 
     quality/worker.py), and Prefect artifacts: the table, and a link to the report. Their figures come from the
     derived ledger the run kept in step (index/derived.py); read from the collection only when it is not (whole
     sources when a run wrote many)."""
-    from cairn.index.derived import in_step_ledger
-    from cairn.index.generations import open_serving
-    from cairn.quality.frames import read_rows, to_frame
+    from cairn.quality.frames import served_frame
 
-    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
-        if derived is not None:
-            frame = to_frame(derived.figures(documents=[d for ids in written.values() for d in ids]))
-        else:
-            frame = read_rows(reader, written_expr(written))
+    documents = [d for ids in written.values() for d in ids]
+    frame = served_frame(config, written_expr(written), lambda derived: derived.figures(documents=documents))
     result = write(frame, config, dim, f"run-{run_id[:8]}", f"Cairn data quality, run {run_id}")
     publish_quality(result)
     return result

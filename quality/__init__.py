@@ -37,9 +37,7 @@ def quality_report(
     configured model's, the width the rows' vectors must have. The rows' figures come from the derived ledger when
     it is in step with the collection (index/derived.py), else (or with `scan`) from the collection itself, vectors
     and all. great-expectations warms up in a worker process meanwhile (quality/worker.py)."""
-    from cairn.index.derived import in_step_ledger
-    from cairn.index.generations import open_serving
-    from cairn.quality.frames import read_rows, to_frame
+    from cairn.quality.frames import served_frame
     from cairn.quality.worker import report_writer
     from cairn.schemas.collection import quote
 
@@ -52,9 +50,5 @@ def quality_report(
         expr += f" and tenant_id == {quote(tenant)}"
     scope = "-".join(filter(None, [source, tenant])) or "all"
     write = report_writer()  # great-expectations warms up meanwhile
-    # what the name serves (index/generations.py); NoCollection if nothing
-    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
-        frame = (
-            to_frame(derived.figures(source, tenant)) if derived is not None and not scan else read_rows(reader, expr)
-        )
+    frame = served_frame(config, expr, None if scan else lambda derived: derived.figures(source, tenant))
     return write(frame, config, dim, f"report-{scope}", f"Cairn data quality: {scope}")

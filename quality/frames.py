@@ -7,8 +7,8 @@ memory for the metadata only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -16,7 +16,26 @@ from cairn.index.milvus import CollectionReader
 from cairn.schemas.collection import DENSE_FIELDS
 from cairn.schemas.row_figures import FIGURE_FIELDS, figures
 
+if TYPE_CHECKING:
+    from cairn.index.derived import DerivedLedger
+    from cairn.schemas.config import CairnConfig
+
 FIELDS = [*FIGURE_FIELDS, *DENSE_FIELDS]
+
+
+def served_frame(
+    config: CairnConfig, expr: str, figures_of: Callable[[DerivedLedger], Iterable[dict[str, Any]]] | None
+) -> pd.DataFrame:
+    """The frame of the rows `expr` selects in what the collection's name serves (NoCollection if nothing): from
+    their figures in the derived ledger (`figures_of` picks them) when it is in step with the collection, else, or
+    without `figures_of`, read from the collection itself (read_rows)."""
+    from cairn.index.derived import in_step_ledger
+    from cairn.index.generations import open_serving
+
+    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
+        if derived is not None and figures_of is not None:
+            return to_frame(figures_of(derived))
+        return read_rows(reader, expr)
 
 
 def read_rows(reader: CollectionReader, expr: str) -> pd.DataFrame:
