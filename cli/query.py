@@ -26,25 +26,6 @@ if TYPE_CHECKING:
     from cairn.query import Principal, RetrievalResult, Retriever
     from cairn.schemas.config import CairnConfig
 
-# What the list's order is, and what each score of a result is (the human listing prints the same).
-ORDER = (
-    'rank: by `fused` (by default, fusion = "weighted", it is `score` itself, so the list is in the order of the '
-    'relevance it shows; with fusion = "rrf", the reciprocal-rank fusion of the legs), the main document\'s '
-    "sections first; `score` is "
-    "the calibrated relevance in [0, 1] that the floors and the confidence read, `vector_score` the cosine, "
-    "`keyword_score` the BM25 score over the query's best"
-)
-HIT_FIELDS = (
-    "chunk_id",
-    "document_id",
-    "section_id",
-    "breadcrumbs",
-    "title",
-    "source_uri",
-    "score",
-    "text",
-    "citation",
-)
 SNIPPET_CHARS = 240
 
 
@@ -168,6 +149,7 @@ def parse_filters(raw: str | None) -> dict | None:
 def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outcome:
     """Open the retriever, answer one question or the batch, print."""
     from cairn.query import Retriever
+    from cairn.query.answers import result_json
 
     retriever = Retriever.from_config(config)
     try:
@@ -188,16 +170,6 @@ def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outco
     else:
         print_result(result, scope.explain)
     return Outcome.OK
-
-
-def result_json(result: RetrievalResult) -> dict:
-    """The `query --json` contract (scripts rely on these keys; fields are only ever added)."""
-    data = result.to_dict()
-    data["results"] = [
-        {"rank": rank, **{f: getattr(h, f) for f in HIT_FIELDS}, **h.to_dict()} for rank, h in enumerate(result.hits, 1)
-    ]
-    data["ordered_by"] = ORDER
-    return data
 
 
 def run_batch(retriever: Retriever, queries: Path, out_path: Path | None, scope: Scope) -> Outcome:
@@ -226,6 +198,7 @@ def run_batch(retriever: Retriever, queries: Path, out_path: Path | None, scope:
 def answer_line(retriever: Retriever, item: dict, number: int, scope: Scope) -> dict:
     """One batch line's answer: {"id", "results", "confidence", "gaps", "status"[, "diagnostics"]}."""
     from cairn.query import Principal
+    from cairn.query.answers import result_json
 
     result = retriever.retrieve(
         item["text"],

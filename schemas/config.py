@@ -20,6 +20,8 @@ from pydantic_core import ErrorDetails
 
 from cairn.errors import ConfigError
 from cairn.schemas.query_config import QUERY_STEPS, QueryConfig
+from cairn.schemas.runner_config import RunnerConfig
+from cairn.schemas.serve_config import ServeConfig, ServePrincipal
 from cairn.schemas.source_config import (
     SOURCE_MODELS,
     GitSourceConfig,
@@ -51,6 +53,8 @@ __all__ = [
     "QueryConfig",
     "RunnerConfig",
     "S3Config",
+    "ServeConfig",
+    "ServePrincipal",
     "SourceConfig",
     "WikiSourceConfig",
     "load_config",
@@ -244,44 +248,6 @@ class S3Config(_Strict):
     retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
 
 
-class RunnerConfig(_Strict):
-    """The Prefect task runner of ingest and backfill runs (flows/runner.py).
-
-    thread (default): Prefect's thread pool; everything runs in the flow process, one batch after the other
-    (torch already uses every core of the machine).
-    dask: the model work is sent to Dask workers. Each batch's texts that the embedding cache lacks are cut
-    into `workers` slices, each a task that loads the model inside its worker (by name, once per worker
-    process) and returns the vectors; reading the sources, chunking, the embedding cache and the Milvus
-    writes stay in the flow process, so no client, credential or open file ever travels. `address =
-    "tcp://host:8786"` joins an existing scheduler (its workers run Cairn's image); without it each run
-    starts a local cluster of `workers` worker processes (`processes = false`: threads in the flow process).
-    """
-
-    kind: Literal["thread", "dask"] = Field(
-        default="thread",
-        description="thread: Prefect's thread pool in the flow process; dask: the model work goes to Dask workers",
-    )
-    address: str | None = None  # an existing Dask scheduler, e.g. "tcp://dask-scheduler:8786"
-    workers: int = Field(default=2, ge=1)  # thread: pool size; dask: local workers and slices per batch
-    threads_per_worker: int = Field(default=1, ge=1)  # local cluster only
-    processes: bool = True  # local cluster only: worker processes (True) or threads of the flow process
-    prefect_idle_seconds: float = Field(
-        default=900.0,
-        ge=0,
-        description="no PREFECT_API_URL: the local Prefect server `cairn` runs report to stops this long after the "
-        "last run (a run within that time finds it warm; flows/prefect_server.py)",
-    )
-
-    @model_validator(mode="after")
-    def _address(self) -> RunnerConfig:
-        if self.address is not None:
-            if self.kind != "dask":
-                raise ValueError('runner: address names a Dask scheduler; set kind = "dask" with it')
-            if not self.address.startswith(("tcp://", "tls://", "ucx://", "inproc://")):
-                raise ValueError(f"runner: address {self.address!r} must be a scheduler address like tcp://host:8786")
-        return self
-
-
 class CairnConfig(_Strict):
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
@@ -290,6 +256,7 @@ class CairnConfig(_Strict):
     quality: QualityConfig = Field(default_factory=QualityConfig)
     s3: S3Config = Field(default_factory=S3Config)
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
     sources: list[SourceConfig] = Field(default_factory=list)
     state_path: str = "data/index/state.sqlite"  # per-source cursors (last commit, high-water mark)
     config_path: str | None = None
@@ -313,6 +280,11 @@ class CairnConfig(_Strict):
     def ledger_folder(self) -> Path:
         """Where the derived ledgers live (index/derived.py): a `ledgers` folder beside the cursors."""
         return Path(self.state_path).parent / "ledgers"
+
+    @property
+    def feedback_file(self) -> Path:
+        """Where `cairn serve` keeps /v1/feedback: [serve] feedback_path, else feedback.sqlite beside the cursors."""
+        return Path(self.serve.feedback_path or Path(self.state_path).parent / "feedback.sqlite")
 
     def source(self, name: str) -> SourceConfig:
         for source in self.sources:

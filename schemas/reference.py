@@ -24,6 +24,8 @@ TABLES: list[tuple[str, type[BaseModel]]] = [
     ("[quality]", settings.QualityConfig),
     ("[s3]", settings.S3Config),
     ("[runner]", settings.RunnerConfig),
+    ("[serve]", settings.ServeConfig),
+    ("[[serve.principals]]", settings.ServePrincipal),
 ]
 
 
@@ -37,6 +39,7 @@ def _type(annotation: object) -> str:
     text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
     text = text or str(annotation).replace("typing.", "")
     text = re.sub(r"Annotated\[(.*?), AfterValidator\(func=<function \w+ at 0x[0-9a-f]+>\)\]", r"\1", text)
+    text = re.sub(r"cairn\.schemas\.\w+\.", "", text)
     return text.replace("|", "\\|")
 
 

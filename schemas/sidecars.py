@@ -21,6 +21,8 @@ def check_sidecars(config: CairnConfig) -> None:
         "[embedding] cache_path": config.embedding.cache_path,
         "[quality] report_dir": config.quality.report_dir,
     }
+    if config.serve.feedback_path:
+        written["[serve] feedback_path"] = config.serve.feedback_path
     if config.milvus.is_lite:
         written["[milvus] uri"] = config.milvus.uri
     config_file = Path(config.config_path).resolve() if config.config_path else None

@@ -73,3 +73,49 @@ def acme_wiki(tmp_path: Path) -> tuple[Path, Path]:
     source = {"name": "w", "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]}
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [{**source, "acl_ceiling": ACME_GROUPS}])
     return root, config
+
+
+def index_directly(tmp_path: Path) -> Path:
+    """The two-tenant corpus chunked, embedded and written straight into a Lite index (no Prefect, no flow): for
+    tests of what reads an index (the service, the adapters). Returns the config's path (index in tmp_path/index)."""
+    from cairn.chunkers import chunk_document
+    from cairn.embedding import load_encoder
+    from cairn.index.cache import EmbeddingCache
+    from cairn.index.rows import ChunkedDocument, build_rows
+    from cairn.index.store import MilvusStore
+    from cairn.schemas import ContentType, SourceDocument, SourceType
+    from cairn.schemas.config import load_config
+    from cairn.sources import document_id
+
+    pages = build(tmp_path / "wiki")
+    config_path = write_config(tmp_path / "cairn.toml", tmp_path / "index", [])
+    config = load_config(config_path)
+    docs = [
+        SourceDocument(
+            document_id=document_id(SourceType.WIKI, f"{page['tenant']}-wiki", locator),
+            source_name=f"{page['tenant']}-wiki",
+            source_type=SourceType.WIKI,
+            source_uri=f"file:///wiki/{locator}",
+            locator=locator,
+            title=page["title"],
+            content=page["body"],
+            tenant_id=page["tenant"],
+            access_control_list=page["acl"],
+            content_type=ContentType.RUNBOOK,
+            version_hash=f"v-{len(page['body'])}",
+            created_at=1_750_000_000,
+            updated_at=1_750_000_000,
+            temporal_start=1_750_000_000,
+        )
+        for locator, page in pages.items()
+    ]
+    encoder = load_encoder(config.embedding.model)
+    cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
+    rows, _ = build_rows([ChunkedDocument(d, chunk_document(d, config.chunking)) for d in docs], encoder, cache, 64)
+    cache.close()
+    store = MilvusStore(config.milvus, encoder.dim)
+    store.ensure_collection()
+    store.upsert(rows)
+    store.flush()
+    store.close()
+    return config_path

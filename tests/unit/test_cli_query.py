@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from cairn.cli.app import main
-from cairn.cli.query import QueryOptions, Scope, check_query, parse_filters, print_result, result_json
+from cairn.cli.query import QueryOptions, Scope, check_query, parse_filters, print_result
 from cairn.errors import UsageError
+from cairn.query.answers import result_json
 from cairn.query.types import Hit, RetrievalResult
 from cairn.schemas.records import Principal
 from tests.cli_args import parsed
