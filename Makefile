@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, as the CPU build: a bare requirement would pull several GB of CUDA packages.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[ingest,dev]'
+	$(BIN)/pip install --quiet -e '.[ingest,serve,langchain,llamaindex,dev]'
 	# unstructured's PDF path imports it; its declared requirements would pull CUDA torch (see pyproject.toml)
 	$(BIN)/pip install --quiet --no-deps unstructured-inference==1.6.14
 	touch $(STAMP)

@@ -30,7 +30,9 @@ ALLOWED = {
     "quality": {"schemas", "index", "sources"},  # sources: the one S3 client (report uploads)
     "query": {"schemas", "embedding", "index"},
     "flows": {"schemas", "sources", "chunkers", "embedding", "index", "quality"},
-    "cli": {"schemas", "sources", "chunkers", "embedding", "index", "quality", "query", "flows"},
+    "serve": {"schemas", "embedding", "index", "query"},  # the query side as a service (HTTP, MCP, metrics)
+    "integrations": {"schemas", "query"},  # framework adapters over a Retriever
+    "cli": {"schemas", "sources", "chunkers", "embedding", "index", "quality", "query", "flows", "serve"},
 }
 MAX_LINES = 400
 MAX_PARAMETERS = 6
