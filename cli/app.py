@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from cairn.cli import evaluate, exits, ingest, inspection, query
+from cairn.cli import evaluate, exits, ingest, inspection, query, serve
 from cairn.cli.options import ConfigOption, Invocation
 from cairn.errors import EXIT_FAILURES, EXIT_OK, EXIT_UNUSABLE, CairnError, ConfigError, UsageError
 
@@ -84,6 +84,7 @@ app.command("eval")(evaluate.evaluate)
 app.command("report")(inspection.report)
 app.command("status")(inspection.status)
 app.command("export-query-model")(inspection.export_query_model)
+app.command("serve")(serve.serve)
 
 
 class _Stderr(logging.StreamHandler):

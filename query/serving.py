@@ -51,6 +51,14 @@ class ServedCollection:
             self._follow()
         return self.reader, self.encoder
 
+    def ping(self) -> str:
+        """The collection generation the configured name serves, asked of the index now (one alias lookup): a
+        health check. RetrievalError when the name serves nothing; the engine's error when it does not answer."""
+        collection, _ = Generations(self.reader.client, self.milvus).serving_collection()
+        if collection is None:
+            raise RetrievalError(f"no collection {self.milvus.collection!r} at {self.milvus.uri}")
+        return collection
+
     def recover(self) -> tuple[CollectionReader, Encoder]:
         """After a failed read: reopen the client (the engine may have restarted) and follow the alias again."""
         try:

@@ -61,6 +61,7 @@ class ServeConfig(_Strict):
     max_body_bytes: int = Field(default=65536, ge=1024)  # a larger request body is refused before it is parsed (413)
     timeout_seconds: float = Field(default=30.0, gt=0)  # a retrieval running longer answers 503 (index slow or gone)
     feedback_path: str | None = None  # where /v1/feedback is kept (SQLite); None = feedback.sqlite beside state_path
+    feedback_keep_days: float = Field(default=7.0, gt=0)  # answers can be marked, and count in the rates, this long
 
     @model_validator(mode="after")
     def _unique(self) -> ServeConfig:

@@ -1,0 +1,234 @@
+"""The HTTP service (FastAPI on uvicorn): `POST /v1/retrieve`, `POST /v1/feedback`, `GET /healthz`, `GET /metrics`,
+`GET /openapi.json` and `/docs`. docs/service.md is the reference; this module is the only place routes live.
+
+Every error is a JSON object `{"error": "<one line>"}` with a 4xx or 503 status: never a traceback, never the key.
+The caller's tenant and groups come from its key (serve/auth.py); a body naming them is refused.
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the endpoints' annotations, and /v1/retrieve's body
+# model is built per configuration (its limits are the configured ones, and /openapi.json shows them)
+
+import logging
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cairn.errors import FilterError
+from cairn.query.answers import result_json
+from cairn.schemas.config import CairnConfig, ServeConfig, load_config
+from cairn.serve.auth import Caller, retry_after
+from cairn.serve.service import Question, Service, Unavailable
+
+log = logging.getLogger("cairn.serve")
+PRINCIPAL_FIELDS = {"tenant", "tenant_id", "groups", "group", "principal", "acl", "access_control_list"}
+CONFIG_ENV = "CAIRN_SERVE_CONFIG"  # how `cairn serve --workers N` hands each worker process its configuration
+
+
+class RetrieveRequest(BaseModel):
+    """POST /v1/retrieve's body (the limits below are replaced by the configured ones: request_models)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, description="the question")
+    k: int | None = Field(default=None, ge=1, description="sections to return (default: [query] k)")
+    doc_tag: str | None = Field(default=None, max_length=512, description="only this document family")
+    as_of: str | int | None = Field(
+        default=None, description="what was valid then: an ISO date or date-time (UTC unless it says), or epoch s"
+    )
+    filters: dict[str, str | list[str]] | None = Field(
+        default=None, description='metadata filter, e.g. {"service_name": "ledger-db"}'
+    )
+    explain: bool = Field(default=False, description="add the per-stage diagnostics")
+
+
+class FeedbackRequest(BaseModel):
+    """POST /v1/feedback's body."""
+
+    model_config = ConfigDict(extra="forbid")
+    query_id: str = Field(min_length=1, max_length=64, description="the query_id of the answer")
+    chunk_id: str = Field(min_length=1, max_length=128, description="the chunk_id of a section it returned")
+    useful: bool = Field(description="whether that section helped")
+
+
+def request_model(limits: ServeConfig) -> type[RetrieveRequest]:
+    """RetrieveRequest with the configured limits (what /openapi.json shows is what is enforced)."""
+    return create_model(
+        "RetrieveRequest",
+        __base__=RetrieveRequest,
+        query=(str, Field(min_length=1, max_length=limits.max_query_chars, description="the question")),
+        k=(int | None, Field(default=None, ge=1, le=limits.max_k, description="sections to return ([query] k)")),
+    )
+
+
+class BodyLimit:
+    """Refuses a request body over `limit` bytes with 413, before it is parsed (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, limit: int, refused: Callable[[], None]) -> None:
+        self.app, self.limit, self.refused = app, limit, refused
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            self.refused()
+            await JSONResponse(self._reason(), status_code=413)(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                self.refused()
+                raise HTTPException(413, self._reason()["error"])
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _reason(self) -> dict[str, str]:
+        return {"error": f"request body over [serve] max_body_bytes = {self.limit}"}
+
+
+class KeyCheck:
+    """Authenticates every /v1/ request from its Authorization header, before its body is read (no key: 401;
+    over the key's rate: 429), and hands the caller to the route in the request's state."""
+
+    def __init__(self, app: ASGIApp, service: Service) -> None:
+        self.app, self.service = app, service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        found = self.service.keyring.caller(header)
+        rejected = self.service.metrics.rejected
+        if found is None:
+            rejected.labels("unauthorized").inc()
+            refusal = JSONResponse(
+                {"error": "a valid bearer key is required"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+            )
+            await refusal(scope, receive, send)
+            return
+        wait = self.service.limiter.wait_seconds(found)
+        if wait:
+            rejected.labels("rate_limited").inc()
+            refusal = JSONResponse(
+                {"error": f"rate limit of {found.rate_per_minute}/minute reached for {found.name}"},
+                status_code=429,
+                headers={"Retry-After": retry_after(wait)},
+            )
+            await refusal(scope, receive, send)
+            return
+        scope.setdefault("state", {})["caller"] = found
+        await self.app(scope, receive, send)
+
+
+def _one_line(exc: RequestValidationError) -> str:
+    """The first validation error, as a person reads it: where, and what is wrong."""
+    errors = exc.errors()
+    if not errors:
+        return "invalid request"
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
+    if first.get("type") == "extra_forbidden" and where.split(".")[0] in PRINCIPAL_FIELDS:
+        return f"{where}: a request may not name a tenant or groups; they come from the caller's key"
+    if first.get("type") == "json_invalid":
+        return "the body is not valid JSON"
+    return f"{where}: {first.get('msg', 'invalid')}"
+
+
+def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
+    """The service for `config` (a Service over a given Retriever may be passed in, as tests do)."""
+    owned = service is None
+    service = service or Service(config)
+    retrieve_model = request_model(config.serve)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if owned:
+            service.close()
+
+    app = FastAPI(
+        title="Cairn",
+        summary="Hybrid retrieval over an organisation's knowledge, scoped to the caller's key",
+        lifespan=lifespan,
+    )
+    app.add_middleware(
+        BodyLimit, limit=config.serve.max_body_bytes, refused=service.metrics.rejected.labels("too_large").inc
+    )
+    bearer = HTTPBearer(auto_error=False, description="a key whose SHA-256 is in [[serve.principals]]")
+
+    app.add_middleware(KeyCheck, service=service)  # added last: runs first, before the body is read or parsed
+
+    async def caller(request: Request, _shown: object = Depends(bearer)) -> Caller:
+        """The caller KeyCheck authenticated (`bearer` only puts the scheme in /openapi.json)."""
+        found: Caller = request.scope["state"]["caller"]
+        return found
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        service.metrics.rejected.labels("invalid").inc()
+        return JSONResponse({"error": _one_line(exc)}, status_code=422)
+
+    @app.post("/v1/retrieve", summary="Sections for a question, packed and cited, as the caller may read them")
+    async def retrieve(body: retrieve_model, who: Caller = Depends(caller)) -> dict[str, Any]:  # type: ignore[valid-type]  # noqa: B008
+        body = cast(RetrieveRequest, body)
+        question = Question(body.query, body.k, body.doc_tag, body.as_of, body.filters)
+        try:
+            query_id, result = await service.answer(question, who)
+        except FilterError as exc:
+            service.metrics.rejected.labels("invalid").inc()
+            raise HTTPException(400, str(exc)) from None
+        except Unavailable as exc:
+            raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
+        data = result_json(result)
+        if not body.explain:
+            data.pop("diagnostics")
+        return {"query_id": query_id, **data}
+
+    @app.post("/v1/feedback", summary="Mark one returned section useful or not (the feedback rates in /metrics)")
+    async def feedback(body: FeedbackRequest, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+        injected = service.feedback.mark(body.query_id, body.chunk_id, who.name, body.useful)
+        if injected is None:
+            raise HTTPException(404, "no such section in an answer to this key (or it is older than the window)")
+        service.metrics.feedback.labels(str(injected).lower(), str(body.useful).lower()).inc()
+        return {"recorded": True, "recall_injected": injected}
+
+    @app.get("/healthz", summary="Whether the index answers (no key needed)")
+    async def healthz() -> JSONResponse:
+        try:
+            serving = await service.reachable()
+        except Unavailable:
+            service.metrics.index_up.set(0)
+            return JSONResponse({"status": "unavailable", "index": "unreachable"}, status_code=503)
+        return JSONResponse(
+            {"status": "ok", "index": "reachable", "collection": config.milvus.collection, "serving": serving}
+        )
+
+    @app.get("/metrics", summary="Prometheus text format", response_class=Response)
+    async def metrics() -> Response:
+        return Response(service.metrics.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    return app
+
+
+def from_environment() -> FastAPI:
+    """uvicorn's app factory in each worker of `cairn serve --workers N` (the config path in $CAIRN_SERVE_CONFIG)."""
+    return create_app(load_config(os.environ.get(CONFIG_ENV)))

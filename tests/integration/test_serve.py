@@ -1,0 +1,274 @@
+"""`cairn serve` as a client meets it: the real command, uvicorn on 127.0.0.1, a Lite index written by the real
+encoder. Auth and tenant isolation, bad input, metrics and feedback, OpenAPI, concurrent clients, a killed index
+server, several workers, and SIGTERM with a request in flight."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from cairn.schemas.config import load_config
+from tests.conftest import free_port
+from tests.integration import corpus
+
+REPO = Path(__file__).resolve().parents[2]
+KEYS = {"acme-bot": "key-acme-sre-1", "acme-sec": "key-acme-security-2", "globex-bot": "key-globex-3", "slow": "k4"}
+PRINCIPALS = {
+    "acme-bot": ("acme", ["sre"], None),
+    "acme-sec": ("acme", ["security"], None),
+    "globex-bot": ("globex", ["globex-ops"], None),
+    "slow": ("acme", ["sre"], 2),  # two requests a minute
+}
+LEDGER = "how do I promote the ledger replica"
+
+
+def serve_config(tmp_path: Path) -> Path:
+    config = corpus.index_directly(tmp_path)
+    lines = ["[serve]", "max_query_chars = 500"]
+    for name, (tenant, groups, rate) in PRINCIPALS.items():
+        digest = hashlib.sha256(KEYS[name].encode()).hexdigest()
+        lines += ["[[serve.principals]]", f'name = "{name}"', f'key_sha256 = "{digest}"', f'tenant = "{tenant}"']
+        lines.append(f"groups = {json.dumps(groups)}")
+        if rate is not None:
+            lines.append(f"rate_per_minute = {rate}")
+    with config.open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return config
+
+
+class Server:
+    def __init__(self, config: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = config.with_name(f"serve-{self.port}.log")
+        cmd = [sys.executable, "-m", "cairn.cli", "serve", "--config", str(config), "--port", str(self.port), *extra]
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 300  # a hang guard for a loaded machine, not a speed check
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()
+            try:
+                if self.call("GET", "/healthz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise AssertionError(f"cairn serve never became healthy:\n{self.log.read_text()}")
+
+    def call(self, method: str, path: str, body=None, key: str | None = None, raw: bytes | None = None):
+        """(status, parsed JSON or text, headers)."""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        if key:
+            request.add_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                status, text, headers = response.status, response.read().decode(), response.headers
+        except urllib.error.HTTPError as exc:
+            status, text, headers = exc.code, exc.read().decode(), exc.headers
+        try:
+            return status, json.loads(text), headers
+        except json.JSONDecodeError:
+            return status, text, headers
+
+    def ask(self, who: str, query: str = LEDGER, **fields):
+        return self.call("POST", "/v1/retrieve", {"query": query, **fields}, key=KEYS[who])
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=120)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    running = Server(serve_config(tmp_path_factory.mktemp("serve")))
+    yield running
+    running.stop()
+
+
+def titles(answer: dict) -> list[str]:
+    return [r["title"] for r in answer["results"]]
+
+
+@pytest.mark.core
+def test_the_key_decides_the_principal_and_a_body_never_does(server):
+    status, answer, _ = server.ask("acme-bot")
+    assert status == 200 and titles(answer)[0] == "Ledger DB failover"
+    assert answer["query_id"] and answer["results"][0]["citation"] and "diagnostics" not in answer
+    assert "Rotate leaked credentials" not in titles(
+        server.ask("acme-bot", "revoke the leaked vault token zebra-orchid-42")[1]
+    )
+    assert titles(server.ask("acme-sec", "revoke the leaked vault token zebra-orchid-42")[1]) == [
+        "Rotate leaked credentials"
+    ]
+    as_globex = server.ask("globex-bot")[1]
+    assert all(r["source_uri"].startswith("file:///wiki/globex/") for r in as_globex["results"])
+    for body in ({"tenant": "globex"}, {"groups": ["security"]}, {"principal": {"tenant": "acme"}}):
+        status, refused, _ = server.call("POST", "/v1/retrieve", {"query": LEDGER, **body}, key=KEYS["globex-bot"])
+        assert status == 422 and "come from the caller's key" in refused["error"], refused
+    for key in (None, "wrong-key", KEYS["acme-bot"] + "x"):
+        status, refused, headers = server.call("POST", "/v1/retrieve", {"query": LEDGER}, key=key)
+        assert status == 401 and headers["WWW-Authenticate"] == "Bearer" and KEYS["acme-bot"] not in json.dumps(refused)
+    status, _, _ = server.call("POST", "/v1/retrieve", raw=b"{not json", key=None)
+    assert status == 401  # the key is checked before the body is read
+
+
+@pytest.mark.core
+def test_bad_input_gets_a_one_line_4xx_never_a_500(server):
+    cases = [
+        ({"query": LEDGER, "k": 0}, 422, "k:"),
+        ({"query": LEDGER, "k": 51}, 422, "k:"),
+        ({"query": "x" * 501}, 422, "query:"),
+        ({"query": LEDGER, "colour": "red"}, 422, "colour:"),
+        ({"query": LEDGER, "filters": {"tenant_id": "globex"}}, 400, "unknown filter field 'tenant_id'"),
+        ({"query": LEDGER, "filters": {"acl_key": "|sre|"}}, 400, "unknown filter field 'acl_key'"),
+        ({"query": LEDGER, "as_of": "yesterday-ish"}, 400, "as_of"),
+        ({}, 422, "query:"),
+    ]
+    for body, status, reason in cases:
+        got, answer, _ = server.call("POST", "/v1/retrieve", body, key=KEYS["acme-bot"])
+        assert (got, reason in answer["error"], "\n" in answer["error"]) == (status, True, False), (body, answer)
+    got, answer, _ = server.call("POST", "/v1/retrieve", raw=b"{not json", key=KEYS["acme-bot"])
+    assert (got, answer["error"]) == (422, "the body is not valid JSON")
+    got, answer, _ = server.call("POST", "/v1/retrieve", {"query": "q" * 1_000_000}, key=KEYS["acme-bot"])
+    assert got == 413 and "max_body_bytes" in answer["error"]
+    vague = server.ask("acme-bot", "help")
+    assert vague[0] == 200 and vague[1]["status"] == "guidance" and vague[1]["results"] == []
+
+
+@pytest.mark.core
+def test_metrics_count_what_happened_and_feedback_makes_the_rates(server):
+    def metric(text: str, name: str) -> float:
+        return sum(
+            float(line.split()[-1])
+            for line in text.splitlines()
+            if line.startswith(name + " ") or line.startswith(name + "{")
+        )
+
+    before = server.call("GET", "/metrics")[1]
+    status, answer, _ = server.ask("acme-bot", explain=True)
+    assert status == 200 and answer["diagnostics"]["timings_ms"]["total"] > 0
+    server.call("POST", "/v1/retrieve", {"query": LEDGER}, key="wrong")
+    after = server.call("GET", "/metrics")[1]
+    ok = 'cairn_retrieve_requests_total{status="ok"}'
+    assert metric(after, ok) == metric(before, ok) + 1
+    unauthorized = 'cairn_rejected_requests_total{reason="unauthorized"}'
+    assert metric(after, unauthorized) == metric(before, unauthorized) + 1
+    for name in (
+        "cairn_retrieve_seconds_bucket",
+        "cairn_retrieve_stage_seconds_count",
+        "cairn_index_up",
+        "cairn_sparse_recall_injections_total",
+        "cairn_documents_per_answer_count",
+        "cairn_cache_hits_total",
+    ):
+        assert name in after, name
+    first = answer["results"][0]["chunk_id"]
+    mark = {"query_id": answer["query_id"], "chunk_id": first, "useful": False}
+    assert server.call("POST", "/v1/feedback", mark, key=KEYS["acme-sec"])[0] == 404  # not this key's answer
+    assert server.call("POST", "/v1/feedback", {**mark, "chunk_id": "nope"}, key=KEYS["acme-bot"])[0] == 404
+    status, recorded, _ = server.call("POST", "/v1/feedback", mark, key=KEYS["acme-bot"])
+    assert status == 200 and recorded == {"recorded": True, "recall_injected": False}
+    server.call("POST", "/v1/feedback", {**mark, "useful": True}, key=KEYS["acme-bot"])  # a second mark replaces
+    scraped = server.call("GET", "/metrics")[1]
+    assert metric(scraped, "cairn_feedback_marked") >= 1 and metric(scraped, "cairn_feedback_useful_rate") > 0
+    assert "cairn_feedback_sparse_recall_hit_rate" not in scraped  # no injected section was ever marked
+
+
+@pytest.mark.core
+def test_openapi_and_health_need_no_key_and_describe_the_service(server):
+    status, spec, _ = server.call("GET", "/openapi.json")
+    assert status == 200 and {"/v1/retrieve", "/v1/feedback", "/healthz", "/metrics"} <= set(spec["paths"])
+    assert spec["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    retrieve = spec["components"]["schemas"]["RetrieveRequest"]["properties"]
+    assert retrieve["query"]["maxLength"] == 500 and "tenant" not in retrieve  # the configured limit, no principal
+    status, health, _ = server.call("GET", "/healthz")
+    assert status == 200 and health["status"] == "ok" and health["collection"] == "cairn"
+
+
+@pytest.mark.slow
+def test_concurrent_clients_each_get_their_own_principals_answer(server):
+    def one(n: int):
+        who = ("acme-bot", "globex-bot")[n % 2]
+        question = LEDGER if who == "acme-bot" else "restart the scanner-gateway pods in depot-east"
+        status, answer, _ = server.ask(who, question)
+        return who, status, titles(answer)
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(one, range(24)))
+    assert all(status == 200 for _, status, _ in answers)
+    assert {tuple(t) for who, _, t in answers if who == "globex-bot"} == {("Warehouse scanner API",)}
+    assert all(t[0] == "Ledger DB failover" for who, _, t in answers if who == "acme-bot")
+
+
+@pytest.mark.slow
+def test_a_key_over_its_rate_gets_429_with_retry_after(server):
+    statuses = [server.ask("slow")[0] for _ in range(3)]
+    status, answer, headers = server.ask("slow")
+    assert statuses[:2] == [200, 200] and status == 429 and int(headers["Retry-After"]) >= 1
+    assert "2/minute" in answer["error"] and server.ask("acme-bot")[0] == 200  # other keys are not held back
+
+
+@pytest.mark.slow
+def test_the_next_request_after_the_index_server_was_killed_is_answered(server, tmp_path_factory):
+    config = load_config(Path(server.proc.args[server.proc.args.index("--config") + 1]))
+    record = Path(config.milvus.uri + ".server")
+    pid = json.loads(record.read_text())["pid"]
+    os.kill(pid, signal.SIGKILL)  # as the out-of-memory killer would
+    status, answer, _ = server.ask("acme-bot")
+    assert status == 200 and titles(answer)[0] == "Ledger DB failover"
+    assert json.loads(record.read_text())["pid"] != pid
+    assert server.call("GET", "/healthz")[0] == 200
+
+
+@pytest.mark.slow
+def test_two_workers_share_the_index_and_their_metrics(tmp_path):
+    running = Server(serve_config(tmp_path), "--workers", "2")
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            statuses = list(pool.map(lambda _: running.ask("acme-bot")[0], range(12)))
+        assert statuses == [200] * 12
+        scraped = running.call("GET", "/metrics")[1]
+        line = next(x for x in scraped.splitlines() if x.startswith('cairn_retrieve_requests_total{status="ok"}'))
+        assert float(line.split()[-1]) == 12  # summed over both workers, whichever answered the scrape
+    finally:
+        assert running.stop() in (0, -signal.SIGTERM)
+
+
+@pytest.mark.slow
+def test_sigterm_lets_the_request_in_flight_finish_then_exits_cleanly(tmp_path):
+    running = Server(serve_config(tmp_path))
+    body = json.dumps({"query": LEDGER}).encode()
+    head = (
+        f"POST /v1/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {KEYS['acme-bot']}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", running.port), timeout=120) as sock:
+        sock.sendall(head + body[:10])  # the request has begun: its body is still arriving
+        time.sleep(0.5)
+        running.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert running.proc.poll() is None  # waiting for the request in flight
+        sock.sendall(body[10:])
+        reply = b""
+        while b"Ledger DB failover" not in reply and (chunk := sock.recv(65536)):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 200") and b"Ledger DB failover" in reply
+    # uvicorn shuts down, then ends the process by the signal it caught (status 143 to a shell)
+    assert running.proc.wait(timeout=120) == -signal.SIGTERM
+    log = running.log.read_text()
+    assert "Finished server process" in log and "Traceback" not in log, log

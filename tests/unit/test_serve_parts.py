@@ -1,0 +1,94 @@
+"""The service's pure parts: keys to principals, the rate limit, the feedback rates, the [serve] table."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from pydantic import ValidationError
+
+from cairn.schemas.config import ServeConfig
+from cairn.serve.auth import MAX_KEY_CHARS, Keyring, RateLimiter, retry_after
+from cairn.serve.feedback import FeedbackStore
+
+
+def principal(name: str, key: str, **extra) -> dict:
+    return {"name": name, "key_sha256": hashlib.sha256(key.encode()).hexdigest(), "tenant": "acme", **extra}
+
+
+def test_a_key_finds_its_principal_and_nothing_else_does():
+    ring = Keyring(
+        ServeConfig(principals=[principal("a", "alpha", groups=["sre"]), principal("b", "beta", groups=["ops"])])
+    )
+    assert ring.caller("Bearer alpha").principal.groups == ("sre",)
+    assert ring.caller("bearer   beta ").name == "b"  # the scheme is case-insensitive, spaces around are dropped
+    for header in (None, "", "alpha", "Basic alpha", "Bearer", "Bearer alph", "Bearer alpha2", "Token alpha"):
+        assert ring.caller(header) is None, header
+    assert ring.caller("Bearer " + "a" * (MAX_KEY_CHARS + 1)) is None
+
+
+def test_the_config_holds_hashes_only_and_refuses_what_would_confuse_callers():
+    with pytest.raises(ValidationError, match="64 hex digits"):
+        ServeConfig(principals=[{"name": "a", "key_sha256": "my-secret-key", "tenant": "acme", "groups": ["sre"]}])
+    with pytest.raises(ValidationError, match="name must be unique"):
+        ServeConfig(principals=[principal("a", "k1", groups=["x"]), principal("a", "k2", groups=["y"])])
+    with pytest.raises(ValidationError, match="key_sha256 must be unique"):
+        ServeConfig(principals=[principal("a", "same", groups=["x"]), principal("b", "same", groups=["y"])])
+    with pytest.raises(ValidationError, match="groups"):
+        ServeConfig(principals=[principal("a", "k", groups=[])])
+    with pytest.raises(ValidationError, match="principal name"):
+        ServeConfig(principals=[principal("a b", "k", groups=["x"])])
+    upper = principal("a", "k", groups=["x"])
+    upper["key_sha256"] = upper["key_sha256"].upper()
+    assert ServeConfig(principals=[upper]).principals[0].key_sha256 == upper["key_sha256"].lower()
+
+
+def test_the_rate_limit_lets_a_burst_through_then_refills_at_its_rate():
+    ring = Keyring(ServeConfig(rate_per_minute=60, principals=[principal("a", "k", groups=["x"])]))
+    caller, limiter = ring.caller("Bearer k"), RateLimiter()
+    assert [limiter.wait_seconds(caller, now=100.0) for _ in range(60)] == [0.0] * 60
+    assert limiter.wait_seconds(caller, now=100.0) == pytest.approx(1.0)  # one a second at 60/minute
+    assert limiter.wait_seconds(caller, now=100.5) == pytest.approx(0.5)
+    assert limiter.wait_seconds(caller, now=101.0) == 0.0
+    assert retry_after(0.2) == "1" and retry_after(2.1) == "3"
+
+
+def test_a_key_of_its_own_rate_and_zero_meaning_no_limit():
+    ring = Keyring(
+        ServeConfig(
+            rate_per_minute=1,
+            principals=[principal("a", "k", groups=["x"], rate_per_minute=0), principal("b", "j", groups=["x"])],
+        )
+    )
+    free, held, limiter = ring.caller("Bearer k"), ring.caller("Bearer j"), RateLimiter()
+    assert all(limiter.wait_seconds(free, now=1.0) == 0.0 for _ in range(1000))
+    assert limiter.wait_seconds(held, now=1.0) == 0.0 and limiter.wait_seconds(held, now=1.0) > 0
+
+
+def test_feedback_rates_count_only_marks_of_served_sections_by_their_caller(tmp_path):
+    store = FeedbackStore(tmp_path / "feedback.sqlite", keep_days=7)
+    store.record("q1", "bot", [("c1", False), ("c2", True)])
+    store.record("q2", "bot", [("c3", True)])
+    assert store.rates() == {"marked": 0.0, "injected_marked": 0.0}
+    assert store.mark("q1", "c2", "other-bot", useful=True) is None  # not served to this caller
+    assert store.mark("q1", "c9", "bot", useful=True) is None  # not in that answer
+    assert store.mark("q1", "c2", "bot", useful=False) is True
+    assert store.mark("q1", "c2", "bot", useful=True) is True  # the second mark replaces the first
+    assert store.mark("q2", "c3", "bot", useful=False) is True
+    assert store.mark("q1", "c1", "bot", useful=True) is False
+    rates = store.rates()
+    assert rates["sparse_recall_hit_rate"] == 0.5 and rates["sparse_recall_false_positive_rate"] == 0.5
+    assert rates["marked"] == 3 and rates["injected_marked"] == 2 and rates["useful_rate"] == pytest.approx(2 / 3)
+    store.close()
+
+
+def test_feedback_older_than_the_window_neither_counts_nor_can_be_marked(tmp_path):
+    store = FeedbackStore(tmp_path / "feedback.sqlite", keep_days=1)
+    store.record("old", "bot", [("c1", True)])
+    store.mark("old", "c1", "bot", useful=True)
+    store._db.execute("UPDATE served SET at = at - 2 * 86400")
+    store._db.commit()
+    assert store.rates()["marked"] == 0 and store.mark("old", "c1", "bot", useful=False) is None
+    store.prune()
+    assert store._db.execute("SELECT count(*) FROM served").fetchone()[0] == 0
+    store.close()
