@@ -85,6 +85,7 @@ app.command("report")(inspection.report)
 app.command("status")(inspection.status)
 app.command("export-query-model")(inspection.export_query_model)
 app.command("serve")(serve.serve)
+app.command("new-key")(serve.new_key)
 
 
 class _Stderr(logging.StreamHandler):

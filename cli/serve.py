@@ -8,9 +8,13 @@ accepting, lets the requests in flight finish (up to `[serve] timeout_seconds` +
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import secrets
 import shutil
 import tempfile
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -68,4 +72,42 @@ def serve(
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    return Outcome.OK
+
+
+def new_key(
+    name: Annotated[str, typer.Option("--name", help="who holds the key (logs and metrics name it)")],
+    tenant: Annotated[str, typer.Option("--tenant", help="the tenant every answer to the key is scoped to")],
+    group: Annotated[list[str], typer.Option("--group", help="a group of the caller (repeatable)")],
+    key_file: Annotated[
+        Path | None,
+        typer.Option("--key-file", help="write the key here (mode 600) instead of stderr", show_default=False),
+    ] = None,
+) -> Outcome:
+    """Make a bearer key for `cairn serve`: its [[serve.principals]] entry on stdout (append it to the config),
+    the key itself once, on stderr or into --key-file. Only the key's SHA-256 is ever in the configuration."""
+    from pydantic import ValidationError
+
+    from cairn.errors import UsageError
+    from cairn.schemas.config import ServePrincipal
+
+    key = "cairn_" + secrets.token_urlsafe(32)
+    try:
+        entry = ServePrincipal(
+            name=name, key_sha256=hashlib.sha256(key.encode()).hexdigest(), tenant=tenant, groups=group
+        )
+    except ValidationError as exc:
+        raise UsageError(f"new-key: {exc.errors()[0]['msg']}") from None
+    if key_file is not None:
+        try:
+            descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise UsageError(f"new-key: {key_file} exists; a key file is never overwritten") from None
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(key + "\n")
+    else:
+        output.note(f"the key for {name} (shown once; only its hash is kept): {key}")
+    output.line("\n[[serve.principals]]")
+    for field in ("name", "key_sha256", "tenant", "groups"):
+        output.line(f"{field} = {json.dumps(getattr(entry, field))}")
     return Outcome.OK

@@ -115,6 +115,55 @@ def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
         assert ran.returncode == 0, (page, ran.stderr[-2000:])
         lines = ran.stdout.splitlines()
         assert len(lines) >= 2 and float(lines[0].split()[0]) > 0 and "ledger-db" in lines[0], (page, ran.stdout)
+    serve_it(config, tmp_path)
+
+
+def serve_it(config: Path, tmp_path: Path) -> None:
+    """README's "Serve it" commands (the same block opens docs/service.md), as printed, on the sample index:
+    a key made, the service started, and the curl line answered as the key's principal."""
+    import shutil
+    import signal
+    import time
+    import urllib.request
+
+    from tests.conftest import free_port
+
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Serve it", 1)[1].split("\n## ", 1)[0]
+    setup, ask = re.findall(r"^```bash\n(.*?)^```$", section, flags=re.S | re.M)
+    assert setup in (REPO / "docs" / "service.md").read_text(encoding="utf-8")
+    port = free_port()
+    env = {**os.environ, "CAIRN_CONFIG": str(config)}  # `cairn serve` as printed reads the default config
+
+    def here(command: str) -> str:
+        command = command.replace(".venv/bin/cairn", f"{sys.executable} -m cairn.cli").replace("8080", str(port))
+        return command.replace("data/cairn.toml", str(config)).replace("demo.key", str(tmp_path / "demo.key"))
+
+    new_key, serve = (line.split("  #")[0].strip() for line in setup.strip().splitlines())
+    made = subprocess.run(["bash", "-c", here(new_key)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0 and (tmp_path / "demo.key").stat().st_mode & 0o077 == 0, made.stderr
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        ["bash", "-c", f"exec {here(serve)} --port {port}"], cwd=REPO, env=env, stdout=log, stderr=log
+    )
+    try:
+        for _ in range(600):  # a hang guard on a busy machine, not a speed check
+            assert server.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as health:
+                    assert health.status == 200
+                break
+            except OSError:
+                time.sleep(0.5)
+        if not shutil.which("curl"):
+            pytest.skip("curl is not installed: the README's curl line cannot run as printed")
+        asked = subprocess.run(["bash", "-c", here(ask)], cwd=REPO, capture_output=True, text=True, timeout=120)
+        answer = json.loads(asked.stdout)
+        assert answer["status"] == "ok" and 0 < len(answer["results"]) <= 3, answer
+        assert "ledger-db" in answer["results"][0]["text"].lower() and answer["results"][0]["citation"]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=120)
+        log.close()
 
 
 def python_blocks(path: Path) -> list[str]:
