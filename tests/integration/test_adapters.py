@@ -1,0 +1,113 @@
+"""The LangChain adapter, on the real library and a real index (the two-tenant wiki of corpus.py, written straight
+into a Lite index): what it returns, and for whom."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableLambda
+
+from cairn.integrations import langchain as lc
+from cairn.query import Principal, Retriever
+from tests.integration import corpus
+
+LEDGER = "how do I promote the ledger replica"
+LEAK = "how do I revoke the leaked vault token zebra-orchid-42"
+FILLER = "record every action in the incident channel and check the dashboards"  # every page says so (corpus.FILLER)
+SRE = Principal("acme", ["sre"])
+# what both adapters' metadata carries besides what `cairn query --json` gives a result
+METADATA = {
+    "citation",
+    "score",
+    "vector_score",
+    "keyword_score",
+    "flags",
+    "low_relevance",
+    "recall_injected",
+    "chunk_id",
+    "document_id",
+    "section_id",
+    "title",
+    "source_uri",
+    "deep_link",
+    "rank",
+    "confidence",
+    "status",
+}
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    return corpus.index_directly(tmp_path_factory.mktemp("adapters"))
+
+
+@pytest.fixture(scope="module")
+def retriever(config):
+    """One Retriever for the module, handed to adapters (which leave it open)."""
+    opened = Retriever.from_config(config)
+    yield opened
+    opened.close()
+
+
+def titles(items) -> list[str]:
+    return [item.metadata["title"] for item in items]
+
+
+@pytest.mark.core
+def test_langchain_documents_are_the_retrievers_hits_cited_for_the_fixed_principal(config, retriever):
+    expected = retriever.retrieve(LEDGER, SRE, k=3)
+    with lc.CairnRetriever.from_config(config, tenant="acme", groups=["sre"], k=3) as adapter:
+        assert adapter.retriever is not retriever  # its own, opened from the config
+        docs = adapter.invoke(LEDGER)
+    assert docs and all(isinstance(d, Document) for d in docs)
+    assert titles(docs)[0] == "Ledger DB failover"
+    assert [d.id for d in docs] == [h.chunk_id for h in expected.hits]
+    assert [d.page_content for d in docs] == [h.text for h in expected.hits]
+    for rank, (doc, hit) in enumerate(zip(docs, expected.hits), 1):
+        assert set(doc.metadata) >= METADATA
+        assert doc.metadata["citation"] == hit.citation and "ledger-failover.md" in docs[0].metadata["citation"]
+        assert (doc.metadata["score"], doc.metadata["vector_score"]) == (hit.score, hit.vector_score)
+        assert (doc.metadata["rank"], doc.metadata["status"]) == (rank, "ok")
+        assert doc.metadata["confidence"] == expected.confidence
+
+
+def test_langchain_never_returns_what_the_principal_may_not_read(retriever):
+    sre = lc.CairnRetriever(retriever=retriever, principal=SRE, k=5)
+    security = lc.CairnRetriever(retriever=retriever, principal=Principal("acme", ["security"]), k=5)
+    globex = lc.CairnRetriever(retriever=retriever, principal=Principal("globex", ["globex-ops"]), k=5)
+
+    assert titles(security.invoke(LEAK))[0] == "Rotate leaked credentials"  # the page answers the question...
+    leaked = sre.invoke(LEAK)  # ...and is not sre's to read
+    assert "Rotate leaked credentials" not in titles(leaked)
+    assert not any("zebra-orchid-42" in d.page_content for d in leaked)
+    # nothing passed with a question changes who asks: invoke's extra arguments are not the retriever's
+    assert "Rotate leaked credentials" not in titles(sre.invoke(LEAK, principal=Principal("acme", ["security"])))
+    with pytest.raises(ValueError, match="frozen"):
+        sre.principal = Principal("acme", ["security"])
+
+    assert {"Ledger DB failover", "Kafka consumer lag"} <= set(titles(sre.invoke(FILLER)))
+    other_tenant = globex.invoke(FILLER)
+    assert titles(other_tenant) == ["Warehouse scanner API"]
+    assert all(d.metadata["source_uri"].startswith("file:///wiki/globex/") for d in other_tenant)
+
+
+def test_langchain_scope_fields_async_calls_and_a_chain(retriever):
+    in_force = lc.CairnRetriever(retriever=retriever, principal=SRE, k=3, as_of="2026-01-01")
+    before = lc.CairnRetriever(retriever=retriever, principal=SRE, k=3, as_of="2025-01-01")  # before every page
+    other_source = lc.CairnRetriever(retriever=retriever, principal=SRE, filters={"source_name": "globex-wiki"})
+    assert titles(in_force.invoke(LEDGER))[0] == "Ledger DB failover"
+    assert before.invoke(LEDGER) == [] and other_source.invoke(LEDGER) == []
+    with pytest.raises(ValueError, match="unknown filter field 'nope'"):  # refused when made, not at a question
+        lc.CairnRetriever(retriever=retriever, principal=SRE, filters={"nope": "x"})
+
+    questions = [LEDGER, FILLER, "why is the settlement-writer consumer group lagging"]
+    one_by_one = [[d.id for d in in_force.invoke(q)] for q in questions]
+    together = asyncio.run(in_force.abatch(questions))  # concurrent, in LangChain's thread pool
+    assert [[d.id for d in docs] for docs in together] == one_by_one
+    assert [d.id for d in asyncio.run(in_force.ainvoke(LEDGER))] == one_by_one[0]
+
+    chain = in_force | RunnableLambda(lambda docs: "\n".join(d.metadata["citation"] for d in docs))
+    context = chain.invoke(LEDGER)
+    assert context.splitlines()[0].startswith("Ledger DB failover")
