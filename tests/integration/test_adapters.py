@@ -1,16 +1,22 @@
-"""The LangChain adapter, on the real library and a real index (the two-tenant wiki of corpus.py, written straight
-into a Lite index): what it returns, and for whom."""
+"""The LangChain and LlamaIndex adapters, on the real libraries and a real index (the two-tenant wiki of
+corpus.py, written straight into a Lite index): what each returns, for whom."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 
 import pytest
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from cairn.integrations import langchain as lc
+from cairn.integrations import llamaindex as li
 from cairn.query import Principal, Retriever
+from tests.conftest import REPO
 from tests.integration import corpus
 
 LEDGER = "how do I promote the ledger replica"
@@ -111,3 +117,94 @@ def test_langchain_scope_fields_async_calls_and_a_chain(retriever):
     chain = in_force | RunnableLambda(lambda docs: "\n".join(d.metadata["citation"] for d in docs))
     context = chain.invoke(LEDGER)
     assert context.splitlines()[0].startswith("Ledger DB failover")
+
+
+@pytest.mark.core
+def test_llamaindex_nodes_are_the_retrievers_hits_in_its_order(config, retriever):
+    expected = retriever.retrieve(LEDGER, SRE, k=3)
+    with li.CairnRetriever.from_config(config, tenant="acme", groups=["sre"], k=3) as adapter:
+        found = adapter.retrieve(LEDGER)
+    assert found and all(isinstance(n, NodeWithScore) and isinstance(n.node, TextNode) for n in found)
+    assert [(n.node.node_id, n.score) for n in found] == [(h.chunk_id, h.score) for h in expected.hits]
+    assert [n.node.text for n in found] == [h.text for h in expected.hits]
+    first = found[0].node
+    assert set(first.metadata) >= METADATA
+    assert first.metadata["title"] == "Ledger DB failover" and first.metadata["citation"] == expected.hits[0].citation
+    # what an LLM is shown of a node: its citation and text, not the scores and ids
+    prompt = first.get_content(metadata_mode=MetadataMode.LLM)
+    assert prompt.startswith(f"citation: {first.metadata['citation']}") and "vector_score" not in prompt
+    assert first.get_content(metadata_mode=MetadataMode.EMBED) == first.text
+
+
+def test_llamaindex_isolation_scope_and_async(retriever):
+    sre = li.CairnRetriever(retriever, SRE, k=5)
+    globex = li.CairnRetriever(retriever, Principal("globex", ["globex-ops"]), k=5)
+    leaked = sre.retrieve(LEAK)
+    assert "Rotate leaked credentials" not in [n.node.metadata["title"] for n in leaked]
+    assert not any("zebra-orchid-42" in n.node.text for n in leaked)
+    assert [n.node.metadata["title"] for n in globex.retrieve(FILLER)] == ["Warehouse scanner API"]
+    assert li.CairnRetriever(retriever, SRE, as_of="2025-01-01").retrieve(LEDGER) == []
+    with pytest.raises(ValueError, match="unknown filter field 'nope'"):
+        li.CairnRetriever(retriever, SRE, filters={"nope": "x"})
+
+    async def both():
+        return await asyncio.gather(sre.aretrieve(LEDGER), sre.aretrieve(FILLER))
+
+    asked = asyncio.run(both())
+    assert [[n.node.node_id for n in nodes] for nodes in asked] == [
+        [n.node.node_id for n in sre.retrieve(q)] for q in (LEDGER, FILLER)
+    ]
+
+
+def test_an_adapter_over_a_retriever_handed_in_leaves_it_open(retriever):
+    for module in (lc, li):
+        adapter = module.CairnRetriever.from_config(retriever, tenant="acme", groups=["sre"], k=2)
+        assert adapter.retriever is retriever
+        adapter.close()
+    assert retriever.retrieve(LEDGER, SRE, k=1).hits[0].title == "Ledger DB failover"
+
+
+# Every attempt to reach the network (a DNS lookup, a TCP connect) from the first import on; the Lite server's
+# Unix socket is Cairn's own and not one.
+WATCH_NETWORK = """
+import json, socket, sys
+attempts = []
+def hook(event, args):
+    if event == "socket.getaddrinfo" or (event == "socket.connect" and args[0].family != socket.AF_UNIX):
+        attempts.append(f"{event} {args!r}"[:200])
+sys.addaudithook(hook)
+from cairn.integrations import langchain, llamaindex
+with langchain.CairnRetriever.from_config(sys.argv[1], tenant="acme", groups=["sre"], k=2) as retriever:
+    found = [d.metadata["title"] for d in retriever.invoke(sys.argv[2])]
+with llamaindex.CairnRetriever.from_config(sys.argv[1], tenant="acme", groups=["sre"], k=2) as retriever:
+    found += [n.node.metadata["title"] for n in retriever.retrieve(sys.argv[2])]
+print(json.dumps({"found": found, "attempts": attempts, "nltk": "nltk" in sys.modules}))
+"""
+
+
+def test_importing_and_asking_through_both_adapters_reaches_no_network(config):
+    done = subprocess.run(
+        [sys.executable, "-c", WATCH_NETWORK, str(config), LEDGER],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["found"][0] == report["found"][2] == "Ledger DB failover"  # it did ask, through both
+    assert report["attempts"] == []
+    assert not report["nltk"]  # LlamaIndex's NLTK data (fetched on first use) is not even imported
+
+
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [("langchain", "langchain_core", "langchain"), ("llamaindex", "llama_index", "llamaindex")],
+)
+def test_without_its_framework_an_adapter_says_which_extra_to_install(module, framework, extra):
+    # None in sys.modules makes the framework's import fail as if it were not installed
+    code = f"import sys; sys.modules[{framework!r}] = None; import cairn.integrations.{module}"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert f"ImportError: cairn.integrations.{module} needs" in done.stderr
+    assert f'pip install "cairn[{extra}]"' in done.stderr
