@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -186,6 +187,8 @@ def test_importing_and_asking_through_both_adapters_reaches_no_network(config):
     done = subprocess.run(
         [sys.executable, "-c", WATCH_NETWORK, str(config), LEDGER],
         cwd=REPO,
+        # LangSmith tracing, a developer's own setting, would send traces: off here
+        env={k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))},
         capture_output=True,
         text=True,
         timeout=300,
