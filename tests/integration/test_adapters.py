@@ -1,5 +1,5 @@
 """The LangChain and LlamaIndex adapters, on the real libraries and a real index (the two-tenant wiki of
-corpus.py, written straight into a Lite index): what each returns, for whom."""
+corpus.py, written straight into a Lite index): what each returns, for whom, and the docs' examples as printed."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from cairn.integrations import llamaindex as li
 from cairn.query import Principal, Retriever
 from tests.conftest import REPO
 from tests.integration import corpus
+from tests.integration.test_cli import python_blocks
 
 LEDGER = "how do I promote the ledger replica"
 LEAK = "how do I revoke the leaked vault token zebra-orchid-42"
@@ -211,3 +212,12 @@ def test_without_its_framework_an_adapter_says_which_extra_to_install(module, fr
     assert done.returncode != 0
     assert f"ImportError: cairn.integrations.{module} needs" in done.stderr
     assert f'pip install "cairn[{extra}]"' in done.stderr
+
+
+@pytest.mark.parametrize("module", ["langchain", "llamaindex"])
+def test_the_docs_adapter_example_runs_as_printed(module, config, capsys):
+    (example,) = [b for b in python_blocks(REPO / "docs" / "retrieval.md") if f"cairn.integrations.{module}" in b]
+    exec(example.replace('"data/cairn.toml"', json.dumps(str(config))), {})  # the page's own code, as printed
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and float(lines[0].split()[0]) > 0
+    assert "Ledger DB failover" in lines[0] and "ledger-failover.md" in lines[0]
