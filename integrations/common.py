@@ -1,0 +1,71 @@
+"""What both adapters share: the scope every question is asked in (fixed when the adapter is made), one Retriever
+asked at a time, and a hit's metadata. Imports no framework."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cairn.query import Hit, Principal, RetrievalResult, Retriever
+from cairn.query.filters import AsOf, Filters, as_epoch, search_expr
+from cairn.schemas.config import CairnConfig
+
+# A Retriever is not made for concurrent threads: a generation switch reassigns its reader and encoder one after
+# the other, a failed read closes the reader under any other query, and its cache evicts without a lock. Both
+# frameworks run async calls (and batches) in threads, so calls through adapters take the lock of their Retriever,
+# one per Retriever, shared by every adapter over it (a service may make one adapter per caller).
+_LOCKS: weakref.WeakKeyDictionary[Retriever, threading.Lock] = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+Source = Retriever | CairnConfig | str | Path
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who asks and within what: every question through an adapter is asked with these, never with anything the
+    question says."""
+
+    principal: Principal
+    k: int | None = None
+    doc_tag: str | None = None
+    as_of: AsOf = None
+    filters: Filters | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.principal, Principal):
+            raise TypeError("an adapter needs a Principal(tenant, groups)")
+        # what retrieve() would refuse (a bad as_of, filter field or value), refused now, not at the first question
+        search_expr(self.principal, as_epoch(self.as_of), self.doc_tag, self.filters)
+
+
+def open_retriever(source: Source) -> tuple[Retriever, bool]:
+    """The Retriever to ask, and whether the adapter opened it (and so closes it): a Retriever handed in stays its
+    owner's to close."""
+    if isinstance(source, Retriever):
+        return source, False
+    return Retriever.from_config(source), True
+
+
+def ask(retriever: Retriever, question: str, scope: Scope) -> RetrievalResult:
+    with _LOCKS_LOCK:
+        lock = _LOCKS.setdefault(retriever, threading.Lock())
+    with lock:
+        return retriever.retrieve(question, scope.principal, scope.k, scope.doc_tag, scope.as_of, scope.filters)
+
+
+def hit_metadata(hit: Hit, rank: int, result: RetrievalResult) -> dict[str, Any]:
+    """A hit as an adapter's metadata: what `cairn query --json` gives a result (citation, scores, flags, ids,
+    title, links...) but its text, which is the document's content; its rank (1 = best); and the answer's
+    confidence and status. A status other than "ok" comes with no hits, so an adapter returns an empty list."""
+    data = hit.to_dict()
+    del data["text"]
+    return {
+        **data,
+        "rank": rank,
+        "confidence": result.confidence,
+        "confidence_reason": result.confidence_reason,
+        "status": result.status,
+    }

@@ -1,0 +1,87 @@
+"""Cairn's retrieval as a LangChain retriever (the `langchain` extra: `pip install "cairn[langchain]"`).
+
+    from cairn.integrations.langchain import CairnRetriever
+    with CairnRetriever.from_config("data/cairn.toml", tenant="acme", groups=["sre"], k=5) as retriever:
+        for doc in retriever.invoke("how do I fail over ledger-db"):
+            print(doc.metadata["citation"])
+
+One Document per hit of `Retriever.retrieve`, best first: the section's text, and as metadata what `cairn query
+--json` gives a result (citation, scores, flags, ids, links), its rank and the answer's confidence and status.
+The Principal is fixed when the retriever is made; nothing passed with a question changes who asks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+except ModuleNotFoundError as exc:
+    if (exc.name or "").split(".")[0] != "langchain_core":
+        raise  # langchain-core is there but something it needs is not: its own error says what
+    raise ImportError('cairn.integrations.langchain needs langchain-core: pip install "cairn[langchain]"') from exc
+from pydantic import ConfigDict, InstanceOf, PrivateAttr
+
+from cairn.integrations.common import Scope, Source, ask, hit_metadata, open_retriever
+from cairn.query import Principal, Retriever
+from cairn.query.filters import AsOf, Filters
+
+
+class CairnRetriever(BaseRetriever):
+    """A LangChain retriever over a Cairn Retriever, asking on behalf of one Principal.
+
+    `CairnRetriever(retriever=..., principal=Principal(...), k=...)` over a Retriever you own (and close), or
+    `CairnRetriever.from_config(path, tenant=..., groups=[...])`, which opens one that `close()` closes.
+    Async calls (`ainvoke`, `abatch`) run the search in LangChain's thread pool."""
+
+    # frozen: the principal and scope cannot be reassigned on a retriever already handed to a chain
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    retriever: Retriever
+    principal: InstanceOf[Principal]  # as made by Principal(), which normalises; never built from a dict
+    k: int | None = None
+    doc_tag: str | None = None
+    as_of: AsOf = None
+    filters: Filters | None = None
+    _scope: Scope = PrivateAttr()
+    _owned: bool = PrivateAttr(default=False)
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        self._scope = Scope(self.principal, self.k, self.doc_tag, self.as_of, self.filters)
+
+    @classmethod
+    def from_config(
+        cls, config: Source, tenant: str, groups: list[str], k: int | None = None, **fields: Any
+    ) -> CairnRetriever:
+        """A retriever over `Retriever.from_config(config)` (or over `config` itself, a Retriever, left open by
+        close()); `fields`: doc_tag, as_of, filters, and BaseRetriever's own (tags, metadata)."""
+        retriever, owned = open_retriever(config)
+        try:
+            made = cls(retriever=retriever, principal=Principal(tenant, groups), k=k, **fields)
+        except Exception:
+            if owned:
+                retriever.close()
+            raise
+        made._owned = owned
+        return made
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        result = ask(self.retriever, query, self._scope)
+        return [
+            Document(page_content=hit.text, metadata=hit_metadata(hit, rank, result), id=hit.chunk_id)
+            for rank, hit in enumerate(result.hits, 1)
+        ]
+
+    def close(self) -> None:
+        """Close the Retriever from_config opened; one handed in stays open for its owner."""
+        if self._owned:
+            self.retriever.close()
+
+    def __enter__(self) -> CairnRetriever:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
