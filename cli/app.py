@@ -4,9 +4,9 @@ end becomes an exit code.
     cairn [--config PATH] [--verbose | --quiet] COMMAND [OPTIONS]
 
 Commands live one group per module: ingest.py (ingest, backfill, reconcile), query.py (query),
-evaluate.py (eval [beir]), inspection.py (status, report, export-query-model). Each imports its heavy layers
-(Prefect, the flows, torch) inside the command, so `cairn --help`, `cairn query` and `cairn status` never load
-Prefect.
+evaluate.py (eval [beir]), inspection.py (status, report, export-query-model), serve.py (serve, new-key), mcp.py
+(mcp). Each imports its heavy layers (Prefect, the flows, torch, uvicorn, the MCP SDK) inside the command, so
+`cairn --help`, `cairn query` and `cairn status` never load Prefect.
 
 Errors: a `cairn.errors.CairnError` stops the command with its message on stderr (no traceback) and the
 exit code exits.py gives it; any other exception is a bug and keeps its traceback.
@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from cairn.cli import evaluate, exits, ingest, inspection, query, serve
+from cairn.cli import evaluate, exits, ingest, inspection, mcp, query, serve
 from cairn.cli.options import ConfigOption, Invocation
 from cairn.errors import EXIT_FAILURES, EXIT_OK, EXIT_UNUSABLE, CairnError, ConfigError, UsageError
 
@@ -86,6 +86,7 @@ app.command("status")(inspection.status)
 app.command("export-query-model")(inspection.export_query_model)
 app.command("serve")(serve.serve)
 app.command("new-key")(serve.new_key)
+app.command("mcp")(mcp.mcp)
 
 
 class _Stderr(logging.StreamHandler):

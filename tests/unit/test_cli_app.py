@@ -19,7 +19,7 @@ from cairn.errors import CairnError, ConfigError, IndexBusy, QualityFailed, Usag
 from tests.cli_args import parsed
 from tests.conftest import REPO
 
-COMMANDS = ("ingest", "backfill", "reconcile", "query", "eval", "report", "status")
+COMMANDS = ("ingest", "backfill", "reconcile", "query", "eval", "report", "status", "mcp")
 
 
 def probe_app() -> typer.Typer:
@@ -169,7 +169,13 @@ def test_help_and_a_refused_query_never_import_prefect_the_flows_or_torch():
         "print(json.dumps({'rc': rc, 'loaded': sorted(m for m in ('prefect', 'torch', 'cairn.flows') "
         "if m in sys.modules)}), file=sys.stderr)"
     )
-    for argv in (["--help"], ["query", "--help"], ["query", "x", "--tenant", "t"], ["status", "--config", "none.toml"]):
+    for argv in (
+        ["--help"],
+        ["query", "--help"],
+        ["query", "x", "--tenant", "t"],
+        ["status", "--config", "none.toml"],
+        ["mcp", "--tenant", "t"],
+    ):
         result = run_python(probe, *argv)
         verdict = json.loads(result.stderr.strip().splitlines()[-1])
         assert verdict["loaded"] == [], (argv, verdict)
