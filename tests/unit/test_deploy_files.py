@@ -158,8 +158,8 @@ def test_dockerfile_copies_only_what_exists_and_installs_cpu_torch_first():
     runs = [rest for keyword, rest in instructions if keyword == "RUN"]
     torch = next(i for i, r in enumerate(runs) if "torch==" in r)
     project = next(
-        i for i, r in enumerate(runs) if "pip install '.[ingest]'" in r
-    )  # the pipeline, not the query side alone
+        i for i, r in enumerate(runs) if "pip install '.[ingest,serve]'" in r
+    )  # the pipeline and the HTTP service, not the query side alone
     assert torch < project
     makefile_torch = re.search(r"torch==[\w.+]+", (REPO / "Makefile").read_text()).group(0)
     assert makefile_torch in runs[torch]  # the same pin as the Makefile
