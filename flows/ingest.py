@@ -18,6 +18,7 @@ import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.errors import QualityFailed, SourcesFailed
 from cairn.flows.artifacts import publish_quality, publish_run
 from cairn.flows.context import RunContext
+from cairn.flows.metrics_push import push_run_metrics
 from cairn.flows.options import Cleanup, RunOptions, Window
 from cairn.flows.sync import SourceSync
 from cairn.quality.worker import Writer, report_writer
@@ -48,6 +49,7 @@ def run_sources(config_path: str | None, source: str | None, options: RunOptions
         }
     report.seconds = time.perf_counter() - started
     publish_run(report, options.title)
+    push_run_metrics(config.metrics, report.to_dict())
     if report.failures:
         get_run_logger().warning("%d input(s) failed; see the run report", len(report.failures))
     for warning in report.warnings:
@@ -67,7 +69,9 @@ def sync_sources(
     """Each selected source synced into `report`; the configuration of the collection written, and its dimension."""
     with RunContext.open(config, options) as run:
         for source_config in selected:
-            report.close_source(source_config.name, SourceSync(run, source_config).sync())
+            began = time.perf_counter()
+            part = SourceSync(run, source_config).sync()
+            report.close_source(source_config.name, part, time.perf_counter() - began)
             run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
         report.index = run.conclude()
         dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})

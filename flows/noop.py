@@ -21,6 +21,7 @@ from contextlib import ExitStack
 
 from cairn.embedding import encoder_for
 from cairn.flows.discovery import plan_source
+from cairn.flows.metrics_push import push_run_metrics
 from cairn.flows.options import RunOptions
 from cairn.flows.prefect_api import prefect_api_configured
 from cairn.index.derived import DerivedLedger
@@ -55,14 +56,17 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
             state = SourceState(config.state_path, config.milvus.identity)
             stack.callback(state.close)
             for source_config in selected:
+                began = time.perf_counter()
                 planned = plan_source(source_config, config.s3, store, state, options)
                 if planned.has_work:
                     return None
                 part = SourceReport()
                 planned.account(part, source_config.name)
-                report.close_source(source_config.name, part)
+                report.close_source(source_config.name, part, time.perf_counter() - began)
     except Exception:  # noqa: BLE001 - busy, unreachable, damaged, a failing source: the flow meets it and reports it
         return None
     report.index = {"collection": index["serving"], "serving": index["serving"]}
     report.seconds = time.perf_counter() - started
-    return report.to_dict()
+    data = report.to_dict()
+    push_run_metrics(config.metrics, data)
+    return data

@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator, mo
 from pydantic_core import ErrorDetails
 
 from cairn.errors import ConfigError
+from cairn.schemas.metrics_config import MetricsConfig
 from cairn.schemas.query_config import QUERY_STEPS, QueryConfig
 from cairn.schemas.runner_config import RunnerConfig
 from cairn.schemas.serve_config import ServeConfig, ServePrincipal
@@ -45,6 +46,7 @@ __all__ = [
     "ChunkingConfig",
     "ConfigError",
     "EmbeddingConfig",
+    "MetricsConfig",
     "GitSourceConfig",
     "MilvusConfig",
     "PagerDutySourceConfig",
@@ -257,6 +259,7 @@ class CairnConfig(_Strict):
     s3: S3Config = Field(default_factory=S3Config)
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     sources: list[SourceConfig] = Field(default_factory=list)
     state_path: str = "data/index/state.sqlite"  # per-source cursors (last commit, high-water mark)
     config_path: str | None = None

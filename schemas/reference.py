@@ -24,6 +24,7 @@ TABLES: list[tuple[str, type[BaseModel]]] = [
     ("[quality]", settings.QualityConfig),
     ("[s3]", settings.S3Config),
     ("[runner]", settings.RunnerConfig),
+    ("[metrics]", settings.MetricsConfig),
     ("[serve]", settings.ServeConfig),
     ("[[serve.principals]]", settings.ServePrincipal),
 ]

@@ -82,9 +82,9 @@ class RunReport:
         """Sources that failed as a whole (a failure naming no document, "*")."""
         return sorted({f.source for f in self.failures if f.document == SOURCE_FAILURE})
 
-    def close_source(self, name: str, part: SourceReport) -> None:
+    def close_source(self, name: str, part: SourceReport, seconds: float = 0.0) -> None:
         """Fold one source's part in and record how that source went: ok, partial (some documents failed)
-        or failed (the source as a whole, with its error)."""
+        or failed (the source as a whole, with its error), with its embeddings and its `seconds`."""
         for count in ("seen", "indexed", "unchanged", "deleted", "failed"):
             setattr(self.documents, count, getattr(self.documents, count) + getattr(part.documents, count))
         for total in ("sections", "chunks", "tokens", "embeddings_computed", "rows_written"):
@@ -96,7 +96,13 @@ class RunReport:
         self.sources.append(name)
         errors = [f.error for f in part.failures if f.document == SOURCE_FAILURE]
         status = "failed" if errors else "partial" if part.failures else "ok"
-        self.per_source[name] = {"status": status, **asdict(part.documents), **({"error": errors[0]} if errors else {})}
+        self.per_source[name] = {
+            "status": status,
+            **asdict(part.documents),
+            "embeddings_computed": part.embeddings_computed,
+            "seconds": round(seconds, 3),
+            **({"error": errors[0]} if errors else {}),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON data: what `cairn ingest --json` prints and the flow run returns."""

@@ -57,7 +57,7 @@ class ServeConfig(_Strict):
     principals: list[ServePrincipal] = Field(default_factory=list)  # the callers, by key hash (none: every call is 401)
     rate_per_minute: int = Field(default=600, ge=0)  # requests a key may make per minute, per worker; 0 = no limit
     max_k: int = Field(default=50, ge=1, le=200)  # the largest k a request may ask for
-    max_query_chars: int = Field(default=2000, ge=16)  # a longer question is refused (413)
+    max_query_chars: int = Field(default=2000, ge=16)  # a longer question is refused (422)
     max_body_bytes: int = Field(default=65536, ge=1024)  # a larger request body is refused before it is parsed (413)
     timeout_seconds: float = Field(default=30.0, gt=0)  # a retrieval running longer answers 503 (index slow or gone)
     feedback_path: str | None = None  # where /v1/feedback is kept (SQLite); None = feedback.sqlite beside state_path

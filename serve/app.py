@@ -8,6 +8,7 @@ The caller's tenant and groups come from its key (serve/auth.py); a body naming 
 # no `from __future__ import annotations`: FastAPI reads the endpoints' annotations, and /v1/retrieve's body
 # model is built per configuration (its limits are the configured ones, and /openapi.json shows them)
 
+import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -18,7 +19,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -26,7 +27,8 @@ from cairn.errors import FilterError
 from cairn.query.answers import result_json
 from cairn.schemas.config import CairnConfig, ServeConfig, load_config
 from cairn.serve.auth import Caller, retry_after
-from cairn.serve.service import Question, Service, Unavailable
+from cairn.serve.errors import Unavailable
+from cairn.serve.service import Question, Service
 
 log = logging.getLogger("cairn.serve")
 PRINCIPAL_FIELDS = {"tenant", "tenant_id", "groups", "group", "principal", "acl", "access_control_list"}
@@ -38,9 +40,9 @@ class RetrieveRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, description="the question")
-    k: int | None = Field(default=None, ge=1, description="sections to return (default: [query] k)")
+    k: StrictInt | None = Field(default=None, ge=1, description="sections to return (default: [query] k)")
     doc_tag: str | None = Field(default=None, max_length=512, description="only this document family")
-    as_of: str | int | None = Field(
+    as_of: str | StrictInt | None = Field(
         default=None, description="what was valid then: an ISO date or date-time (UTC unless it says), or epoch s"
     )
     filters: dict[str, str | list[str]] | None = Field(
@@ -64,7 +66,7 @@ def request_model(limits: ServeConfig) -> type[RetrieveRequest]:
         "RetrieveRequest",
         __base__=RetrieveRequest,
         query=(str, Field(min_length=1, max_length=limits.max_query_chars, description="the question")),
-        k=(int | None, Field(default=None, ge=1, le=limits.max_k, description="sections to return ([query] k)")),
+        k=(StrictInt | None, Field(default=None, ge=1, le=limits.max_k, description="sections to return ([query] k)")),
     )
 
 
@@ -111,15 +113,12 @@ class KeyCheck:
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
             await self.app(scope, receive, send)
             return
-        header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-        found = self.service.keyring.caller(header)
+        given = [value for name, value in scope.get("headers") or [] if name == b"authorization"]
+        found = self.service.keyring.caller(given[0]) if len(given) == 1 else None  # two: which one would count?
         rejected = self.service.metrics.rejected
         if found is None:
             rejected.labels("unauthorized").inc()
-            refusal = JSONResponse(
-                {"error": "a valid bearer key is required"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
-            )
-            await refusal(scope, receive, send)
+            await unauthorized()(scope, receive, send)
             return
         wait = self.service.limiter.wait_seconds(found)
         if wait:
@@ -135,18 +134,31 @@ class KeyCheck:
         await self.app(scope, receive, send)
 
 
+def unauthorized() -> JSONResponse:
+    return JSONResponse(
+        {"error": "a valid bearer key is required (one Authorization: Bearer header)"},
+        status_code=401,
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
 def _one_line(exc: RequestValidationError) -> str:
-    """The first validation error, as a person reads it: where, and what is wrong."""
-    errors = exc.errors()
+    """The validation error a person should read first, on one line: a body naming a principal before anything
+    else, then the first error, where and what. Names the client chose are quoted and cut short."""
+    errors = list(exc.errors())
     if not errors:
         return "invalid request"
+    for error in errors:
+        loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+        if error.get("type") == "extra_forbidden" and loc and loc[0] in PRINCIPAL_FIELDS:
+            return f"{loc[0]}: a request may not name a tenant or groups; they come from the caller's key"
     first = errors[0]
-    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
-    if first.get("type") == "extra_forbidden" and where.split(".")[0] in PRINCIPAL_FIELDS:
-        return f"{where}: a request may not name a tenant or groups; they come from the caller's key"
     if first.get("type") == "json_invalid":
         return "the body is not valid JSON"
-    return f"{where}: {first.get('msg', 'invalid')}"
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
+    if first.get("type") == "extra_forbidden":
+        where = repr(where[:60])
+    return " ".join(f"{where}: {first.get('msg', 'invalid')}".split())[:300]
 
 
 def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
@@ -157,9 +169,14 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(service.warm)  # the encoder loads before the first question, not during it
         yield
         if owned:
             service.close()
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # this worker's live gauges leave the sums
+            from prometheus_client import multiprocess
+
+            multiprocess.mark_process_dead(os.getpid())
 
     app = FastAPI(
         title="Cairn",
@@ -174,13 +191,21 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
     app.add_middleware(KeyCheck, service=service)  # added last: runs first, before the body is read or parsed
 
     async def caller(request: Request, _shown: object = Depends(bearer)) -> Caller:
-        """The caller KeyCheck authenticated (`bearer` only puts the scheme in /openapi.json)."""
-        found: Caller = request.scope["state"]["caller"]
+        """The caller KeyCheck authenticated (`bearer` only puts the scheme in /openapi.json); 401 if none did."""
+        found = (request.scope.get("state") or {}).get("caller")
+        if not isinstance(found, Caller):
+            raise HTTPException(401, "a valid bearer key is required", headers={"WWW-Authenticate": "Bearer"})
         return found
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def bug(_request: Request, exc: Exception) -> JSONResponse:  # its traceback goes to the log, not the caller
+        service.metrics.requests.labels("error").inc()
+        log.error("internal error: %s", type(exc).__name__, exc_info=exc)
+        return JSONResponse({"error": "internal error (its traceback is in the service's log)"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -205,7 +230,7 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
 
     @app.post("/v1/feedback", summary="Mark one returned section useful or not (the feedback rates in /metrics)")
     async def feedback(body: FeedbackRequest, who: Caller = Depends(caller)) -> dict[str, Any]:  # noqa: B008
-        injected = service.feedback.mark(body.query_id, body.chunk_id, who.name, body.useful)
+        injected = await service.mark(body.query_id, body.chunk_id, who, body.useful)
         if injected is None:
             raise HTTPException(404, "no such section in an answer to this key (or it is older than the window)")
         service.metrics.feedback.labels(str(injected).lower(), str(body.useful).lower()).inc()
@@ -213,10 +238,8 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
 
     @app.get("/healthz", summary="Whether the index answers (no key needed)")
     async def healthz() -> JSONResponse:
-        try:
-            serving = await service.reachable()
-        except Unavailable:
-            service.metrics.index_up.set(0)
+        reachable, serving = await service.health()
+        if not reachable:  # the reason stays in the log: this endpoint answers anyone
             return JSONResponse({"status": "unavailable", "index": "unreachable"}, status_code=503)
         return JSONResponse(
             {"status": "ok", "index": "reachable", "collection": config.milvus.collection, "serving": serving}
@@ -224,7 +247,7 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
 
     @app.get("/metrics", summary="Prometheus text format", response_class=Response)
     async def metrics() -> Response:
-        return Response(service.metrics.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
+        return Response(await service.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     return app
 

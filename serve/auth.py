@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from cairn.schemas import Principal
 from cairn.schemas.config import ServeConfig
 
-MAX_KEY_CHARS = 512  # a longer credential is no key of ours: refused before it is hashed
+MAX_KEY_CHARS = 512  # a longer credential (in bytes) is no key of ours: refused before it is hashed
 
 
 @dataclass(frozen=True)
@@ -46,16 +46,17 @@ class Keyring:
             for p in config.principals
         ]
 
-    def caller(self, authorization: str | None) -> Caller | None:
+    def caller(self, authorization: bytes | str | None) -> Caller | None:
         """The caller an `Authorization: Bearer <key>` header names, or None (no header, another scheme, an
-        unknown key)."""
+        unknown key). The key's bytes are hashed as they came (`printf %s "$KEY" | sha256sum` hashes the same)."""
         if not authorization:
             return None
-        scheme, _, key = authorization.strip().partition(" ")
+        raw = authorization.encode("utf-8", "surrogatepass") if isinstance(authorization, str) else authorization
+        scheme, _, key = raw.strip().partition(b" ")
         key = key.strip()
-        if scheme.lower() != "bearer" or not key or len(key) > MAX_KEY_CHARS:
+        if scheme.lower() != b"bearer" or not key or len(key) > MAX_KEY_CHARS:
             return None
-        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+        digest = hashlib.sha256(key).digest()
         found = None
         for known, caller in self._callers:  # every hash compared, whatever matched first
             if hmac.compare_digest(digest, known):

@@ -4,7 +4,7 @@
 Every answer `cairn serve` gives is recorded by its query id: one row per returned section (its chunk id, the
 caller's name, whether the short-document guarantee injected it). `POST /v1/feedback` marks one such row useful
 or not; only the caller that was served the section can mark it, and only while the row is kept
-(`[serve] feedback_keep_days`). Over the rows marked in that window:
+(`[serve] feedback_keep_days`, and at most MAX_ROWS rows, the newest). Over the rows marked in that window:
 
     sparse_recall_hit_rate            = injected sections marked useful / injected sections marked
     sparse_recall_false_positive_rate = injected sections marked not useful / injected sections marked
@@ -34,7 +34,8 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS served (
 ) WITHOUT ROWID"""
 MARKED_INDEX = "CREATE INDEX IF NOT EXISTS served_marked ON served (injected, useful) WHERE useful IS NOT NULL"
 AGE_INDEX = "CREATE INDEX IF NOT EXISTS served_at ON served (at)"
-PRUNE_EVERY = 500  # answers recorded between two removals of rows older than the window
+PRUNE_EVERY = 500  # answers recorded between two prunings
+MAX_ROWS = 1_000_000  # returned sections kept at most (the oldest go first): about 100 MB of SQLite
 
 
 class FeedbackStore:
@@ -107,8 +108,12 @@ class FeedbackStore:
             self._prune_locked()
 
     def _prune_locked(self) -> None:
+        """Rows older than the window go, then the oldest beyond MAX_ROWS."""
         try:
             self._db.execute("DELETE FROM served WHERE at < ?", (time.time() - self._keep_seconds,))
+            self._db.execute(
+                "DELETE FROM served WHERE at < (SELECT at FROM served ORDER BY at DESC LIMIT 1 OFFSET ?)", (MAX_ROWS,)
+            )
             self._db.commit()
         except sqlite3.OperationalError:  # another worker holds the write lock past the timeout: next time
             pass

@@ -17,13 +17,15 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from cairn.query import RetrievalResult
+from cairn.serve.errors import Busy, Unavailable
 from cairn.serve.feedback import FeedbackStore
 
 SECONDS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20)
 STATUSES = ("ok", "guidance", "no_results", "error")  # of an answered or failed retrieval
-REJECTIONS = ("unauthorized", "rate_limited", "invalid", "too_large")  # requests refused before retrieval
+# requests refused: before retrieval, or (busy) when the worker could not give them a turn before their deadline
+REJECTIONS = ("unauthorized", "rate_limited", "invalid", "too_large", "busy")
 
 
 class FeedbackRates(Collector):
@@ -101,10 +103,10 @@ class ServiceMetrics:
         trace = result.diagnostics
         self.requests.labels(result.status).inc()
         self.seconds.labels(result.status).observe(seconds)
-        self.index_up.set(1)
         if trace.get("cache") == "hit":
             self.cache_hits.inc()
-            return  # the stages did not run for this answer
+            return  # neither the index nor the stages ran for this answer
+        self.index_up.set(1)
         for stage, ms in trace.get("timings_ms", {}).items():
             if stage != "total":
                 self.stage_seconds.labels(stage).observe(ms / 1000)
@@ -121,10 +123,15 @@ class ServiceMetrics:
         self.expanded.inc(trace.get("expanded_sections", 0))
         self.second_pass.inc(int(bool(trace.get("second_pass"))))
 
-    def failed(self, seconds: float, index_down: bool) -> None:
+    def failed(self, seconds: float, problem: Unavailable) -> None:
+        """A question that got a 503: `busy` (no turn before its deadline) is a rejection, anything else an
+        error; `index_up` falls to 0 only when the index itself failed."""
+        if isinstance(problem, Busy):
+            self.rejected.labels("busy").inc()
+            return
         self.requests.labels("error").inc()
         self.seconds.labels("error").observe(seconds)
-        if index_down:
+        if problem.index_down:
             self.index_up.set(0)
 
     def exposition(self) -> bytes:

@@ -1,21 +1,23 @@
-"""One worker process's retrieval: its Retriever, opened lazily and reopened after the index failed, one question
-at a time, and a deadline on every question so that a slow or vanished index answers 503, never a hang.
+"""One worker process's retrieval: its Retriever, opened at start and reopened after the index failed, one
+question at a time, and a deadline on every question so that a slow or vanished index answers 503, never a hang.
 
-A Retriever holds one Milvus client and one encoder; the pipeline is CPU-bound (the encoder) or waits on the
-index server, so a worker answers one question at a time and `cairn serve --workers N` runs N of them side by
-side. A question waits for its turn at most `[serve] timeout_seconds`, in all; the thread of a question that
-overran finishes (or fails) on its own and frees the turn, while the caller already has its 503.
+A Retriever holds one Milvus client and one encoder and is not safe to share between threads, so a worker
+answers one question at a time (its turn) and `cairn serve --workers N` runs N side by side. Each question runs
+on a daemon thread of its own and has `[serve] timeout_seconds` in all, from its arrival: waiting for the turn
+past that is `busy` (the index is fine, the worker is full), running past it is a slow index. At most
+MAX_WAITING questions wait at once; more are refused at once as busy. A question whose caller already had its
+503 never starts: the deadline is checked again once the turn is held.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -26,17 +28,16 @@ from cairn.query import Principal, RetrievalResult, Retriever
 from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
 from cairn.serve.auth import Caller, Keyring, RateLimiter
+from cairn.serve.errors import Busy, Unavailable
 from cairn.serve.feedback import FeedbackStore
 from cairn.serve.metrics import ServiceMetrics
 
 log = logging.getLogger("cairn.serve")
 T = TypeVar("T")
 INDEX_FAILURES = (RetrievalError, StoreError, MilvusException)
-THREADS = 4  # questions waiting for the turn, each in its own thread, beside the one running
-
-
-class Unavailable(Exception):
-    """The index cannot answer now (unreachable, failing, or slower than the deadline): a 503 with this reason."""
+MAX_WAITING = 64  # questions of one worker waiting for their turn; beyond that, refused as busy at once
+REOPEN_SECONDS = 2.0  # after a failed open, the next attempt waits this long (the failure is answered meanwhile)
+HEALTH_SECONDS = 2.0  # a health answer is reused this long; a check waits at most this long for the turn
 
 
 @dataclass(frozen=True)
@@ -50,61 +51,134 @@ class Question:
     filters: dict[str, Any] | None = None
 
 
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.done():  # the caller stopped waiting (its deadline): nothing to hand over
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+
+
 class Service:
     def __init__(self, config: CairnConfig, retriever: Retriever | None = None) -> None:
         self.config = config
+        self.timeout = config.serve.timeout_seconds
         self.keyring = Keyring(config.serve)
         self.limiter = RateLimiter()
         self.feedback = FeedbackStore(config.feedback_file, config.serve.feedback_keep_days)
         self.metrics = ServiceMetrics(self.feedback)
         self._retriever = retriever
         self._turn = threading.Lock()  # one question at a time through the Retriever
-        self._threads = ThreadPoolExecutor(THREADS, thread_name_prefix="cairn-retrieve")
+        self._waiting = threading.BoundedSemaphore(MAX_WAITING)
+        self._closed = False
+        self._open_failed: tuple[float, str] | None = None  # (when, why) of the last failed open
+        self._health: tuple[float, bool, str] | None = None  # (when, reachable, serving collection or reason)
+        self._health_lock = asyncio.Lock()
 
-    # ---- run on the worker's threads, with a deadline -------------------------------------------------------
+    # ---- what the routes call ---------------------------------------------------------------------------------
     async def answer(self, question: Question, caller: Caller) -> tuple[str, RetrievalResult]:
-        """(query id, result) for the caller's question; Unavailable when the index cannot answer in time."""
+        """(query id, result) for the caller's question; Unavailable (Busy) when it cannot be answered in time."""
         started = time.perf_counter()
         self.metrics.in_flight.inc()
         try:
             result = await self._in_time(lambda: self._retrieve(question, caller.principal))
-        except Unavailable:
-            self.metrics.failed(time.perf_counter() - started, index_down=True)
+        except Unavailable as exc:
+            self.metrics.failed(time.perf_counter() - started, exc)
             raise
         finally:
             self.metrics.in_flight.dec()
         query_id = uuid.uuid4().hex
-        self.metrics.answered(result, time.perf_counter() - started)
-        self.feedback.record(query_id, caller.name, [(h.chunk_id, h.recall_injected) for h in result.hits])
+        seconds = time.perf_counter() - started
+        self.metrics.answered(result, seconds)
+        await asyncio.to_thread(self._record, query_id, caller.name, result)
+        log.info("answered %s for %s: %s in %.0f ms", query_id, caller.name, result.status, seconds * 1000)
         return query_id, result
 
-    async def reachable(self) -> str:
-        """The collection generation that serves now (Unavailable when the index does not answer)."""
-        collection = await self._in_time(self._ping)
-        self.metrics.index_up.set(1)
-        return collection
+    async def mark(self, query_id: str, chunk_id: str, caller: Caller, useful: bool) -> bool | None:
+        return await asyncio.to_thread(self.feedback.mark, query_id, chunk_id, caller.name, useful)
 
-    async def _in_time(self, work: Callable[[], T]) -> T:
-        deadline = self.config.serve.timeout_seconds
-        loop = asyncio.get_running_loop()
-        try:
-            return await asyncio.wait_for(loop.run_in_executor(self._threads, self._with_turn(work)), deadline)
-        except TimeoutError:
-            log.warning("a retrieval overran [serve] timeout_seconds = %s", deadline)
-            raise Unavailable(f"the index did not answer within {deadline:g} s") from None
+    async def exposition(self) -> bytes:
+        return await asyncio.to_thread(self.metrics.exposition)  # the feedback rates read SQLite
 
-    def _with_turn(self, work: Callable[[], T]) -> Callable[[], T]:
-        def run() -> T:
-            if not self._turn.acquire(timeout=self.config.serve.timeout_seconds):
-                raise TimeoutError  # the caller has had its 503 already
+    async def health(self) -> tuple[bool, str]:
+        """(reachable, the collection generation serving or why not), asked at most every HEALTH_SECONDS: never
+        more than one check at a time, and a busy worker is alive (it is answering)."""
+        async with self._health_lock:
+            if self._health and time.monotonic() - self._health[0] < HEALTH_SECONDS:
+                return self._health[1], self._health[2]
             try:
-                return work()
+                reachable, said = True, await self._in_time(self._probe, waits=False)
+            except Unavailable as exc:
+                reachable, said = False, str(exc)
+            self._health = (time.monotonic(), reachable, said)
+            self.metrics.index_up.set(int(reachable))
+            return reachable, said
+
+    def warm(self) -> None:
+        """Open the Retriever (the encoder loads) before the first question, if the index is there."""
+        try:
+            with self._turn:
+                self._open()
+        except Unavailable as exc:
+            log.warning("%s; the service starts and answers 503 until it is", exc)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._turn.acquire(timeout=5):  # a question stuck in the index must not hold the shutdown
+            try:
+                if self._retriever is not None:
+                    self._retriever.close()
+                    self._retriever = None
             finally:
                 self._turn.release()
+        else:
+            log.warning("a question still holds the index at shutdown: its Retriever is left to the exit")
+        self.feedback.close()
 
-        return run
+    # ---- threads and deadlines --------------------------------------------------------------------------------
+    async def _in_time(self, work: Callable[[], T], waits: bool = True) -> T:
+        """`work` on a daemon thread of its own, given its turn, within the deadline."""
+        deadline = time.monotonic() + self.timeout
+        if waits and not self._waiting.acquire(blocking=False):
+            raise Busy(f"the service is busy ({MAX_WAITING} questions waiting in this worker): try again shortly")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
 
-    # ---- under the turn ---------------------------------------------------------------------------------------
+        def run() -> None:
+            value, error = None, None
+            try:
+                value = self._with_turn(work, deadline) if waits else work()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine, raised there
+                error = exc
+            finally:
+                if waits:
+                    self._waiting.release()
+            try:
+                loop.call_soon_threadsafe(_settle, future, value, error)
+            except RuntimeError:  # the loop has ended (shutdown) while this overran: no one is waiting
+                pass
+
+        threading.Thread(target=run, name="cairn-retrieve", daemon=True).start()
+        try:
+            return await asyncio.wait_for(future, self.timeout)
+        except TimeoutError:
+            log.warning("a question overran [serve] timeout_seconds = %g", self.timeout)
+            raise Unavailable(f"the index did not answer within {self.timeout:g} s") from None
+
+    def _with_turn(self, work: Callable[[], T], deadline: float) -> T:
+        if not self._turn.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise Busy(f"the service is busy: no turn within {self.timeout:g} s")
+        try:
+            if time.monotonic() >= deadline:  # its caller has had its 503: do not run it for nobody
+                raise Busy(f"the service is busy: no turn within {self.timeout:g} s")
+            if self._closed:
+                raise Unavailable("the service is stopping")
+            return work()
+        finally:
+            self._turn.release()
+
+    # ---- under the turn -----------------------------------------------------------------------------------------
     def _retrieve(self, question: Question, principal: Principal) -> RetrievalResult:
         retriever = self._open()
         try:
@@ -118,22 +192,35 @@ class Service:
             )
         except INDEX_FAILURES as exc:  # the Retriever already retried once on a fresh client: start over next time
             self._drop(retriever)
-            raise Unavailable(self._reason(exc)) from None
+            raise Unavailable(self._reason(exc), index_down=True) from None
 
-    def _ping(self) -> str:
-        retriever = self._open()
+    def _probe(self) -> str:
+        """The serving generation, asked of the index (waiting at most HEALTH_SECONDS for the turn)."""
+        if not self._turn.acquire(timeout=HEALTH_SECONDS):
+            return "busy"  # answering questions: the index answered the last one
         try:
-            return retriever.serving.ping()
-        except INDEX_FAILURES as exc:
-            self._drop(retriever)
-            raise Unavailable(self._reason(exc)) from None
+            retriever = self._open()
+            try:
+                return retriever.serving.ping()
+            except INDEX_FAILURES as exc:
+                self._drop(retriever)
+                raise Unavailable(self._reason(exc), index_down=True) from None
+        finally:
+            self._turn.release()
 
     def _open(self) -> Retriever:
-        if self._retriever is None:
-            try:
-                self._retriever = Retriever.from_config(self.config)
-            except INDEX_FAILURES as exc:
-                raise Unavailable(self._reason(exc)) from None
+        if self._retriever is not None:
+            return self._retriever
+        if self._closed:
+            raise Unavailable("the service is stopping")
+        if self._open_failed and time.monotonic() - self._open_failed[0] < REOPEN_SECONDS:
+            raise Unavailable(self._open_failed[1], index_down=True)
+        try:
+            self._retriever = Retriever.from_config(self.config)
+        except INDEX_FAILURES as exc:
+            self._open_failed = (time.monotonic(), self._reason(exc))
+            raise Unavailable(self._open_failed[1], index_down=True) from None
+        self._open_failed = None
         return self._retriever
 
     def _drop(self, retriever: Retriever) -> None:
@@ -143,16 +230,15 @@ class Service:
         except INDEX_FAILURES:
             pass
 
+    def _record(self, query_id: str, caller: str, result: RetrievalResult) -> None:
+        try:
+            self.feedback.record(query_id, caller, [(h.chunk_id, h.recall_injected) for h in result.hits])
+        except sqlite3.Error as exc:  # the answer stands; only its feedback cannot be taken
+            log.warning("answer %s not recorded for feedback: %s", query_id, exc)
+
     @staticmethod
     def _reason(exc: BaseException) -> str:
-        log.warning("index unavailable: %s: %s", type(exc).__name__, redact(str(exc)))
-        first = redact(str(exc)).splitlines()[0] if str(exc) else type(exc).__name__
+        text = redact(str(exc)).strip()
+        log.warning("index unavailable: %s: %s", type(exc).__name__, text)
+        first = text.splitlines()[0] if text else type(exc).__name__
         return f"index unavailable: {first[:300]}"
-
-    def close(self) -> None:
-        self._threads.shutdown(wait=False, cancel_futures=True)
-        with self._turn:
-            if self._retriever is not None:
-                self._retriever.close()
-                self._retriever = None
-        self.feedback.close()

@@ -92,3 +92,9 @@ def test_feedback_older_than_the_window_neither_counts_nor_can_be_marked(tmp_pat
     store.prune()
     assert store._db.execute("SELECT count(*) FROM served").fetchone()[0] == 0
     store.close()
+
+
+def test_a_key_is_hashed_as_its_bytes_came_so_sha256sum_of_the_key_matches():
+    ring = Keyring(ServeConfig(principals=[principal("u", "clé-ünïcode", groups=["x"])]))
+    assert ring.caller("Bearer clé-ünïcode".encode()).name == "u"  # the header's raw bytes (UTF-8)
+    assert ring.caller("Bearer clé-ünïcode".encode("latin-1")) is None  # other bytes, another key
