@@ -5,13 +5,13 @@
 
 Two indexes: the sample corpus (data/, ingested by `cairn ingest` into a scratch Lite index) and --rows
 synthetic child rows as bench.query_speed writes them (relevance floors off, as there, so every stage runs on
-every question; 0 skips it). For each: retrieve() in this process, one question at a time (the baseline);
-then `cairn serve` as a process of its own and, for each client count, that many clients in threads, each
-with its own keep-alive connection, asking for --seconds: requests/s, p50/p95 ms, errors. Then the same while
-`cairn ingest` writes --ingest-pages synthetic wiki pages (bench.scale_corpus) into that index, in a process
-of its own. The headline: HTTP p95 at one client over the in-process p95 (goal <= 1.2). The clients run on
-the same 2 cores as the service: at 32 clients they take part of the machine. Results:
-bench/results/serve_load.json.
+every question; 0 skips it). For each, with `cairn serve` running as a process of its own: one client asking
+one question at a time, in this process through retrieve() and then over HTTP, --rounds times in turn (the
+headline: HTTP p95 over in-process p95, per round and its median; goal <= 1.2); then, for each client count,
+that many clients in threads, each with its own keep-alive connection, asking for --seconds: requests/s,
+p50/p95 ms, errors; then the same while `cairn ingest` writes --ingest-pages synthetic wiki pages
+(bench.scale_corpus) into that index, in a process of its own. The clients run on the same 2 cores as the
+service: at 32 clients they take part of the machine. Results: bench/results/serve_load.json.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import REPO, cairn_command, percentile, save
+from bench.common import REPO, cairn_command, median, percentile, save
 from bench.scale_corpus import write_corpus
 
 SAMPLE_QUESTIONS = [
@@ -223,11 +223,22 @@ class Service:
         self.log.close()
 
 
+def paired(service: Service, config: Path, questions: list[str], args: argparse.Namespace) -> dict:
+    """One client in this process, then over HTTP, `--rounds` times in turn: the ratio of the two p95s per round
+    (noise hits both sides of a round alike) and its median."""
+    rounds = []
+    for _ in range(args.rounds):
+        local = in_process(config, questions, args.seconds)
+        remote = service.load(1, questions, args.seconds)
+        rounds.append({"in_process": local, "http": remote, "p95_ratio": round(remote["p95_ms"] / local["p95_ms"], 3)})
+    return {"rounds": rounds, "median_p95_ratio": round(median([r["p95_ratio"] for r in rounds]), 3)}
+
+
 def measure(name: str, config: Path, key: str, questions: list[str], args: argparse.Namespace) -> dict:
-    baseline = in_process(config, questions, args.seconds)
-    print(f"{name}: in-process {baseline}", file=sys.stderr)
     service = Service(config, key, args.workers)
     try:
+        one_client = paired(service, config, questions, args)
+        print(f"{name}: one client, in process vs HTTP {one_client}", file=sys.stderr)
         quiet = [service.load(n, questions, args.seconds) for n in args.clients]
         print(f"{name}: {quiet}", file=sys.stderr)
         write_corpus(config.parent / "load-pages", 7, args.ingest_pages)
@@ -246,7 +257,7 @@ def measure(name: str, config: Path, key: str, questions: list[str], args: argpa
     run = ingested[0] if ingested else None
     report = run.json() if run and run.exit_code in (0, 1) else {}
     return {
-        "in_process": baseline,
+        "one_client": one_client,
         "http": quiet,
         "http_while_ingesting": busy,
         "ingest": {
@@ -256,16 +267,14 @@ def measure(name: str, config: Path, key: str, questions: list[str], args: argpa
             "embeddings_computed": report.get("embeddings_computed"),
             "overlapped_seconds": round(min(busy_until, run.seconds if run else 0.0), 1),
         },
-        "http_p95_over_in_process_p95_one_client": round(quiet[0]["p95_ms"] / baseline["p95_ms"], 3)
-        if args.clients[0] == 1
-        else None,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", default="1,8,32", help="client counts, comma-separated (the first should be 1)")
+    parser.add_argument("--clients", default="1,8,32", help="client counts, comma-separated")
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds of load per client count")
+    parser.add_argument("--rounds", type=int, default=3, help="one-client rounds, in process then over HTTP")
     parser.add_argument("--rows", type=int, default=100_000, help="child rows of the synthetic index (0: skip it)")
     parser.add_argument("--ingest-pages", type=int, default=400, help="pages the concurrent ingest writes")
     parser.add_argument("--workers", type=int, default=1, help="`cairn serve --workers`")

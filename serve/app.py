@@ -1,5 +1,6 @@
 """The HTTP service (FastAPI on uvicorn): `POST /v1/retrieve`, `POST /v1/feedback`, `GET /healthz`, `GET /metrics`,
-`GET /openapi.json` and `/docs`. docs/service.md is the reference; this module is the only place routes live.
+`GET /openapi.json` and `/docs`, and the MCP tool at `/mcp` (serve/mcp_http.py). docs/service.md is the
+reference; this module is the only place routes live.
 
 Every error is a JSON object `{"error": "<one line>"}` with a 4xx or 503 status: never a traceback, never the key.
 The caller's tenant and groups come from its key (serve/auth.py); a body naming them is refused.
@@ -28,10 +29,12 @@ from cairn.query.answers import result_json
 from cairn.schemas.config import CairnConfig, ServeConfig, load_config
 from cairn.serve.auth import Caller, retry_after
 from cairn.serve.errors import Unavailable
+from cairn.serve.mcp_http import mcp_endpoint
 from cairn.serve.service import Question, Service
 
 log = logging.getLogger("cairn.serve")
 PRINCIPAL_FIELDS = {"tenant", "tenant_id", "groups", "group", "principal", "acl", "access_control_list"}
+GUARDED = ("/v1/", "/mcp")  # the paths a key opens
 CONFIG_ENV = "CAIRN_SERVE_CONFIG"  # how `cairn serve --workers N` hands each worker process its configuration
 
 
@@ -110,7 +113,7 @@ class KeyCheck:
         self.app, self.service = app, service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+        if scope["type"] != "http" or not scope["path"].startswith(GUARDED):
             await self.app(scope, receive, send)
             return
         given = [value for name, value in scope.get("headers") or [] if name == b"authorization"]
@@ -167,10 +170,13 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
     service = service or Service(config)
     retrieve_model = request_model(config.serve)
 
+    mcp_app, mcp_running = mcp_endpoint(service)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(service.warm)  # the encoder loads before the first question, not during it
-        yield
+        async with mcp_running():
+            yield
         if owned:
             service.close()
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # this worker's live gauges leave the sums
@@ -244,6 +250,8 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
         return JSONResponse(
             {"status": "ok", "index": "reachable", "collection": config.milvus.collection, "serving": serving}
         )
+
+    app.add_route("/mcp", mcp_app, methods=["GET", "POST", "DELETE"])  # the MCP tool, behind the same keys
 
     @app.get("/metrics", summary="Prometheus text format", response_class=Response)
     async def metrics() -> Response:

@@ -382,3 +382,46 @@ def test_a_question_past_its_deadline_gets_503_and_never_runs_for_nobody(server)
     assert 'cairn_rejected_requests_total{reason="busy"} 1.0' in scraped
     assert 'cairn_retrieve_requests_total{status="error"} 1.0' in scraped
     service.close()
+
+
+def mcp_over_http(server: Server, key: str | None, calls: list[tuple[str, dict]]):
+    """Through the MCP SDK's streamable-HTTP client: the tools listed, then each call's result (or the error)."""
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def session():
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        async with create_mcp_http_client(headers=headers) as http:
+            async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
+                tools = await client.list_tools()
+                results = [await client.call_tool(name, arguments) for name, arguments in calls]
+                return tools, results
+
+    return asyncio.run(session())
+
+
+@pytest.mark.core
+def test_the_mcp_tool_on_the_service_answers_as_the_keys_principal(server):
+    tools, (ledger, scanner, bad) = mcp_over_http(
+        server,
+        KEYS["globex-bot"],
+        [
+            ("search", {"query": LEDGER}),
+            ("search", {"query": "restart the scanner-gateway pods in depot-east"}),
+            ("search", {"query": LEDGER, "k": 99}),
+        ],
+    )
+    assert [t.name for t in tools.tools] == ["search"]
+    assert "acme" not in ledger.content[0].text and "pg_ctl" not in ledger.content[0].text  # globex reads no acme
+    assert scanner.structured_content["results"][0]["title"] == "Warehouse scanner API"
+    assert scanner.structured_content["query_id"]  # for POST /v1/feedback
+    assert bad.is_error and bad.content[0].text.startswith("k:")
+    (_, (as_acme,)) = mcp_over_http(server, KEYS["acme-bot"], [("search", {"query": LEDGER})])
+    assert "[1] Ledger DB failover" in as_acme.content[0].text
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's error for a 401 varies by version; it must fail
+        mcp_over_http(server, "wrong-key", [])
+    status, _, _ = server.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, key=None)
+    assert status == 401

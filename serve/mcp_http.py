@@ -1,0 +1,71 @@
+"""The MCP `search` tool on the HTTP service itself (`POST /mcp`, the SDK's streamable-HTTP transport), behind the
+same bearer keys as /v1: a shared service for agents, where `cairn mcp` (stdio) is one person's own.
+
+Each call runs as the principal of the key that made it (serve/app.py's KeyCheck authenticates /mcp before the SDK
+sees the request) and goes through the service like /v1/retrieve: the turn, the deadline, the metrics, the
+feedback record (its `query_id` is in the structured content, for POST /v1/feedback). Stateless and answered as
+JSON (no session to keep on one worker, so `--workers N` needs nothing more); DNS-rebinding protection is off
+because every request needs a key, which a rebinding page does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from mcp import types
+from mcp.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+
+import cairn
+from cairn.errors import UsageError
+from cairn.serve.auth import Caller
+from cairn.serve.errors import Unavailable
+from cairn.serve.mcp import SEARCH_TOOL, TOOL, answer, parse, refusal
+from cairn.serve.service import Question, Service
+
+
+def caller_of(ctx: Any) -> Caller:
+    """The caller KeyCheck put in the HTTP request's state (a protocol error when there is none)."""
+    request = getattr(ctx, "request", None)
+    state = getattr(request, "scope", {}).get("state") or {}
+    found = state.get("caller")
+    if not isinstance(found, Caller):
+        raise MCPError(code=types.INVALID_REQUEST, message="no authenticated caller: send a bearer key")
+    return found
+
+
+def tool_server(service: Service) -> Server[Any]:
+    async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[SEARCH_TOOL])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name != TOOL:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}: this server has {TOOL!r}")
+        caller = caller_of(ctx)
+        try:
+            search = parse(params.arguments)
+            question = Question(search.query, search.k, search.doc_tag, search.as_of)
+            query_id, result = await service.answer(question, caller)
+        except (UsageError, Unavailable) as exc:  # a bad argument (a bad as_of included), a busy or failing index
+            return refusal(str(exc))
+        reply = answer(result)
+        if reply.structured_content is not None:
+            reply.structured_content["query_id"] = query_id
+        return reply
+
+    return Server("cairn", version=cairn.__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def mcp_endpoint(service: Service) -> tuple[StreamableHTTPASGIApp, Callable[[], AbstractAsyncContextManager[Any]]]:
+    """The ASGI app to route /mcp to, and the context the app's lifespan must hold while it serves."""
+    manager = StreamableHTTPSessionManager(
+        app=tool_server(service),
+        stateless=True,
+        json_response=True,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    return StreamableHTTPASGIApp(manager), manager.run
