@@ -11,7 +11,8 @@ headline: HTTP p95 over in-process p95, per round and its median; goal <= 1.2); 
 that many clients in threads, each with its own keep-alive connection, asking for --seconds: requests/s,
 p50/p95 ms, errors; then the same while `cairn ingest` writes --ingest-pages synthetic wiki pages
 (bench.scale_corpus) into that index, in a process of its own. The clients run on the same 2 cores as the
-service: at 32 clients they take part of the machine. Results: bench/results/serve_load.json.
+service: at 32 clients they take part of the machine. Results: bench/results/serve_load.json
+(serve_load_workersN.json with --workers N).
 """
 
 from __future__ import annotations
@@ -299,7 +300,7 @@ def main() -> None:
         results["synthetic"] = {"rows": args.rows, "insert_seconds": round(time.perf_counter() - started, 1)}
         results["synthetic"].update(measure("synthetic", config, key, synthetic_questions(64), args))
     results["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    save("serve_load", results)
+    save("serve_load" if args.workers == 1 else f"serve_load_workers{args.workers}", results)
 
 
 if __name__ == "__main__":
