@@ -45,12 +45,11 @@ class CairnRetriever(BaseRetriever):
     doc_tag: str | None = None
     as_of: AsOf = None
     filters: Filters | None = None
-    _scope: Scope = PrivateAttr()
     _owned: bool = PrivateAttr(default=False)
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        self._scope = Scope(self.principal, self.k, self.doc_tag, self.as_of, self.filters)
+        Scope(self.principal, self.k, self.doc_tag, self.as_of, self.filters)  # refused now, not at the first question
 
     @classmethod
     def from_config(
@@ -69,7 +68,9 @@ class CairnRetriever(BaseRetriever):
         return made
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        result = ask(self.retriever, query, self._scope)
+        # the scope from the fields as they are now: a model_copy(update=...) asks as what it says, never as the
+        # original (pydantic copies private attributes as they were)
+        result = ask(self.retriever, query, Scope(self.principal, self.k, self.doc_tag, self.as_of, self.filters))
         return [
             Document(page_content=hit.text, metadata=hit_metadata(hit, rank, result), id=hit.chunk_id)
             for rank, hit in enumerate(result.hits, 1)

@@ -94,6 +94,9 @@ def test_langchain_never_returns_what_the_principal_may_not_read(retriever):
     assert "Rotate leaked credentials" not in titles(sre.invoke(LEAK, principal=Principal("acme", ["security"])))
     with pytest.raises(ValueError, match="frozen"):
         sre.principal = Principal("acme", ["security"])
+    copied = sre.model_copy(update={"principal": Principal("acme", ["security"])})  # asks as what it says it is
+    assert titles(copied.invoke(LEAK))[0] == "Rotate leaked credentials"
+    assert "Rotate leaked credentials" not in titles(sre.invoke(LEAK))
 
     assert {"Ledger DB failover", "Kafka consumer lag"} <= set(titles(sre.invoke(FILLER)))
     other_tenant = globex.invoke(FILLER)
