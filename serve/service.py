@@ -144,11 +144,12 @@ class Service:
             raise Busy(f"the service is busy ({MAX_WAITING} questions waiting in this worker): try again shortly")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        started = threading.Event()  # set once the question holds its turn: past the deadline, busy or slow
 
         def run() -> None:
             value, error = None, None
             try:
-                value = self._with_turn(work, deadline) if waits else work()
+                value = self._with_turn(work, deadline, started) if waits else work()
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine, raised there
                 error = exc
             finally:
@@ -163,10 +164,12 @@ class Service:
         try:
             return await asyncio.wait_for(future, self.timeout)
         except TimeoutError:
+            if waits and not started.is_set():  # still waiting for the turn: the worker is full, not the index slow
+                raise Busy(f"the service is busy: no turn within {self.timeout:g} s") from None
             log.warning("a question overran [serve] timeout_seconds = %g", self.timeout)
             raise Unavailable(f"the index did not answer within {self.timeout:g} s") from None
 
-    def _with_turn(self, work: Callable[[], T], deadline: float) -> T:
+    def _with_turn(self, work: Callable[[], T], deadline: float, started: threading.Event) -> T:
         if not self._turn.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise Busy(f"the service is busy: no turn within {self.timeout:g} s")
         try:
@@ -174,6 +177,7 @@ class Service:
                 raise Busy(f"the service is busy: no turn within {self.timeout:g} s")
             if self._closed:
                 raise Unavailable("the service is stopping")
+            started.set()
             return work()
         finally:
             self._turn.release()

@@ -9,9 +9,14 @@ from cairn.flows.runner import RunnerEncoder
 
 
 def test_the_bundled_models_are_encoders_without_loading_their_weights():
-    encoder = load_encoder("all-MiniLM-L6-v2", "torch")
-    assert isinstance(encoder, ModelEncoder) and isinstance(encoder, Encoder)
+    from cairn.embedding.model import DEFAULT_ONNX_CACHE, MODELS
+
+    # a new one: the process-wide encoder load_encoder hands out may have been loaded by another test here
+    encoder = ModelEncoder(MODELS["all-MiniLM-L6-v2"], "torch", DEFAULT_ONNX_CACHE)
+    assert isinstance(encoder, Encoder)
     assert (encoder.identity, encoder.dim, encoder.loaded) == ("all-MiniLM-L6-v2/seq256/d384", 384, False)
+    shared = load_encoder("all-MiniLM-L6-v2", "torch")
+    assert isinstance(shared, ModelEncoder) and shared.identity == encoder.identity
 
 
 def test_the_task_runner_encoder_is_an_encoder():
