@@ -170,22 +170,13 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
     return rows
 
 
-def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
-    from pymilvus import AnnSearchRequest, RRFRanker
-
-    from cairn.index.milvus import Connection
+def write_rows(config, children: int) -> None:
+    """`children` synthetic child rows (their documents' parents besides) into the collection `config` names."""
     from cairn.index.store import MilvusStore
-    from cairn.query import Principal
-    from cairn.query.retriever import Retriever
-    from cairn.query.search import CHILD_FIELDS
-    from cairn.schemas.collection import SPARSE_FIELD
-    from cairn.schemas.config import QueryConfig
 
-    config = where.milvus_config(work / f"speed-{children}", "speed")
     store = MilvusStore(config, DIM)
     store.ensure_collection()
     vectors = np.random.default_rng(5)
-    started = time.perf_counter()
     batch: list[dict] = []
     for doc in range(children // (SECTIONS * CHILDREN)):
         batch.extend(rows_for(doc, vectors))
@@ -195,6 +186,21 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     store.upsert(batch)
     store.flush()
     store.close()
+
+
+def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
+    from pymilvus import AnnSearchRequest, RRFRanker
+
+    from cairn.index.milvus import Connection
+    from cairn.query import Principal
+    from cairn.query.retriever import Retriever
+    from cairn.query.search import CHILD_FIELDS
+    from cairn.schemas.collection import SPARSE_FIELD
+    from cairn.schemas.config import QueryConfig
+
+    config = where.milvus_config(work / f"speed-{children}", "speed")
+    started = time.perf_counter()
+    write_rows(config, children)
     insert_s = time.perf_counter() - started
 
     connection = Connection.open(config, create=False)

@@ -76,10 +76,7 @@ def sample_config(work: Path, key: str) -> Path:
 
 def synthetic_config(work: Path, key: str, rows: int) -> Path:
     """bench.query_speed's synthetic rows in a Lite index of `work` (floors off), the load source, a bench key."""
-    import numpy as np
-
-    from bench.query_speed import CHILDREN, SECTIONS, rows_for
-    from cairn.index.store import MilvusStore
+    from bench.query_speed import write_rows
     from cairn.schemas.config import load_config
 
     path = work / "cairn.toml"
@@ -91,18 +88,7 @@ def synthetic_config(work: Path, key: str, rows: int) -> Path:
         + load_source(work)
         + serve_section(key, "acme", ["sre", "security"])
     )
-    config = load_config(path)
-    store = MilvusStore(config.milvus, 384)
-    store.ensure_collection()
-    vectors, batch = np.random.default_rng(5), []
-    for doc in range(rows // (SECTIONS * CHILDREN)):
-        batch.extend(rows_for(doc, vectors))
-        if len(batch) >= 2000:
-            store.upsert(batch)
-            batch = []
-    store.upsert(batch)
-    store.flush()
-    store.close()
+    write_rows(load_config(path).milvus, rows)
     return path
 
 
