@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cairn.query import Hit, Principal, RetrievalResult, Retriever
 from cairn.query.filters import AsOf, Filters, as_epoch, search_expr
@@ -21,6 +22,7 @@ _LOCKS: weakref.WeakKeyDictionary[Retriever, threading.Lock] = weakref.WeakKeyDi
 _LOCKS_LOCK = threading.Lock()
 
 Source = Retriever | CairnConfig | str | Path
+A = TypeVar("A", bound="OwnsRetriever")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,39 @@ def open_retriever(source: Source) -> tuple[Retriever, bool]:
     if isinstance(source, Retriever):
         return source, False
     return Retriever.from_config(source), True
+
+
+class OwnsRetriever:
+    """What both adapters do with their Retriever: `close()` (and `with`) closes it only when `from_config`
+    opened it; one handed in stays its owner's. A subclass sets `retriever`, and `_owned` False by default."""
+
+    if TYPE_CHECKING:  # declared for the checker only: each framework's model declares them its own way
+        retriever: Retriever
+        _owned: bool
+
+    def close(self) -> None:
+        if self._owned:
+            self.retriever.close()
+
+    def __enter__(self: A) -> A:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def adapter_over(source: Source, make: Callable[[Retriever], A]) -> A:
+    """`make(retriever)` over the Retriever `source` names (opened from a config, or handed in), closing one it
+    opened when `make` refuses its arguments; the adapter then owns what it opened."""
+    retriever, owned = open_retriever(source)
+    try:
+        made = make(retriever)
+    except Exception:
+        if owned:
+            retriever.close()
+        raise
+    made._owned = owned
+    return made
 
 
 def ask(retriever: Retriever, question: str, scope: Scope) -> RetrievalResult:

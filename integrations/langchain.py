@@ -24,12 +24,12 @@ except ModuleNotFoundError as exc:
     raise ImportError('cairn.integrations.langchain needs langchain-core: pip install "cairn[langchain]"') from exc
 from pydantic import ConfigDict, InstanceOf, PrivateAttr
 
-from cairn.integrations.common import Scope, Source, ask, hit_metadata, open_retriever
+from cairn.integrations.common import OwnsRetriever, Scope, Source, adapter_over, ask, hit_metadata
 from cairn.query import Principal, Retriever
 from cairn.query.filters import AsOf, Filters
 
 
-class CairnRetriever(BaseRetriever):
+class CairnRetriever(OwnsRetriever, BaseRetriever):
     """A LangChain retriever over a Cairn Retriever, asking on behalf of one Principal.
 
     `CairnRetriever(retriever=..., principal=Principal(...), k=...)` over a Retriever you own (and close), or
@@ -57,15 +57,9 @@ class CairnRetriever(BaseRetriever):
     ) -> CairnRetriever:
         """A retriever over `Retriever.from_config(config)` (or over `config` itself, a Retriever, left open by
         close()); `fields`: doc_tag, as_of, filters, and BaseRetriever's own (tags, metadata)."""
-        retriever, owned = open_retriever(config)
-        try:
-            made = cls(retriever=retriever, principal=Principal(tenant, groups), k=k, **fields)
-        except Exception:
-            if owned:
-                retriever.close()
-            raise
-        made._owned = owned
-        return made
+        return adapter_over(
+            config, lambda retriever: cls(retriever=retriever, principal=Principal(tenant, groups), k=k, **fields)
+        )
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         # the scope from the fields as they are now: a model_copy(update=...) asks as what it says, never as the
@@ -75,14 +69,3 @@ class CairnRetriever(BaseRetriever):
             Document(page_content=hit.text, metadata=hit_metadata(hit, rank, result), id=hit.chunk_id)
             for rank, hit in enumerate(result.hits, 1)
         ]
-
-    def close(self) -> None:
-        """Close the Retriever from_config opened; one handed in stays open for its owner."""
-        if self._owned:
-            self.retriever.close()
-
-    def __enter__(self) -> CairnRetriever:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()

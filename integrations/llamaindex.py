@@ -28,7 +28,7 @@ except ModuleNotFoundError as exc:
         raise  # llama-index-core is there but something it needs is not: its own error says what
     raise ImportError('cairn.integrations.llamaindex needs llama-index-core: pip install "cairn[llamaindex]"') from exc
 
-from cairn.integrations.common import Scope, Source, ask, hit_metadata, open_retriever
+from cairn.integrations.common import OwnsRetriever, Scope, Source, adapter_over, ask, hit_metadata
 from cairn.query import Principal, Retriever
 from cairn.query.filters import AsOf, Filters
 
@@ -37,7 +37,7 @@ from cairn.query.filters import AsOf, Filters
 PROMPT_METADATA = {"citation"}
 
 
-class CairnRetriever(BaseRetriever):
+class CairnRetriever(OwnsRetriever, BaseRetriever):
     """A LlamaIndex retriever over a Cairn Retriever, asking on behalf of one Principal.
 
     `CairnRetriever(retriever, Principal(...), k=...)` over a Retriever you own (and close), or
@@ -69,15 +69,7 @@ class CairnRetriever(BaseRetriever):
     ) -> CairnRetriever:
         """A retriever over `Retriever.from_config(config)` (or over `config` itself, a Retriever, left open by
         close()); `scope`: doc_tag, as_of, filters."""
-        retriever, owned = open_retriever(config)
-        try:
-            made = cls(retriever, Principal(tenant, groups), k=k, **scope)
-        except Exception:
-            if owned:
-                retriever.close()
-            raise
-        made._owned = owned
-        return made
+        return adapter_over(config, lambda retriever: cls(retriever, Principal(tenant, groups), k=k, **scope))
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         result = ask(self.retriever, query_bundle.query_str, self.scope)
@@ -96,14 +88,3 @@ class CairnRetriever(BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return await asyncio.to_thread(self._retrieve, query_bundle)
-
-    def close(self) -> None:
-        """Close the Retriever from_config opened; one handed in stays open for its owner."""
-        if self._owned:
-            self.retriever.close()
-
-    def __enter__(self) -> CairnRetriever:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
