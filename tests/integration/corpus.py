@@ -78,11 +78,6 @@ def acme_wiki(tmp_path: Path) -> tuple[Path, Path]:
 def index_directly(tmp_path: Path) -> Path:
     """The two-tenant corpus chunked, embedded and written straight into a Lite index (no Prefect, no flow): for
     tests of what reads an index (the service, the adapters). Returns the config's path (index in tmp_path/index)."""
-    from cairn.chunkers import chunk_document
-    from cairn.embedding import load_encoder
-    from cairn.index.cache import EmbeddingCache
-    from cairn.index.rows import ChunkedDocument, build_rows
-    from cairn.index.store import MilvusStore
     from cairn.schemas import ContentType, SourceDocument, SourceType
     from cairn.schemas.config import load_config
     from cairn.sources import document_id
@@ -109,6 +104,19 @@ def index_directly(tmp_path: Path) -> Path:
         )
         for locator, page in pages.items()
     ]
+    write_documents(config, docs)
+    return config_path
+
+
+def write_documents(config, docs) -> None:
+    """`docs` chunked, embedded by the configured model and written into the configured collection, directly (no
+    flow): what the index holds for tests of what reads it."""
+    from cairn.chunkers import chunk_document
+    from cairn.embedding import load_encoder
+    from cairn.index.cache import EmbeddingCache
+    from cairn.index.rows import ChunkedDocument, build_rows
+    from cairn.index.store import MilvusStore
+
     encoder = load_encoder(config.embedding.model)
     cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
     rows, _ = build_rows([ChunkedDocument(d, chunk_document(d, config.chunking)) for d in docs], encoder, cache, 64)
@@ -118,4 +126,3 @@ def index_directly(tmp_path: Path) -> Path:
     store.upsert(rows)
     store.flush()
     store.close()
-    return config_path

@@ -7,13 +7,8 @@ import json
 
 import pytest
 
-from cairn.chunkers import chunk_document
 from cairn.cli.app import main as cairn
-from cairn.embedding import load_encoder
 from cairn.flows.ingest import ingest_flow
-from cairn.index.cache import EmbeddingCache
-from cairn.index.rows import ChunkedDocument, build_rows
-from cairn.index.store import MilvusStore
 from cairn.query import FilterError, Principal, Retriever
 from cairn.schemas import ContentType, SourceDocument, SourceType
 from cairn.schemas.config import load_config
@@ -108,15 +103,7 @@ def write_history(config_path) -> None:
         temporal_end=PAST_END,
         is_current=False,
     )
-    encoder = load_encoder(config.embedding.model)
-    cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
-    rows, _ = build_rows([ChunkedDocument(doc, chunk_document(doc, config.chunking))], encoder, cache, 64)
-    cache.close()
-    store = MilvusStore(config.milvus, encoder.dim)
-    store.ensure_collection()
-    store.upsert(rows)
-    store.flush()
-    store.close()
+    corpus.write_documents(config, [doc])
 
 
 HOSTILE = ['acme" or tenant_id != "', 'sre" or acl_key like "%', "%", "\\", "' or 1=1 --", 'x") or (true']

@@ -9,15 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cairn.chunkers import chunk_document
-from cairn.embedding import load_encoder
-from cairn.index.cache import EmbeddingCache
-from cairn.index.rows import ChunkedDocument, build_rows
-from cairn.index.store import MilvusStore
 from cairn.query import Principal, Retriever
 from cairn.schemas import ContentType, SourceDocument, SourceType, stable_id
 from cairn.schemas.config import load_config
 from tests.conftest import write_config
+from tests.integration import corpus
 
 HOSTILE = [
     'acme" or tenant_id != "',
@@ -79,17 +75,8 @@ def indexed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("security")
     config_path = write_config(tmp / "c.toml", tmp / "index", [])
     config = load_config(config_path)
-    encoder = load_encoder(config.embedding.model)
     docs = documents()
-    chunked = [ChunkedDocument(d, chunk_document(d, config.chunking)) for d in docs]
-    cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
-    rows, _ = build_rows(chunked, encoder, cache, 64)
-    cache.close()
-    store = MilvusStore(config.milvus, encoder.dim)
-    store.ensure_collection()
-    store.upsert(rows)
-    store.flush()
-    store.close()
+    corpus.write_documents(config, docs)
     retriever = Retriever.from_config(config_path)
     yield retriever, {d.document_id: d for d in docs}
     retriever.close()
