@@ -26,7 +26,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.common import DEFAULT_MODEL, REPO, RESULTS, require_shared, save
+from bench.common import DEFAULT_MODEL, REPO, RESULTS, percentile, require_shared, save
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
 from cairn.embedding.model import BACKENDS, MODELS
 from cairn.schemas.config import QueryConfig
@@ -37,7 +37,14 @@ VARIANTS: dict[str, dict] = {
     "full": {},
     "no_gate": {"steps": {"gate": False}},
     "no_floors": {"steps": {"floors": False}},
-    "with_second_pass": {"steps": {"second_pass": True}},
+    "with_rerank": {"steps": {"rerank": True}},
+    "with_rerank_colbert": {"steps": {"rerank": True}, "rerank_model": "answerai-colbert-small-v1"},
+    "rerank_every_question": {"steps": {"rerank": True}, "rerank_band": (0.0, 2.0)},
+    "rerank_every_question_colbert": {
+        "steps": {"rerank": True},
+        "rerank_band": (0.0, 2.0),
+        "rerank_model": "answerai-colbert-small-v1",
+    },
     "no_sparse_doc_recall": {"steps": {"sparse_doc_recall": False}},
     "no_dominance": {"steps": {"dominance": False}},
     "no_diversity": {"steps": {"diversity": False}},
@@ -56,7 +63,10 @@ LABELS = {
     "full": "**the default pipeline**",
     "no_gate": "without the query gate",
     "no_floors": "without the relevance floors",
-    "with_second_pass": "with the second pass (off by default since 0.5)",
+    "with_rerank": "with the borderline rerank (cross-encoder ms-marco-MiniLM-L-12-v2)",
+    "with_rerank_colbert": "with the borderline rerank (late interaction, answerai-colbert-small-v1's body)",
+    "rerank_every_question": "reranking every question (cross-encoder)",
+    "rerank_every_question_colbert": "reranking every question (late interaction)",
     "no_sparse_doc_recall": "without the short-document recall guarantee",
     "no_dominance": "without dominance (main document first)",
     "no_diversity": "without diversity (2 sections a document)",
@@ -165,6 +175,41 @@ class MemoEncoder:
         return np.stack([self.memo[t] for t in texts])
 
 
+class MemoReranker:
+    """A reranker that scores each (question, passage) pair once per run: the variants that rerank ask the model
+    about the same pairs (every question's scores serve the borderline ones too). `last_ms` is what the model
+    took for the last call's pairs when each was first scored (one pair per run, so a pair's time is its own):
+    the reranker's cost per question, whichever variant asked first."""
+
+    def __init__(self, model) -> None:
+        self.model, self.name = model, model.name
+        self.memo: dict[tuple[str, str], tuple[float, float]] = {}  # (question, passage) -> (score, ms)
+        self.last_ms = 0.0
+
+    def score(self, query: str, passages: list[str]):
+        import numpy as np
+
+        missing = list(dict.fromkeys(p for p in passages if (query, p) not in self.memo))
+        if missing:
+            started = time.perf_counter()
+            scores = self.model.score(query, missing)
+            each = (time.perf_counter() - started) * 1000 / len(missing)
+            self.memo.update({(query, p): (float(s), each) for p, s in zip(missing, scores)})
+        self.last_ms = sum(self.memo[(query, p)][1] for p in passages)
+        return np.array([self.memo[(query, p)][0] for p in passages], dtype=np.float32)
+
+
+_RERANKERS: dict[str, MemoReranker] = {}  # one per model for the whole run
+
+
+def memo_reranker(name: str) -> MemoReranker:
+    from cairn.embedding.reranker import load_reranker
+
+    if name not in _RERANKERS:
+        _RERANKERS[name] = MemoReranker(load_reranker(name))
+    return _RERANKERS[name]
+
+
 def memo_reader(config):
     """The collection's reader, its client answering each distinct search and read from Milvus once per run:
     every variant asks the same searches of the same query (the steps after the legs differ), so the twelve
@@ -221,9 +266,10 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
     config = load_config(dev.config)
     settings = config.query.model_copy(update=variant)
     settings = type(settings)(**settings.model_dump())  # re-validated
-    retriever = Retriever(config.milvus, settings, encoder, client=reader or connect(config.milvus))
+    reranker = memo_reranker(settings.rerank_model) if settings.enabled("rerank") else None
+    retriever = Retriever(config.milvus, settings, encoder, client=reader or connect(config.milvus), reranker=reranker)
     principal = Principal(TENANT, [GROUP])
-    runs, latencies, statuses, injections, second, primary = [], [], {}, 0, 0, []
+    runs, latencies, statuses, injections, primary, rerank_ms = [], [], {}, 0, [], []
     for query in dev.queries[:limit]:
         started = time.perf_counter()
         result = retriever.retrieve(query.text, principal, k=k, doc_tag=query.doc_tag)
@@ -234,7 +280,8 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
             runs.append((documents_in_order([h.document_id for h in result.hits]), query.relevant))
         statuses[result.status] = statuses.get(result.status, 0) + 1
         injections += result.diagnostics.get("injections", 0)
-        second += bool(result.diagnostics.get("second_pass"))
+        if result.diagnostics.get("rerank_used") and reranker is not None:
+            rerank_ms.append(reranker.last_ms)
         if result.diagnostics.get("primary_doc_fraction") is not None:
             primary.append(result.diagnostics["primary_doc_fraction"])
         for hit in result.hits:
@@ -251,7 +298,8 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         "metrics": summarise(runs, k=10),
         "statuses": statuses,
         "injections": injections,
-        "second_passes": second,
+        "reranked": len(rerank_ms),
+        "rerank_ms_p95": round(percentile(rerank_ms, 0.95), 1) if rerank_ms else None,
         "gated_queries": len(primary),
         "mean_primary_doc_fraction": round(statistics.mean(primary), 4) if primary else None,
         "latency_ms_p50": round(latencies[len(latencies) // 2], 1) if latencies else None,
@@ -307,10 +355,12 @@ def main() -> None:
         reader = memo_reader(load_config(dev.config))
         for variant in args.variants.split(","):
             entry["variants"][variant] = evaluate(dev, VARIANTS[variant], encoder, args.k, limit, reader)
-            m = entry["variants"][variant]["metrics"]
+            run = entry["variants"][variant]
+            m = run["metrics"]
+            reranked = f" reranked {run['reranked']} (p95 {run['rerank_ms_p95']} ms)" if run["reranked"] else ""
             print(
                 f"{name:9} {variant:22} ndcg@10 {m['ndcg@10']:.3f} r@1 {m['recall@1']:.3f} r@5 {m['recall@5']:.3f} "
-                f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {entry['variants'][variant]['latency_ms_p50']} ms",
+                f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {run['latency_ms_p50']} ms{reranked}",
                 flush=True,
             )
         reader.close()

@@ -1,4 +1,4 @@
-"""Step 4: score floors, the exact-term rescue, and when a second pass is worth its cost."""
+"""Step 4: score floors and the exact-term rescue."""
 
 from __future__ import annotations
 
@@ -72,9 +72,3 @@ def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOu
             outcome.kept, outcome.rescued = [best], True
             outcome.notes.append(f"kept one keyword match covering {coverage:.0%} of the query terms")
     return outcome
-
-
-def wants_second_pass(top: float, band: tuple[float, float]) -> bool:
-    """Confident hits skip it; only a borderline top score pays for a rescoring."""
-    lo, hi = band
-    return lo <= top < hi

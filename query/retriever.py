@@ -10,9 +10,9 @@ search legs) and query/parents.py's (parent rows), through the generation query/
 
 Steps (each off with `[query] steps = { name = false }`, see schemas.config.QUERY_STEPS): gate -> transform ->
 hybrid search (dense full text, dense abstract, BM25; tenant + ACL + time pre-filter inside Milvus) ->
-fusion -> floors (+ exact-term rescue) -> second pass -> promotion to sections -> sparse-document recall ->
-dominance -> diversity -> parents fetched (ACL re-checked) -> expansion -> packing -> citations ->
-confidence + gaps -> one telemetry record.
+fusion -> rerank (a borderline top only) -> floors (+ exact-term rescue) -> promotion to sections ->
+sparse-document recall -> dominance -> diversity -> parents fetched (ACL re-checked) -> expansion -> packing ->
+citations -> confidence + gaps -> one telemetry record.
 """
 
 from __future__ import annotations
@@ -27,17 +27,19 @@ from pathlib import Path
 from pymilvus.exceptions import MilvusException
 
 from cairn.embedding import Encoder, query_encoder_for
+from cairn.embedding.reranker import Reranker, load_reranker
 from cairn.errors import NoCollection, RetrievalError, StoreError
 from cairn.index.generations import open_serving
 from cairn.index.milvus import CollectionReader, Connection
 from cairn.query import confidence as conf
 from cairn.query.citations import citation, deep_link
 from cairn.query.filters import Access, AsOf, Filters, as_epoch, search_expr
-from cairn.query.floors import Floors, apply_floors, wants_second_pass
+from cairn.query.floors import Floors, apply_floors
 from cairn.query.fusion import fuse, leg_weights
 from cairn.query.gate import GUIDANCE, gate
 from cairn.query.packing import ChildText, PackItem, pack
 from cairn.query.parents import children_per_document, fetch_parents, neighbours
+from cairn.query.rerank import in_band, rerank
 from cairn.query.search import Search
 from cairn.query.selection import (
     SparseDocLimits,
@@ -88,9 +90,11 @@ class Retriever:
         settings: QueryConfig,
         encoder: Encoder,
         client: CollectionReader | Connection | object | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         """`client`: a CollectionReader, a Connection or a pymilvus client to read through (the default opens the
-        generation the configured name serves); `close` closes it."""
+        generation the configured name serves); `close` closes it. `reranker`: the rerank step's model (the
+        default loads [query] rerank_model when a question first needs it)."""
         self.milvus = milvus
         self.settings = settings
         self.encoder = encoder
@@ -103,6 +107,7 @@ class Retriever:
         self.serving = ServedCollection(self.reader, milvus, encoder, settings.serving_check_seconds)
         self.reader, self.encoder = self.serving.reader, self.serving.encoder
         self.transform = load_transform(settings.transform)
+        self._reranker = reranker
         self._cache: dict[tuple[Hashable, ...], tuple[float, RetrievalResult]] = {}  # key -> (expiry, result)
 
     @classmethod
@@ -114,6 +119,17 @@ class Retriever:
         except (ModuleNotFoundError, FileNotFoundError) as exc:
             raise RetrievalError(str(exc)) from None
         return cls(config.milvus, config.query, encoder)
+
+    def reranker(self) -> Reranker:
+        """The [query] rerank_model, loaded on first use: from the exported query-model folder the encoder
+        came from when it holds a copy, else from the package that ships it (RetrievalError if neither)."""
+        if self._reranker is None:
+            folder = getattr(self.encoder, "folder", None)
+            try:
+                self._reranker = load_reranker(self.settings.rerank_model, str(folder) if folder else None)
+            except FileNotFoundError as exc:
+                raise RetrievalError(str(exc)) from None
+        return self._reranker
 
     def retrieve(
         self,
@@ -202,11 +218,11 @@ class Retriever:
         trace["combined_top"] = round(max((c.combined for c in ranked), default=0.0), 4)
         clock.lap("fusion")
 
-        trace["second_pass"] = False
-        if on("second_pass") and ranked and wants_second_pass(max(c.combined for c in ranked), s.second_pass_band):
-            ranked = search.second_pass(ranked, vectors[0], vw, kw, access)
-            trace["second_pass"] = True
-            clock.lap("second_pass")
+        trace["rerank_used"], trace["rerank_ms"] = False, 0.0
+        if on("rerank") and ranked and in_band(max(c.combined for c in ranked), s.rerank_band):
+            reranked = rerank(text, ranked, self.reranker(), s.rerank_top, s.rerank_weight)
+            ranked, trace["rerank_used"], trace["rerank_ms"] = reranked.ranked, reranked.used, reranked.ms
+            clock.lap("rerank")
 
         kept = ranked
         if on("floors"):

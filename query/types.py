@@ -95,7 +95,8 @@ class Diagnostics(TypedDict, total=False):
     vector_max: float
     keyword_max: float
     combined_top: float
-    second_pass: bool
+    rerank_used: bool  # the top was borderline and the reranker reordered the top candidates (rule 11)
+    rerank_ms: float  # the reranker's time (0.0 when it did not run)
     floors: FloorsTrace
     injections: int  # sections the sparse-document guarantee injected
     primary_document: str | None

