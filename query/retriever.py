@@ -118,7 +118,14 @@ class Retriever:
             encoder = query_encoder_for(config.embedding)
         except (ModuleNotFoundError, FileNotFoundError) as exc:
             raise RetrievalError(str(exc)) from None
-        return cls(config.milvus, config.query, encoder)
+        retriever = cls(config.milvus, config.query, encoder)
+        if config.query.enabled("rerank"):  # its model loads now: a missing file is said before any question
+            try:
+                retriever.reranker()
+            except RetrievalError:
+                retriever.close()
+                raise
+        return retriever
 
     def reranker(self) -> Reranker:
         """The [query] rerank_model, loaded on first use: from the exported query-model folder the encoder
@@ -220,7 +227,11 @@ class Retriever:
 
         trace["rerank_used"], trace["rerank_ms"] = False, 0.0
         if on("rerank") and ranked and in_band(max(c.combined for c in ranked), s.rerank_band):
-            reranked = rerank(text, ranked, self.reranker(), s.rerank_top, s.rerank_weight)
+            sections = None
+            if s.rerank_text == "section":
+                parents = list(dict.fromkeys(c.parent_chunk_id for c in ranked))[: s.rerank_top]
+                sections = {key: row["text"] for key, row in fetch_parents(self.reader, parents, access).items()}
+            reranked = rerank(text, ranked, self.reranker(), s.rerank_top, s.rerank_weight, sections)
             ranked, trace["rerank_used"], trace["rerank_ms"] = reranked.ranked, reranked.used, reranked.ms
             clock.lap("rerank")
 
