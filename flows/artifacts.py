@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from cairn.schemas.run_report import RunReport
+from cairn.schemas.run_report import SOURCE_FAILURE, RunReport
 
 if TYPE_CHECKING:
     from cairn.quality.report_folder import QualityReport
 
-CELL_CHARACTERS = 160  # a cell longer than this is cut (an error's whole text is in the run report)
+CELL_CHARACTERS = 160  # a text longer than this is cut (an error's whole text is in the run report)
 FAILED_SHOWN = 10  # failed expectations listed in the quality summary; the page has them all
+LISTED = 50  # failed documents (and warnings) listed in the run report's artifact; the run report has them all
 
 
 def artifact_key(kind: str) -> str:
@@ -56,6 +57,8 @@ def short(text: object, limit: int = CELL_CHARACTERS) -> str:
 
 
 def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
+    """The run report for Prefect's UI: two short tables of counts, then the failed documents and the warnings as
+    lists (a table cell does not wrap there: an error's text ran out of the panel), the first LISTED of each."""
     d = report.documents
     lines = [
         f"### {title} {report.run_id}",
@@ -68,22 +71,24 @@ def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
         "|---|---|---|---|",
         f"| {report.sections} | {report.chunks} | {report.embeddings_computed} | {report.seconds:.1f} |",
     ]
-    if report.failures:
-        lines += ["", "| source | document | error |", "|---|---|---|"]
-        lines += [f"| {cell(f.source)} | {cell(f.document)} | {cell(f.error)} |" for f in report.failures]
-    if report.warnings:
-        lines += ["", "| source | document | warning |", "|---|---|---|"]
-        lines += [f"| {cell(w.source)} | {cell(w.document)} | {cell(w.error)} |" for w in report.warnings]
+    for heading, items in (("Failed", report.failures), ("Warnings", report.warnings)):
+        if items:
+            lines += ["", f"**{heading}** ({len(items)}):", ""]
+            lines += [f"- {cell(i.source)} · {_document(i.document)}: {cell(i.error)}" for i in items[:LISTED]]
+            if len(items) > LISTED:
+                lines.append(f"- and {len(items) - LISTED} more in the run report")
     return "\n".join(lines)
 
 
+def _document(document: str) -> str:
+    return "(the whole source)" if document == SOURCE_FAILURE else cell(document)
+
+
 def source_rows(report: RunReport) -> list[dict]:
-    """One row per source: how it went and its document counts (the table artifact)."""
-    columns = ("status", "seen", "indexed", "unchanged", "deleted", "failed", "error")
-    return [
-        {"source": name, **{c: part.get(c, "") for c in columns}, "error": short(part.get("error", ""))}
-        for name, part in report.per_source.items()
-    ]
+    """One row per source: how it went and its document counts (the table artifact). A source's error is in the
+    run report's list, not here: Prefect's table does not wrap a cell, and one error pushed it past its panel."""
+    columns = ("status", "seen", "indexed", "unchanged", "deleted", "failed")
+    return [{"source": name, **{c: part.get(c, "") for c in columns}} for name, part in report.per_source.items()]
 
 
 def publish_run(report: RunReport, title: str) -> None:
@@ -101,12 +106,11 @@ def quality_markdown(report: QualityReport) -> str:
     lines = [
         f"### Cairn data quality: {verdict}, {len(failed)} of {len(report.results)} expectations failed",
         "",
-        cell(" · ".join(filter(None, [report.written_at, report.index, report.scope.get("description", "")])), 400),
-        f"({report.rows} rows)",
-        "",
-        "| source | rows | checks passed | healthy sections |",
-        "|---|---|---|---|",
+        cell(" · ".join(filter(None, [report.written_at, report.index, report.scope.get("description", "")])), 400)
+        + f" ({report.rows} rows)",
     ]
+    if report.per_source:
+        lines += ["", "| source | rows | checks passed | healthy sections |", "|---|---|---|---|"]
     for name, v in sorted(report.per_source.items()):
         fit = v.get("health_fit")
         healthy = f"{fit * 100:.0f}% of {v.get('sections', 0)}" if fit is not None else "none judged"

@@ -5,13 +5,13 @@ import re
 
 from markdown_it import MarkdownIt
 
-from cairn.flows.artifacts import CELL_CHARACTERS, FAILED_SHOWN, quality_markdown, run_markdown, source_rows
-from cairn.schemas.run_report import RunReport, SourceReport
+from cairn.flows.artifacts import CELL_CHARACTERS, FAILED_SHOWN, LISTED, quality_markdown, run_markdown, source_rows
+from cairn.schemas.run_report import SOURCE_FAILURE, RunReport, SourceReport
 
 HOSTILE = "[click](javascript:alert(1))<img src=x onerror=alert(1)>|pipe\n## heading `code` *em* &lt;b&gt; \\"
 
 
-def test_names_and_errors_from_documents_are_shown_as_text_in_their_own_cells():
+def test_names_and_errors_from_documents_are_shown_as_text_one_item_each():
     part = SourceReport()
     part.fail("wiki", HOSTILE + ".md", "cannot parse " + HOSTILE)
     part.warn("wiki", "ok.md", HOSTILE)
@@ -19,8 +19,8 @@ def test_names_and_errors_from_documents_are_shown_as_text_in_their_own_cells():
     report.close_source("wiki", part)
     html = MarkdownIt("commonmark").enable("table").render(run_markdown(report))
     assert "<a " not in html and "<img" not in html and "<h2" not in html and "<code" not in html and "<em" not in html
-    rows = [r for r in html.split("<tr>") if "wiki" in r]
-    assert len(rows) == 2 and all(r.count("<td>") == 3 for r in rows)  # the pipe did not split a cell
+    items = re.findall(r"<li>(.*?)</li>", html, re.S)
+    assert len(items) == 2 and all(item.startswith("wiki · ") for item in items)  # nothing split or nested
     shown = " ".join(HOSTILE.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     assert shown in html  # every character still there, as text
 
@@ -33,17 +33,31 @@ def _tables(html: str) -> list[list[list[str]]]:
     ]
 
 
-def test_the_run_report_fits_a_panel_few_columns_and_long_errors_cut():
+def test_the_run_report_fits_a_panel_few_columns_errors_listed_and_cut():
     part = SourceReport()
-    part.fail("wiki", "huge.md", "cannot parse: " + "a very long parser message " * 40)
+    for n in range(LISTED + 3):
+        part.fail("wiki", f"huge-{n}.md", "cannot parse: " + "a very long parser message " * 40)
     report = RunReport(run_id="r1")
     report.close_source("wiki", part)
     html = MarkdownIt("commonmark").enable("table").render(run_markdown(report))
     tables = _tables(html)
-    assert tables and all(len(cells) <= 5 for table in tables for cells in table)
-    error = tables[-1][1][2]
+    assert len(tables) == 2 and all(len(cells) <= 5 for table in tables for cells in table)
+    items = re.findall(r"<li>(.*?)</li>", html, re.S)  # a list wraps in the panel; a table cell did not
+    assert len(items) == LISTED + 1 and items[-1] == "and 3 more in the run report"
+    error = items[0].split(": ", 1)[1]
     assert len(error) <= CELL_CHARACTERS and error.endswith("…")
-    assert len(source_rows(report)[0]["error"]) <= CELL_CHARACTERS
+
+
+def test_a_failed_source_is_listed_with_its_error_and_the_per_source_table_holds_counts_only():
+    part = SourceReport()
+    part.fail("gone", SOURCE_FAILURE, "source folder /srv/wiki does not exist")
+    report = RunReport(run_id="r1")
+    report.close_source("gone", part)
+    html = MarkdownIt("commonmark").enable("table").render(run_markdown(report))
+    assert "<li>gone · (the whole source): source folder /srv/wiki does not exist</li>" in html
+    assert source_rows(report) == [
+        {"source": "gone", "status": "failed", "seen": 0, "indexed": 0, "unchanged": 0, "deleted": 0, "failed": 1}
+    ]
 
 
 def test_the_quality_summary_is_inline_fits_a_panel_and_says_where_the_page_is_as_a_path(tmp_path):
