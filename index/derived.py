@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -305,13 +306,24 @@ def _entry(row: Row, dim: int | None) -> tuple[tuple[Any, ...], tuple[str, str]]
 @contextmanager
 def in_step_ledger(folder: str | Path, reader: CollectionReader) -> Iterator[DerivedLedger | None]:
     """For a reader (status, report, a run's quality check): the collection's derived ledger when one exists and
-    is in step with it, else None (read the collection instead). Never creates or rebuilds one."""
+    is in step with it, else None (read the collection instead). Never creates or rebuilds one, nor empties one
+    of another format (another Cairn's, mid-upgrade: the writer's to rebuild)."""
     path = ledger_file(Path(folder), reader.config)
-    if not path.exists():
+    if not path.exists() or _format_of(path) != FORMAT:
         yield None
         return
     with DerivedLedger(path) as derived:
         yield derived if derived.in_step(collection_mark(reader.client, reader.collection)) else None
+
+
+def _format_of(path: Path) -> str | None:
+    """The format a ledger file says it holds, read without writing to it (None: unreadable, or no format)."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            found = db.execute("select value from meta where key = 'format'").fetchone()
+    except sqlite3.Error:
+        return None
+    return None if found is None else str(found[0])
 
 
 def collection_mark(client: Any, collection: str) -> str:
