@@ -2,8 +2,9 @@
 
 It serves /incidents (offset/limit/more, since/until on created_at, statuses[]), /incidents/{id},
 /incidents/{id}/{log_entries,notes,alerts} and /log_entries?since=; checks the token header; and can be
-told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, "truncate", or "drip": the
-headers, then the body a byte every 50 ms), or to say `more` for ever (`endless`).
+told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, "truncate", "drip": the
+headers, then the body a byte every 50 ms, or "drip-headers": the status line and headers themselves a byte every
+50 ms, about a minute of them), or to say `more` for ever (`endless`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class FakePagerDuty:
         self.faults: dict[str, list] = defaultdict(list)
         self.requests: list[tuple[str, dict]] = []
         self.endless = False  # every page says there is more
+        self.abandoned = 0  # answers a client hung up on before their headers were all sent ("drip-headers")
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,6 +74,8 @@ class FakePagerDuty:
                 return self._send(handler, 200, b'{"incidents": [{"id": "P')
             if fault == "drip":
                 return self._drip(handler, json.dumps({"incidents": self.incidents}).encode())
+            if fault == "drip-headers":
+                return self._drip_headers(handler, json.dumps({"incidents": self.incidents}).encode())
             return self._send(
                 handler, fault, {"error": {"message": "fault"}}, {"Retry-After": "0.05"} if fault == 429 else None
             )
@@ -121,3 +125,18 @@ class FakePagerDuty:
                 time.sleep(0.05)
         except OSError:  # the client gave up
             pass
+
+    def _drip_headers(self, handler, data: bytes) -> None:
+        """A server that answers each read at once, a byte at a time: no single read ever waits long."""
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        head += "".join(f"X-Padding-{n}: {'x' * 12}\r\n" for n in range(40))
+        head += f"Content-Length: {len(data)}\r\n\r\n"
+        try:
+            for byte in head.encode():
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+                time.sleep(0.05)
+            handler.wfile.write(data)
+        except OSError:  # the client gave up
+            self.abandoned += 1
+        handler.close_connection = True

@@ -3,9 +3,9 @@
 Token auth (`Authorization: Token token=...`); offset/limit pagination following `more`, up to PagerDuty's own
 end of offset pagination (MAX_OFFSET: an API that says `more` past it is refused, not followed for ever); HTTP 429
 honours Retry-After; 5xx, timeouts and truncated bodies are retried with capped exponential backoff. `timeout`
-bounds each attempt's body as a whole, not only each socket read (a server dripping a byte a second held an
-ingest for minutes). The token is held only in the request header: it never appears in a log line, an exception
-or a report.
+bounds each attempt as a whole, from connecting to its headers and the last byte of its body, not only each socket
+read (sources/httpget.py: a server dripping a byte a second held an ingest for minutes). The token is held only
+in the request header: it never appears in a log line, an exception or a report.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cairn.errors import SourceError
+from cairn.sources import httpget
 
 MAX_OFFSET = 10_000  # PagerDuty's classic pagination ends here: offset + limit may not pass it
 
@@ -71,9 +72,7 @@ class PagerDutyApi:
         for attempt in range(self.retry.attempts):
             self.requests_made += 1
             try:
-                deadline = time.monotonic() + self.timeout
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    body = _read_until(response, deadline, self.timeout)
+                body = httpget.get(request, self.timeout)
                 try:
                     data = json.loads(body)
                 except ValueError:
@@ -124,16 +123,6 @@ class PagerDutyApi:
             if not page.get("more") or not items:
                 return
             offset += len(items)
-
-
-def _read_until(response, deadline: float, timeout: float) -> bytes:
-    """The whole body, or TimeoutError once `deadline` passes (checked after every chunk that arrives)."""
-    chunks = []
-    while chunk := response.read1(65536):
-        chunks.append(chunk)
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the response took longer than {timeout:g} s")
-    return b"".join(chunks)
 
 
 INCIDENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # PagerDuty object ids are letters and digits; - and _ are harmless
