@@ -230,6 +230,14 @@ class GitSourceConfig(SourceBase):
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     max_file_bytes: int = Field(default=1_000_000, ge=1, description="a larger file is refused with the reason")
     cache_dir: str = Field(default="data/index/git", description="where the repository is mirrored")
+    timeout_seconds: float = Field(
+        default=600,
+        gt=0,
+        description=(
+            "per clone, fetch or ls-remote of the repository: git and its transport helpers are killed at this "
+            "limit and the source fails, saying so"
+        ),
+    )
     service: str = Field(
         default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its files"
     )

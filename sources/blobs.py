@@ -55,7 +55,9 @@ def s3_client(endpoint_url: str | None = None, region: str | None = None, s3: S3
     """A boto3 S3 client; credentials from the default chain (environment, profile, instance role).
 
     Transient failures (503 SlowDown, other 5xx, throttling, timeouts, refused connections) are retried by
-    botocore with capped exponential backoff and jitter, `[s3] retry_attempts` attempts in all."""
+    botocore with capped exponential backoff and jitter, `[s3] retry_attempts` attempts in all. Each connection
+    attempt waits `[s3] connect_timeout_seconds`, each socket read `read_timeout_seconds` (boto3 has no deadline
+    for a whole answer: a source's listing is bounded as a whole by its listing_budget_seconds)."""
     import boto3
     from botocore.config import Config
 
@@ -65,8 +67,8 @@ def s3_client(endpoint_url: str | None = None, region: str | None = None, s3: S3
         endpoint_url=endpoint_url,
         region_name=region,
         config=Config(
-            connect_timeout=10,
-            read_timeout=60,
+            connect_timeout=s3.connect_timeout_seconds,
+            read_timeout=s3.read_timeout_seconds,
             retries={"total_max_attempts": s3.retry_attempts, "mode": s3.retry_mode},
         ),
     )
@@ -194,6 +196,7 @@ class S3Store:
         self.source_name = source_name
         self.endpoint_url = s3.endpoint_url
         self.page_size = s3.page_size
+        self.s3 = s3
         self.client = client or s3_client(s3.endpoint_url, s3.region, s3)
 
     @property
@@ -229,6 +232,7 @@ class S3Store:
             EndpointConnectionError,
             NoCredentialsError,
             PartialCredentialsError,
+            ReadTimeoutError,
         )
 
         endpoint = safe_endpoint(self.endpoint_url)
@@ -266,6 +270,13 @@ class S3Store:
             return (
                 "no usable AWS credentials; set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
                 "in the environment (never in the config file)"
+            )
+        if isinstance(exc, ReadTimeoutError):
+            attempts = self.s3.retry_attempts
+            return (
+                f"no answer from {endpoint} within [s3] read_timeout_seconds ({self.s3.read_timeout_seconds:g} s) "
+                f"after {attempts} attempt{'s' if attempts != 1 else ''}; check the endpoint and the network, or "
+                "raise read_timeout_seconds"
             )
         if isinstance(exc, EndpointConnectionError) or "connect" in type(exc).__name__.lower():
             return (
