@@ -4,6 +4,7 @@ every sync (flows/sync.py), and all of the no-op check (flows/noop.py), so it im
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -19,6 +20,8 @@ from cairn.schemas.config import S3Config
 from cairn.schemas.run_report import SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, Source, open_source
+
+WATCH_GRACE_SECONDS = 0.5  # past the budget, the listing's own check gets this long to say so first
 
 
 @dataclass
@@ -38,18 +41,45 @@ class Discoverer:
         return self.until(source, lambda ref: False)
 
     def until(self, source: Source, stop: Callable[[DocumentRef], bool]) -> Discovery:
-        """The listing up to and including the first document `stop` picks (then not `complete`), else all of it."""
+        """The listing up to and including the first document `stop` picks (then not `complete`), else all of it.
+
+        It runs in a thread of its own, watched: a listing still running when the source's listing budget is
+        spent fails the source then, even one stuck inside a single request or file system call that nothing
+        else bounds (a server answering a byte at a time, a hung network mount). The thread is abandoned, a
+        daemon that never holds up the process's exit; the listing's own checks stop it at its next document."""
         refs: list[DocumentRef] = []
         failures: list[DiscoveryFailure] = []
-        for item in source.discover():
-            source.check_budget(f"listing ({len(refs) + len(failures)} documents listed)")
-            if isinstance(item, DiscoveryFailure):
-                failures.append(item)
-                continue
-            refs.append(item)
-            if stop(item):
-                return Discovery(refs, failures, complete=False)
-        return Discovery(refs, failures)
+        outcome: list[Discovery | BaseException] = []
+        finished = threading.Event()
+
+        def listing() -> None:
+            try:
+                for item in source.discover():
+                    source.check_listing(len(refs) + len(failures))
+                    if isinstance(item, DiscoveryFailure):
+                        failures.append(item)
+                        continue
+                    refs.append(item)
+                    if stop(item):
+                        outcome.append(Discovery(refs, failures, complete=False))
+                        return
+                source.check_listing(len(refs) + len(failures))
+                outcome.append(Discovery(refs, failures))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                outcome.append(exc)
+            finally:
+                finished.set()
+
+        threading.Thread(target=listing, name=f"cairn-listing-{source.name}", daemon=True).start()
+        if not finished.wait(max(source.budget_left(), 0.0) + WATCH_GRACE_SECONDS):
+            listed = len(refs) + len(failures)
+            source.check_budget(f"listing ({listed:,} documents listed, the listing itself not answering)")
+        if not outcome:  # the budget was not spent after all (a clock that moved back): wait for the listing
+            finished.wait()
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
 
 @dataclass

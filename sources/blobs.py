@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 from cairn.schemas.config import S3Config
 from cairn.schemas.source_config import PdfSourceConfig, WikiSourceConfig
 from cairn.sources.base import DocumentError, FileStat, SourceError
+
+Watch = Callable[[int], None]  # told how many entries a listing holds so far; raises SourceError to stop it
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,9 @@ class FolderStore:
         self.source_name = source_name
         self._real_root: Path | None = None
 
-    def list(self, suffixes: tuple[str, ...]) -> Iterator[Blob]:
+    def list(self, suffixes: tuple[str, ...], watch: Watch | None = None) -> Iterator[Blob]:
+        """The files under the root whose names end in `suffixes`, sorted by key; `watch(count)` is told how many
+        it holds as it walks (it raises to stop a listing past its source's caps, before it holds everything)."""
         if not self.root.is_dir():
             raise SourceError(f"source {self.source_name!r}: folder {self.root} does not exist")
         found = []
@@ -115,6 +119,8 @@ class FolderStore:
                 continue
             seen = FileStat(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
             found.append(Blob(key, stat.st_size, None, int(stat.st_mtime), stat=seen))
+            if watch is not None:
+                watch(len(found))
         yield from sorted(found, key=lambda b: b.key)
 
     def _walk(self) -> Iterator[os.DirEntry[str]]:
@@ -206,7 +212,9 @@ class S3Store:
     def _full_key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
-    def list(self, suffixes: tuple[str, ...]) -> Iterator[Blob]:
+    def list(self, suffixes: tuple[str, ...], watch: Watch | None = None) -> Iterator[Blob]:
+        """The objects under the prefix whose keys end in `suffixes`, sorted by key; `watch(count)` is told how
+        many it holds after each page (it raises to stop a listing past its source's caps)."""
         prefix = f"{self.prefix}/" if self.prefix else ""
         paginator = self.client.get_paginator("list_objects_v2")
         found = []
@@ -220,6 +228,10 @@ class S3Store:
                     found.append(
                         Blob(key, int(obj["Size"]), obj["ETag"].strip('"'), int(obj["LastModified"].timestamp()))
                     )
+                if watch is not None:
+                    watch(len(found))
+        except SourceError:
+            raise  # the watch's: a cap met
         except Exception as exc:  # noqa: BLE001  botocore's hierarchy is wide; each case gets its own advice
             raise SourceError(
                 f"source {self.source_name!r}: cannot list {self.root_uri}/: {self._explain(exc)}"

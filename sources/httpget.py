@@ -16,6 +16,16 @@ import time
 import urllib.request
 from typing import Any
 
+CHUNK = 1 << 16  # bytes asked of a response at a time when its size is capped
+
+
+class TooLarge(Exception):
+    """A response body over the size a caller allowed (`limit` bytes): refused as it was read."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the response is over {limit:,} bytes")
+        self.limit = limit
+
 
 class Deadline:
     """When a request must be over, and what is left of it."""
@@ -97,10 +107,19 @@ class _HttpsHandler(urllib.request.HTTPSHandler):
         )
 
 
-def get(request: urllib.request.Request, timeout: float) -> bytes:
+def get(request: urllib.request.Request, timeout: float, max_bytes: int | None = None) -> bytes:
     """The body of `request`, the whole exchange within `timeout` seconds (TimeoutError past it; urllib's errors
-    otherwise: HTTPError for a status of 400 or more, URLError for a network failure)."""
+    otherwise: HTTPError for a status of 400 or more, URLError for a network failure), and no longer than
+    `max_bytes` (TooLarge, once one byte more has arrived: never held whole)."""
     deadline = Deadline(timeout)
     opener = urllib.request.build_opener(_HttpHandler(deadline), _HttpsHandler(deadline))
     with opener.open(request, timeout=timeout) as response:
-        return response.read()
+        if max_bytes is None:
+            return response.read()
+        chunks, size = [], 0
+        while chunk := response.read(min(CHUNK, max_bytes + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise TooLarge(max_bytes)
+    return b"".join(chunks)
