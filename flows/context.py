@@ -1,16 +1,18 @@
 """What a run holds open while it syncs its sources: the store, the cursors, the steps (bound once to the encoder,
-the embedding cache and the store), the writer lock, the task runner and the progress display. Opened once per
-run, closed whatever happens."""
+the embedding cache and the store), the writer slot, the task runner and the progress display. Opened once per
+run, closed whatever happens. The writer slot is taken in turns, around what writes (`writing`), never while a
+source lists (flows/concurrency.py WriterSlot)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from cairn.embedding import encoder_for
+from cairn.errors import SourceError
 from cairn.flows import progress as progress_display
-from cairn.flows.concurrency import index_writer
+from cairn.flows.concurrency import WriterSlot
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Progress
 from cairn.flows.runner import RunnerEncoder, runner_for_run
@@ -38,42 +40,73 @@ class RunContext:
     # generations (InMemoryStore: a unit test's run), which has nothing to publish or switch
     generations: Generations | None = None
     target: Target | None = None
+    slot: WriterSlot | None = None  # None: a store no other run writes (InMemoryStore)
 
     @classmethod
     @contextmanager
     def open(cls, config: CairnConfig, options: RunOptions) -> Iterator[RunContext]:
-        """Take the index's writer slot (flows/concurrency.py), start the task runner, open everything a sync
-        needs; close it all after."""
+        """Start the task runner, open everything a sync needs, and set the index up for writing in the run's
+        first turn with the writer slot (IndexBusy when another run keeps it past `options.wait_seconds`); close it
+        all after."""
         with ExitStack() as stack:
-            stack.enter_context(index_writer(config.milvus, options.wait_seconds))
             runner = stack.enter_context(runner_for_run(config.runner))
             encoder = encoder_for(config.embedding)
             if runner is not None:  # [runner] kind = "dask": texts to embed go to the workers (flows/runner.py)
                 encoder = RunnerEncoder.around(encoder, runner, config.runner.workers)
             cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
             stack.callback(cache.close)
-            connection = stack.enter_context(Connection.open(config.milvus, create=True))
-            generations = Generations(connection.client, config.milvus)
-            # the serving generation, or the next one built beside it when the encoder or schema changed
-            target = generations.target(encoder.identity, encoder.dim)
-            derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, target.milvus))
-            store = MilvusStore(target.milvus, encoder.dim, connection, derived)
-            state = SourceState(config.state_path, config.milvus.identity, target.state_scope)
-            stack.callback(state.close)
-            for dropped in generations.dropped:
-                state.forget(dropped)
-                DerivedLedger.remove(config.ledger_folder, generations.physical(dropped))
+            slot = WriterSlot(config.milvus, options.wait_seconds)
+            with slot.held():  # the setup writes: generations dropped, the collection made, the alias
+                connection = stack.enter_context(Connection.open(config.milvus, create=True))
+                generations = Generations(connection.client, config.milvus)
+                # the serving generation, or the next one built beside it when the encoder or schema changed
+                target = generations.target(encoder.identity, encoder.dim)
+                derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, target.milvus))
+                store = MilvusStore(target.milvus, encoder.dim, connection, derived)
+                state = SourceState(config.state_path, config.milvus.identity, target.state_scope)
+                stack.callback(state.close)
+                for dropped in generations.dropped:
+                    state.forget(dropped)
+                    DerivedLedger.remove(config.ledger_folder, generations.physical(dropped))
+                store.ensure_collection(embedder=encoder.identity)
+                generations.publish(target)
             display = progress_display.start()
             stack.callback(display.close)
-            store.ensure_collection(embedder=encoder.identity)
-            generations.publish(target)
             steps = Steps.bind(config, encoder, cache, store, PrefectRunner())
-            yield cls(config, options, store, state, steps, display, generations, target)
+            yield cls(config, options, store, state, steps, display, generations, target, slot)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A turn with the writer slot, for what writes or must not change under it (a source's ledger, then its
+        plan and writes). The generation this run writes is checked again first: another run may have switched
+        the index meanwhile (SourceError: this source is left for the next run)."""
+        if self.slot is None:
+            yield
+            return
+        with self.slot.held():
+            self._check_target()
+            yield
+
+    def _turn(self) -> AbstractContextManager[None]:
+        """A turn with the writer slot, the generation not checked (the run's own bookkeeping of a build)."""
+        return self.slot.held() if self.slot is not None else nullcontext()
+
+    def _check_target(self) -> None:
+        if self.generations is None or self.target is None:
+            return
+        expected = self.target.serving if self.target.rebuilding else self.target.collection
+        serving, _ = self.generations.serving_collection()
+        if serving != expected:
+            raise SourceError(
+                f"the index {self.config.milvus.collection!r} changed under this run (it serves {serving!r} now, "
+                f"not {expected!r}: another run switched it): not written this run; the next run writes it"
+            )
 
     def source_done(self, name: str, ok: bool) -> None:
         """A source finished: into a generation being built, it counts towards the switch."""
         if ok and self.target is not None and self.generations is not None and self.target.rebuilding:
-            self.generations.mark_built(self.target.collection, name)
+            with self._turn():
+                self.generations.mark_built(self.target.collection, name)
 
     def conclude(self) -> dict:
         """After every selected source ran: a build that now holds every configured source starts serving
@@ -84,12 +117,15 @@ class RunContext:
         info = {"collection": target.collection, "serving": target.serving or target.collection}
         if not target.rebuilding:
             return info
-        waiting = sorted({s.name for s in self.config.sources} - self.generations.built(target.collection))
         info["rebuild"] = target.rebuild_reason
-        if waiting:
-            return {**info, "switch": "pending", "waiting_for": waiting}
-        dropped = self.generations.switch(target)
-        self.state.adopt(target.collection)
+        with self._turn():
+            if self.generations.serving_collection()[0] == target.collection:  # another run's switch, meanwhile
+                return {**info, "switch": "done", "serving": target.collection, "dropped": None}
+            waiting = sorted({s.name for s in self.config.sources} - self.generations.built(target.collection))
+            if waiting:
+                return {**info, "switch": "pending", "waiting_for": waiting}
+            dropped = self.generations.switch(target)
+            self.state.adopt(target.collection)
         if dropped is not None:
             DerivedLedger.remove(self.config.ledger_folder, self.generations.physical(dropped))
         return {**info, "switch": "done", "serving": target.collection, "dropped": dropped}

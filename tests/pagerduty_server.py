@@ -3,8 +3,9 @@
 It serves /incidents (offset/limit/more, since/until on created_at, statuses[]), /incidents/{id},
 /incidents/{id}/{log_entries,notes,alerts} and /log_entries?since=; checks the token header; and can be
 told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, "truncate", "drip": the
-headers, then the body a byte every 50 ms, or "drip-headers": the status line and headers themselves a byte every
-50 ms, about a minute of them), or to say `more` for ever (`endless`).
+headers, then the body a byte every 50 ms, "drip-headers": the status line and headers themselves a byte every
+50 ms, about a minute of them, or "hold": no answer until the test sets `release`, then the usual one), or to say
+`more` for ever (`endless`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class FakePagerDuty:
         self.faults: dict[str, list] = defaultdict(list)
         self.requests: list[tuple[str, dict]] = []
         self.endless = False  # every page says there is more
+        self.release = threading.Event()  # ends a "hold"
         self.abandoned = 0  # answers a client hung up on before their headers were all sent ("drip-headers")
         owner = self
 
@@ -68,6 +70,9 @@ class FakePagerDuty:
         self.requests.append((url.path, query))
         if handler.headers.get("Authorization") != f"Token token={self.token}":
             return self._send(handler, 401, {"error": {"message": "Unauthorized", "code": 2006}})
+        if self.faults[url.path] and self.faults[url.path][0] == "hold":
+            self.faults[url.path].pop(0)
+            self.release.wait(300)  # a hang guard: the test releases it
         if self.faults[url.path]:
             fault = self.faults[url.path].pop(0)
             if fault == "truncate":
