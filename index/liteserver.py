@@ -61,6 +61,12 @@ def release(folder: Path) -> None:
     daemon.release(folder.resolve())
 
 
+def serving(folder: Path) -> int | None:
+    """The pid of the live server of `folder` that can be used now, or None (none runs, or it is gone)."""
+    record = daemon.running(folder.resolve())
+    return int(record["pid"]) if record is not None and _usable(record) else None
+
+
 def leases(folder: Path) -> int:
     """How many leases this process holds on the folder's server (0: none): `connect`s not yet `release`d."""
     return daemon.leases(folder.resolve())
