@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 
 from cairn.embedding import encoder_for
-from cairn.errors import SourceError
+from cairn.errors import CairnError, SourceError, StorageError, storage_reason
 from cairn.flows import progress as progress_display
 from cairn.flows.concurrency import WriterSlot
 from cairn.flows.options import RunOptions
@@ -26,6 +27,34 @@ from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
+
+
+def storage_error(config: CairnConfig, exc: BaseException, reason: str) -> StorageError:
+    """A write of the index or of Cairn's files that the storage refused (`reason`), said once, with where and what
+    to do."""
+    places = [config.milvus.uri] if config.milvus.is_lite else []
+    places += [config.state_path, config.embedding.cache_path, str(config.ledger_folder)]
+    folders = ", ".join(dict.fromkeys(str(Path(place).resolve().parent) for place in places))
+    detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    return StorageError(
+        f"cannot write the index or Cairn's files beside it (in {folders}): {reason} ({detail}). What was written "
+        "is kept: make room, or make the folder writable, then run the command again; `cairn reconcile` checks "
+        "the index against the sources"
+    )
+
+
+@contextmanager
+def storage_errors(config: CairnConfig) -> Iterator[None]:
+    """A write the storage refuses (a full disk, a read-only folder) inside the block as one StorageError."""
+    try:
+        yield
+    except CairnError:
+        raise
+    except Exception as exc:
+        reason = storage_reason(exc)
+        if reason is None:
+            raise
+        raise storage_error(config, exc, reason) from None
 
 
 @dataclass
@@ -53,10 +82,11 @@ class RunContext:
             encoder = encoder_for(config.embedding)
             if runner is not None:  # [runner] kind = "dask": texts to embed go to the workers (flows/runner.py)
                 encoder = RunnerEncoder.around(encoder, runner, config.runner.workers)
-            cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
+            with storage_errors(config):
+                cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
             stack.callback(cache.close)
             slot = WriterSlot(config.milvus, options.wait_seconds)
-            with slot.held():  # the setup writes: generations dropped, the collection made, the alias
+            with storage_errors(config), slot.held():  # the setup writes: generations, the collection, the alias
                 connection = stack.enter_context(Connection.open(config.milvus, create=True))
                 generations = Generations(connection.client, config.milvus)
                 # the serving generation, or the next one built beside it when the encoder or schema changed

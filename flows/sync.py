@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 
-from cairn.errors import SourceError, StoreError
-from cairn.flows.context import RunContext
+from cairn.errors import SourceError, StoreError, storage_reason
+from cairn.flows.context import RunContext, storage_error
 from cairn.flows.discovery import Planned, access_fingerprint, list_source, plan_listed, same_rows
 from cairn.flows.failpoints import failpoint
 from cairn.flows.steps import Skip, WriteBatch
@@ -49,7 +49,8 @@ class SourceSync:
     def sync(self) -> SourceReport:
         """This source's report. Anything that stops the source (a SourceError, or any error no step accounted
         for: a write the store refused, a bug) fails this source alone, with what it had done so far; only an
-        index that cannot be used at all (StoreError) stops the run."""
+        index that cannot be used at all (StoreError) stops the run, and so does a write the storage refuses (a
+        full disk, a read-only folder: StorageError)."""
         report = SourceReport()
         failed_before = self.run.options.listing_failed.get(self.name)
         if failed_before is not None:  # in the no-op check of this same command (flows/noop.py): not listed again
@@ -62,6 +63,9 @@ class SourceSync:
         except SourceError as exc:
             report.fail(self.name, SOURCE_FAILURE, str(exc))
         except Exception as exc:  # noqa: BLE001 - one source's failure never stops another
+            reason = storage_reason(exc)
+            if reason is not None:  # a full disk, a read-only folder: every source after it would fail the same way
+                raise storage_error(self.run.config, exc, reason) from None
             report.fail(self.name, SOURCE_FAILURE, f"unexpected {type(exc).__name__}: {exc}")
         return report
 

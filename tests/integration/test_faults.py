@@ -3,7 +3,9 @@ on or fails with a clear message, and the next run (then `cairn reconcile`) leav
 
 - the embedded index's server process killed between two batches, and between two sources (as the out-of-memory
   killer would): started anew, the run goes on;
-- (more faults below: a full disk under the index folder, a read-only index folder.)
+- the disk under the index folder full in the middle of a run, and the index folder read-only (a small tmpfs
+  mounted there, skipped where this user may not mount one): the run stops with one line saying so, exit 2; once
+  the disk has room again (the folder writable), the next run completes the index.
 
 Failpoints (flows/failpoints.py, CAIRN_FAILPOINT_HOLD) pause the run where the fault is made."""
 
@@ -23,7 +25,7 @@ from cairn.flows.ingest import ingest_flow
 from cairn.schemas.config import load_config
 from tests.conftest import REPO
 from tests.integration import corpus
-from tests.integration.test_incremental import make_config, snapshot
+from tests.integration.test_incremental import edit, make_config, snapshot
 
 HANG_GUARD = 300
 
@@ -93,3 +95,96 @@ def test_an_index_server_killed_mid_ingest_is_started_anew_and_the_run_goes_on(w
     assert snapshot(config) == expected
     reconciled = cairn("reconcile", "--config", str(config), "--json")
     assert reconciled.returncode == 0 and json.loads(reconciled.stdout)["clean"], reconciled.stdout[-3000:]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 MB tmpfs mounted at tmp_path/index (the index folder of make_config), unmounted after."""
+    from cairn.index import liteserver
+
+    folder = tmp_path / "index"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        if (folder / "cairn.db").exists():
+            liteserver.stop(folder / "cairn.db")
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def fill(folder: Path) -> list[Path]:
+    """Files that take every byte left on `folder`'s file system."""
+    fillers = []
+    for n, block in enumerate((1 << 20, 4096, 64)):
+        path = folder / f"filler-{n}"
+        fillers.append(path)
+        try:
+            with open(path, "wb") as handle:
+                while True:
+                    handle.write(b"\0" * block)
+                    handle.flush()
+        except OSError:
+            pass
+    return fillers
+
+
+def versions_one_and_two(tmp_path: Path, wiki: Path) -> tuple[Path, dict]:
+    """The index of tmp_path/index.toml holding version 1 of the corpus, its config then naming version 2 (the
+    sources as they are now); and a clean ingest's snapshot of version 2."""
+    v1 = tmp_path / "wiki-v1"
+    subprocess.run(["cp", "-r", str(wiki), str(v1)], check=True)
+    edit(wiki)
+    expected = clean_snapshot(tmp_path, wiki)
+    config = make_config(tmp_path, wiki)
+    text = config.read_text()
+    config.write_text(text.replace(f"{wiki}/", f"{v1}/"))
+    ingest_flow(config_path=str(config))
+    config.write_text(text)
+    return config, expected
+
+
+def completed_after_the_fault(config: Path, expected: dict) -> None:
+    again = cairn("ingest", "--config", str(config), "--json")
+    assert again.returncode == 0, again.stderr[-3000:]
+    reconciled = cairn("reconcile", "--config", str(config), "--json")
+    assert reconciled.returncode == 0 and json.loads(reconciled.stdout)["clean"], reconciled.stdout[-3000:]
+    assert snapshot(config) == expected
+
+
+def test_a_disk_that_fills_up_mid_run_stops_it_with_one_line_and_the_next_run_completes_it(wiki, tmp_path, small_disk):
+    config, expected = versions_one_and_two(tmp_path, wiki)
+    hold = tmp_path / "hold"
+    run = paused(config, "embedded", hold)  # version 2's first batch embedded, nothing of it written yet
+    fillers = fill(small_disk)
+    hold.unlink()
+    out, err = run.communicate(timeout=HANG_GUARD)
+    assert run.returncode == 2, err[-3000:]
+    said = [line for line in err.splitlines() if line.startswith("cairn: ")]
+    assert said[-1].startswith(
+        f"cairn: cannot write the index or Cairn's files beside it (in {small_disk}): no space left on the device ("
+    ), err[-3000:]
+    assert "make room" in said[-1]
+    assert "Traceback" not in err
+    for path in fillers:
+        path.unlink()
+    completed_after_the_fault(config, expected)
+
+
+def test_a_read_only_index_folder_stops_the_run_with_one_line_and_the_next_run_completes_it(wiki, tmp_path, small_disk):
+    from cairn.index import liteserver
+
+    config, expected = versions_one_and_two(tmp_path, wiki)
+    liteserver.stop(Path(load_config(config).milvus.uri))  # the next run finds no server: it must start one
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    try:
+        failed = cairn("ingest", "--config", str(config), "--json")
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
+    assert failed.returncode == 2, failed.stderr[-3000:]
+    said = [line for line in failed.stderr.splitlines() if line.startswith("cairn: ")]
+    assert said and "read-only" in said[-1] and str(small_disk) in said[-1], failed.stderr[-3000:]
+    assert "Traceback" not in failed.stderr
+    completed_after_the_fault(config, expected)
