@@ -4,9 +4,10 @@ killed anywhere is repaired by the next: incomplete or doubled documents are re-
 deterministic ids, leftovers removed.
 
 The writer slot is held twice per source, never while it lists: to read its ledger (bringing the derived ledger
-in step may rewrite it), then, once it is listed, to read the ledger again, plan and write. When the two reads
-differ, another run wrote the source while it was listed, and what it listed may be older than what that run
-wrote: it is listed again, in the turn, and the plan is made from that listing."""
+in step may rewrite it), then, once it is listed, to read the ledger again (unless the collection's mark says
+nothing was written meanwhile), plan and write. When the two reads differ, another run wrote the source while it
+was listed, and what it listed may be older than what that run wrote: it is listed again, in the turn, and the
+plan is made from that listing."""
 
 from __future__ import annotations
 
@@ -72,11 +73,12 @@ class SourceSync:
     def _sync(self, report: SourceReport) -> None:
         run, name = self.run, self.name
         with run.writing():
-            before = run.store.ledger(name)
+            before, mark = run.store.ledger(name), run.store.mark()
         listed = list_source(self.source_config, run.config.s3, before, run.state, run.options, run.steps.discover)
         with run.writing():
-            ledger = run.store.ledger(name)
-            if not same_rows(before, ledger):  # another run wrote this source meanwhile
+            written = mark is None or run.store.mark() != mark  # by another run meanwhile: read again
+            ledger = run.store.ledger(name) if written else before
+            if written and not same_rows(before, ledger):  # another run wrote this source meanwhile
                 listed = list_source(
                     self.source_config, run.config.s3, ledger, run.state, run.options, run.steps.discover
                 )
