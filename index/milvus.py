@@ -129,8 +129,16 @@ def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
     try:
         # dedicated: a channel of this connection's own. pymilvus otherwise shares one channel per URI among all
         # its clients, and after the server behind the URI restarted (a Lite server killed and started anew) a
-        # new client was handed the dead channel: the reader's one retry failed as well.
-        return MilvusClient(uri=uri, token=config.token, timeout=timeout, dedicated=True)
+        # new client was handed the dead channel: the reader's one retry failed as well. A subchannel pool of its
+        # own too: gRPC shares subchannels (the connections under channels) among channels to one address, and a
+        # new channel could be handed the dead server's, backing off, and fail at once (seen under load).
+        return MilvusClient(
+            uri=uri,
+            token=config.token,
+            timeout=timeout,
+            dedicated=True,
+            grpc_options={"grpc.use_local_subchannel_pool": 1},
+        )
     except Exception as exc:  # noqa: BLE001 - pymilvus raises several types for refusal and timeout
         raise StoreError(
             f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}"
