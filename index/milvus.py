@@ -99,10 +99,12 @@ class Connection:
             liteserver.release(folder)
             raise
 
-    def revive(self, generation: int) -> bool:
-        """After a call on client `generation` failed: whether the Lite server behind it was gone and this connection
-        now holds a client to a server started anew (index/reviving.py); False when the server lives."""
-        return revive(self, generation, lambda config, uri: _client(config, uri, LITE_CONNECT_SECONDS), load_collection)
+    def revive(self, generation: int, failure: BaseException) -> bool:
+        """After a call on client `generation` failed (raising `failure`): whether the Lite server behind it was gone
+        and this connection now holds a client to a server started anew (index/reviving.py); False when the server
+        lives."""
+        new_client = lambda config, uri: _client(config, uri, LITE_CONNECT_SECONDS)  # noqa: E731
+        return revive(self, generation, failure, new_client, load_collection)
 
     def close(self) -> None:
         """Close the client and end this process's use of a Lite folder's server (the server stops once no

@@ -11,6 +11,7 @@ that fails while its server lives fails as it did. Objects a call returned (a qu
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
@@ -50,8 +51,8 @@ class RevivingClient:
             generation = connection.generation
             try:
                 return getattr(connection.raw_client, name)(*args, **kwargs)
-            except Exception:
-                if not connection.revive(generation):
+            except Exception as exc:
+                if not connection.revive(generation, exc):
                     raise
             return getattr(connection.raw_client, name)(*args, **kwargs)
 
@@ -62,10 +63,12 @@ class RevivingClient:
 def revive(
     connection: Connection,
     generation: int,
+    failure: BaseException,
     new_client: Callable[[MilvusConfig, str], MilvusClient],
     load: Callable[[Any, MilvusConfig], None],
 ) -> bool:
-    """Connection.revive: when the folder's server that client `generation` used is gone, a client (`new_client`)
+    """Connection.revive: when the folder's server that client `generation` used is gone (`failure`: what the call
+    raised), a client (`new_client`)
     to the folder's server, started if none runs, in its place, and the collections loaded through it loaded again
     (`load`: index/milvus.py load_collection, which repairs index files a killed server cut short). Whether the
     failed call is worth making again."""
@@ -75,7 +78,7 @@ def revive(
     with connection.reviving:
         if connection.generation != generation:
             return True  # another thread of this process revived it meanwhile
-        if connection.server_pid is not None and liteserver.serving(folder) == connection.server_pid:
+        if not _gone(folder, connection.server_pid, _connection_lost(failure)):
             return False  # the server lives: the call failed for its own reasons
         # closed first: gRPC shares a subchannel among the channels to one address, and the gone server's, backing
         # off after its failures, would refuse the new client's first connection
@@ -97,3 +100,35 @@ def revive(
             except StoreError:  # dropped meanwhile (a generation replaced): nothing to load
                 del connection.loaded[name]
         return True
+
+
+GONE_WAIT_SECONDS = 10.0  # a killed server's process exits in a moment; a hang guard under load
+CONNECT_FAILED = 2  # pymilvus Status.CONNECT_FAILED: "Fail connecting to server"
+
+
+def _gone(folder: Any, pid: int | None, lost: bool) -> bool:
+    """Whether the server `pid` of `folder` no longer serves it. After a lost connection, a server that still
+    looks alive is given GONE_WAIT_SECONDS to be gone: a process killed a moment ago closes its socket before it
+    exits, so for a while its pid answers and its socket takes connections nothing serves."""
+    deadline = time.monotonic() + (GONE_WAIT_SECONDS if lost else 0.0)
+    while pid is not None and liteserver.serving(folder) == pid:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """Whether `exc` (or what it was raised from) says the connection to the server failed, not the request."""
+    import grpc
+
+    current: BaseException | None = exc
+    for _ in range(10):
+        if current is None:
+            return False
+        if isinstance(current, grpc.RpcError) and current.code() == grpc.StatusCode.UNAVAILABLE:
+            return True
+        if getattr(current, "code", None) == CONNECT_FAILED:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
