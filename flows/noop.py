@@ -78,6 +78,7 @@ def unchanged_run(
                     return None
                 planned = plan_listed(listed, ledger, source_config, options)
                 if planned.has_work:
+                    derived.hand_on(source_config.name, planned.ledger)  # the flow run reads it again otherwise
                     return None
                 part = SourceReport()
                 planned.account(part, source_config.name)
