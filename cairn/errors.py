@@ -25,6 +25,7 @@ The `cairn` command's exit codes (README, "Exit codes"):
     ├── RowError           [data] a document's fields do not fit the collection (names the field); it fails alone
     ├── SourcesFailed      a run ended with some sources failed as a whole (the others ran; carries the report)
     ├── StoreError         the index cannot be used (unreachable, damaged, incompatible)
+    │   ├── StorageError   the index or Cairn's files beside it cannot be written (a full disk, a read-only folder)
     │   ├── IndexBusy      another run holds the embedded index's writer lock
     │   ├── NoCollection   nothing ingested yet
     │   └── RetrievalError the query side cannot serve (kept for callers that catch it by this name)
@@ -40,6 +41,7 @@ document is blamed only when none of the refusals says DATA (flows/steps.py).
 
 from __future__ import annotations
 
+import errno
 from enum import Enum
 from typing import Any
 
@@ -104,6 +106,12 @@ class StoreError(CairnError):
     """The index cannot be used; the message says what to fix."""
 
 
+class StorageError(StoreError):
+    """The index, or a file Cairn keeps beside it (cursors, embedding cache, derived ledger, lock), cannot be
+    written: the disk is full, the folder is read-only or not this user's. What was written stays; the run stops
+    (every later write would fail the same way) and the next run, once there is room, completes it."""
+
+
 class IndexBusy(StoreError):
     """Another Cairn run holds the writer lock of an embedded (Milvus Lite) index."""
 
@@ -130,6 +138,59 @@ class QualityFailed(CairnError):
     exit_code = EXIT_FAILURES
 
 
+# Why a write failed, when the reason is the storage under it (errno, then what engines say in their messages).
+_STORAGE_ERRNOS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "a file grew past the size this process may write",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+}
+_STORAGE_SQLITE = {
+    "SQLITE_FULL": "no space left on the device",
+    "SQLITE_READONLY": "the file system is read-only, or the file is not this user's to write",
+    "SQLITE_CANTOPEN": "the file cannot be opened for writing (a read-only or missing folder)",
+    "SQLITE_IOERR": "the disk failed a write (full, read-only or failing)",
+}
+_STORAGE_WORDS = {
+    "no space left on device": "no space left on the device",
+    "disk is full": "no space left on the device",
+    "disk quota exceeded": "the disk quota is exceeded",
+    "file too large": "a file grew past the size this process may write",
+    "read-only file system": "the file system is read-only",
+    "readonly database": "the file system is read-only, or the file is not this user's to write",
+}
+
+
+def storage_reason(exc: BaseException) -> str | None:
+    """Why `exc` happened, when the storage under a write is the cause (a full disk, a read-only file system, no
+    permission), in words; None for anything else. Reads OSError's errno, SQLite's error name, and the words the
+    index engine puts in its messages (Milvus Lite reports its own file errors as text)."""
+    for cause in _chain(exc):
+        if isinstance(cause, OSError) and cause.errno in _STORAGE_ERRNOS:
+            return _STORAGE_ERRNOS[cause.errno]
+        name = getattr(cause, "sqlite_errorname", None) or ""  # SQLITE_IOERR_WRITE: the kind, then the detail
+        kind = next((k for k in _STORAGE_SQLITE if name == k or name.startswith(k + "_")), None)
+        if kind is not None:
+            return _STORAGE_SQLITE[kind]
+        text = str(cause).lower()
+        found = next((reason for words, reason in _STORAGE_WORDS.items() if words in text), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from or during, at most 10."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(seen) < 10 and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
 def fault_of(exc: BaseException) -> Fault:
     """Whose fault `exc` is: a CairnError says so itself (`fault`); pymilvus refusing rows in its client-side
     checks, and a ValueError or TypeError, are faults of the data; anything else that is an Exception (a
@@ -137,6 +198,8 @@ def fault_of(exc: BaseException) -> Fault:
     if isinstance(exc, CairnError):
         return exc.fault
     if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop, never retry
+        return Fault.TERMINAL
+    if storage_reason(exc) is not None:  # a full disk or a read-only folder: the same write fails again
         return Fault.TERMINAL
     # imported here: the configuration and the error tree load without pymilvus; it is in every install
     from pymilvus.exceptions import DataNotMatchException, DataTypeNotMatchException, ParamError

@@ -25,7 +25,15 @@ import typer
 
 from cairn.cli import evaluate, exits, ingest, inspection, mcp, query, serve
 from cairn.cli.options import ConfigOption, Invocation
-from cairn.errors import EXIT_FAILURES, EXIT_OK, EXIT_UNUSABLE, CairnError, ConfigError, UsageError
+from cairn.errors import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    CairnError,
+    ConfigError,
+    UsageError,
+    storage_reason,
+)
 
 __all__ = ["EXIT_FAILURES", "EXIT_OK", "EXIT_UNUSABLE", "app", "main"]
 
@@ -168,6 +176,16 @@ def run(typer_app: typer.Typer, argv: list[str] | None) -> int:
             problem(
                 f"cairn: this command needs {exc.name}, which a `cairn[query]` install leaves out: "
                 "install `cairn[ingest]` (the pipeline) to run it"
+            )
+            return EXIT_UNUSABLE
+        except Exception as exc:
+            reason = storage_reason(exc)  # a full disk or a read-only folder, met where no code expected it
+            if reason is None:
+                raise  # a bug, with its traceback
+            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            problem(
+                f"cairn: a write failed: {reason} ({detail}): make room, or make the folder writable, then run the "
+                "command again"
             )
             return EXIT_UNUSABLE
     return EXIT_OK

@@ -139,7 +139,8 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
     from cairn.flows.noop import unchanged_run
     from cairn.flows.options import RunOptions
 
-    report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup))  # nothing to do: no flow run
+    failed: dict[str, str] = {}  # sources whose listing failed in the check: not listed again by the flow
+    report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup), failed)  # nothing to do
     if report is None:
         api = begin_api(config)  # the local Prefect server starts while the flow's modules import
         from cairn.flows.ingest import ingest_flow
@@ -153,6 +154,7 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
             cleanup=options.cleanup,
             wait_seconds=options.wait,
             allow_mass_delete=options.allow_mass_delete,
+            listing_failed=failed or None,
         )
     return print_run_report(report, options.as_json)
 

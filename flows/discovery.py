@@ -4,6 +4,7 @@ every sync (flows/sync.py), and all of the no-op check (flows/noop.py), so it im
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -19,6 +20,8 @@ from cairn.schemas.config import S3Config
 from cairn.schemas.run_report import SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, Source, open_source
+
+WATCH_GRACE_SECONDS = 0.5  # past the budget, the listing's own check gets this long to say so first
 
 
 @dataclass
@@ -38,18 +41,45 @@ class Discoverer:
         return self.until(source, lambda ref: False)
 
     def until(self, source: Source, stop: Callable[[DocumentRef], bool]) -> Discovery:
-        """The listing up to and including the first document `stop` picks (then not `complete`), else all of it."""
+        """The listing up to and including the first document `stop` picks (then not `complete`), else all of it.
+
+        It runs in a thread of its own, watched: a listing still running when the source's listing budget is
+        spent fails the source then, even one stuck inside a single request or file system call that nothing
+        else bounds (a server answering a byte at a time, a hung network mount). The thread is abandoned, a
+        daemon that never holds up the process's exit; the listing's own checks stop it at its next document."""
         refs: list[DocumentRef] = []
         failures: list[DiscoveryFailure] = []
-        for item in source.discover():
-            source.check_budget(f"listing ({len(refs) + len(failures)} documents listed)")
-            if isinstance(item, DiscoveryFailure):
-                failures.append(item)
-                continue
-            refs.append(item)
-            if stop(item):
-                return Discovery(refs, failures, complete=False)
-        return Discovery(refs, failures)
+        outcome: list[Discovery | BaseException] = []
+        finished = threading.Event()
+
+        def listing() -> None:
+            try:
+                for item in source.discover():
+                    source.check_listing(len(refs) + len(failures))
+                    if isinstance(item, DiscoveryFailure):
+                        failures.append(item)
+                        continue
+                    refs.append(item)
+                    if stop(item):
+                        outcome.append(Discovery(refs, failures, complete=False))
+                        return
+                source.check_listing(len(refs) + len(failures))
+                outcome.append(Discovery(refs, failures))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                outcome.append(exc)
+            finally:
+                finished.set()
+
+        threading.Thread(target=listing, name=f"cairn-listing-{source.name}", daemon=True).start()
+        if not finished.wait(max(source.budget_left(), 0.0) + WATCH_GRACE_SECONDS):
+            listed = len(refs) + len(failures)
+            source.check_budget(f"listing ({listed:,} documents listed, the listing itself not answering)")
+        if not outcome:  # the budget was not spent after all (a clock that moved back): wait for the listing
+            finished.wait()
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
 
 @dataclass
@@ -80,22 +110,32 @@ def access_fingerprint(source_config: SourceConfig) -> str:
     return stable_id(json.dumps(settings, sort_keys=True), length=16)
 
 
-def plan_source(
+@dataclass
+class Listed:
+    """A source opened with the cursor its ledger allows and listed: what a plan is made from."""
+
+    source: Source
+    found: Discovery
+    access: str  # the source's access fingerprint (what its documents are written under)
+    relisted: bool  # the cursor was ignored: the whole source listed
+
+
+def list_source(
     source_config: SourceConfig,
     s3: S3Config,
-    store: IndexStore,
+    ledger: dict[str, IndexedDocument],
     state: SourceState,
     options: RunOptions,
     discover: Callable[[Source], Discovery] | None = None,
-) -> Planned:
-    """Discover the source (raising SourceError when it is unusable) and plan against the collection. `discover`
-    is a run's discover step, which lists everything; without one (the no-op check, flows/noop.py) the listing
-    stops at the first document to index, and that plan has work and removes nothing. A folder source reads only
-    the files whose stat moved since the last discovery (the version memo kept in `state`)."""
+) -> Listed:
+    """Discover the source (raising SourceError when it is unusable), narrowed by its cursor when `ledger` (what
+    the collection holds for it) allows. `discover` is a run's discover step, which lists everything; without
+    one (the no-op check, flows/noop.py) the listing stops at the first document to index. A folder source reads
+    only the files whose stat moved since the last discovery (the version memo kept in `state`). Takes no writer
+    slot: a listing may take long, and writes nothing of the index."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
     access = access_fingerprint(source_config)
-    ledger = store.ledger(source_config.name)
     # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a
     # run after the access settings changed (every document must be rewritten, not only those changed since).
     relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
@@ -110,12 +150,41 @@ def plan_source(
     if found.complete:
         memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")
+    return Listed(source, found, access, relist)
+
+
+def plan_listed(
+    listed: Listed, ledger: dict[str, IndexedDocument], source_config: SourceConfig, options: RunOptions
+) -> Planned:
+    """The plan of a listed source against `ledger`, read (by a run) in the turn with the writer slot that writes
+    it. A listing cut short (the no-op check) removes nothing."""
+    cleanup = options.cleanup or source_config.cleanup
+    found, source = listed.found, listed.source
     plan = plan_sync(
         found.refs,
         ledger,
         keep_ids={f.document_id for f in found.failures},
         cleanup=found.complete and (cleanup == "full" or (cleanup == "incremental" and source.complete)),
-        force={r.document_id for r in found.refs} if backfill is not None else None,
-        access=access,
+        force={r.document_id for r in found.refs} if options.backfill is not None else None,
+        access=listed.access,
     )
     return Planned(source, found, ledger, plan)
+
+
+def plan_source(
+    source_config: SourceConfig,
+    s3: S3Config,
+    store: IndexStore,
+    state: SourceState,
+    options: RunOptions,
+    discover: Callable[[Source], Discovery] | None = None,
+) -> Planned:
+    """`list_source` against the store's ledger, then `plan_listed`: for a caller that holds the writer slot
+    throughout, or writes nothing."""
+    ledger = store.ledger(source_config.name)
+    return plan_listed(list_source(source_config, s3, ledger, state, options, discover), ledger, source_config, options)
+
+
+def same_rows(before: dict[str, IndexedDocument], now: dict[str, IndexedDocument]) -> bool:
+    """Whether two reads of a source's ledger hold the same current rows: no run wrote the source in between."""
+    return before.keys() == now.keys() and all(before[d].rows == now[d].rows for d in before)

@@ -163,7 +163,7 @@ def source_memos(config: CairnConfig, selected: list[SourceConfig]) -> dict[str,
     there is no state file yet."""
     if not Path(config.state_path).is_file():
         return {}
-    state = SourceState(config.state_path)
+    state = SourceState(config.state_path, config.milvus.identity)  # the serving collection's (scope "")
     try:
         return {s.name: state.versions(s.name) for s in selected}
     finally:

@@ -1,7 +1,13 @@
 """One source brought in line with the collection: discover, plan, index the batches, retire what is gone,
 save the cursor. What is indexed is read from the collection itself at the start (index/ledger.py), so a run
 killed anywhere is repaired by the next: incomplete or doubled documents are re-indexed under the same
-deterministic ids, leftovers removed."""
+deterministic ids, leftovers removed.
+
+The writer slot is held twice per source, never while it lists: to read its ledger (bringing the derived ledger
+in step may rewrite it), then, once it is listed, to read the ledger again (unless the collection's mark says
+nothing was written meanwhile), plan and write. When the two reads differ, another run wrote the source while it
+was listed, and what it listed may be older than what that run wrote: it is listed again, in the turn, and the
+plan is made from that listing."""
 
 from __future__ import annotations
 
@@ -9,9 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 
-from cairn.errors import SourceError, StoreError
-from cairn.flows.context import RunContext
-from cairn.flows.discovery import access_fingerprint, plan_source
+from cairn.errors import SourceError, StoreError, storage_reason
+from cairn.flows.context import RunContext, storage_error
+from cairn.flows.discovery import Planned, access_fingerprint, list_source, plan_listed, same_rows
 from cairn.flows.failpoints import failpoint
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
@@ -44,8 +50,13 @@ class SourceSync:
     def sync(self) -> SourceReport:
         """This source's report. Anything that stops the source (a SourceError, or any error no step accounted
         for: a write the store refused, a bug) fails this source alone, with what it had done so far; only an
-        index that cannot be used at all (StoreError) stops the run."""
+        index that cannot be used at all (StoreError) stops the run, and so does a write the storage refuses (a
+        full disk, a read-only folder: StorageError)."""
         report = SourceReport()
+        failed_before = self.run.options.listing_failed.get(self.name)
+        if failed_before is not None:  # in the no-op check of this same command (flows/noop.py): not listed again
+            report.fail(self.name, SOURCE_FAILURE, failed_before)
+            return report
         try:
             self._sync(report)
         except StoreError:
@@ -53,12 +64,29 @@ class SourceSync:
         except SourceError as exc:
             report.fail(self.name, SOURCE_FAILURE, str(exc))
         except Exception as exc:  # noqa: BLE001 - one source's failure never stops another
+            reason = storage_reason(exc)
+            if reason is not None:  # a full disk, a read-only folder: every source after it would fail the same way
+                raise storage_error(self.run.config, exc, reason) from None
             report.fail(self.name, SOURCE_FAILURE, f"unexpected {type(exc).__name__}: {exc}")
         return report
 
     def _sync(self, report: SourceReport) -> None:
+        run, name = self.run, self.name
+        with run.writing():
+            before, mark = run.store.ledger(name), run.store.mark()
+        listed = list_source(self.source_config, run.config.s3, before, run.state, run.options, run.steps.discover)
+        with run.writing():
+            written = mark is None or run.store.mark() != mark  # by another run meanwhile: read again
+            ledger = run.store.ledger(name) if written else before
+            if written and not same_rows(before, ledger):  # another run wrote this source meanwhile
+                listed = list_source(
+                    self.source_config, run.config.s3, ledger, run.state, run.options, run.steps.discover
+                )
+            self._write(plan_listed(listed, ledger, self.source_config, run.options), report)
+
+    def _write(self, planned: Planned, report: SourceReport) -> None:
+        """Index, retire and save the cursor by the plan, in the run's turn with the writer slot."""
         run, backfill = self.run, self.run.options.backfill
-        planned = plan_source(self.source_config, run.config.s3, run.store, run.state, run.options, run.steps.discover)
         planned.account(report, self.name)
         source, ledger, plan = planned.source, planned.ledger, planned.plan
         skip = None

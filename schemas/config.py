@@ -248,6 +248,17 @@ class S3Config(_Strict):
         description="attempts per S3 call, the first included (503 SlowDown, 5xx, throttling, timeouts)",
     )
     retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
+    connect_timeout_seconds: float = Field(
+        default=10, gt=0, description="per connection attempt to S3 (each attempt is retried)"
+    )
+    read_timeout_seconds: float = Field(
+        default=60,
+        gt=0,
+        description=(
+            "per socket read of an S3 answer (boto3 bounds each read, not a whole answer: a listing as a whole is "
+            "bounded by its source's listing_budget_seconds)"
+        ),
+    )
 
 
 class CairnConfig(_Strict):

@@ -118,6 +118,15 @@ class SourceBase(_Strict):
             "hours), each request, file and parse being bounded on its own"
         ),
     )
+    max_documents: int = Field(
+        default=1_000_000,
+        ge=1,
+        description=(
+            "a source listing more documents than this fails, saying so, and the run goes on with the next source "
+            "(discovery holds each listed document's id and version, a few hundred bytes each, until the source is "
+            "indexed)"
+        ),
+    )
     quality_policy: Literal["warn", "fail"] = Field(
         default="warn",
         description=(
@@ -230,6 +239,14 @@ class GitSourceConfig(SourceBase):
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     max_file_bytes: int = Field(default=1_000_000, ge=1, description="a larger file is refused with the reason")
     cache_dir: str = Field(default="data/index/git", description="where the repository is mirrored")
+    timeout_seconds: float = Field(
+        default=600,
+        gt=0,
+        description=(
+            "per clone, fetch or ls-remote of the repository: git and its transport helpers are killed at this "
+            "limit and the source fails, saying so"
+        ),
+    )
     service: str = Field(
         default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its files"
     )
@@ -300,6 +317,14 @@ class PagerDutySourceConfig(SourceBase):
     )
     access: list[AccessRule] = Field(default_factory=list, description="tenant and ACL per team or service")
     max_incident_bytes: int = Field(default=5_000_000, ge=1, description="a larger incident is refused, not held")
+    max_listing_bytes: int = Field(
+        default=100_000_000,
+        ge=1,
+        description=(
+            "what a listing may receive from the API (or read from an export's incidents*.json files) in all: "
+            "each incident listed is held until it is loaded; past it the source fails, saying so"
+        ),
+    )
 
     @field_validator("since", "until")
     @classmethod

@@ -51,6 +51,13 @@ class Source(Protocol):
     def check_budget(self, doing: str) -> None:
         """SourceError when the source has listed past its budget (`doing`: how far it got)."""
 
+    def check_listing(self, listed: int) -> None:
+        """SourceError when the listing, `listed` documents so far, is past the source's time budget or its
+        max_documents."""
+
+    def budget_left(self) -> float:
+        """Seconds left of the source's listing budget (0 or less: spent)."""
+
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         """Every document the source holds now, cheaply (no parsing): enough to skip unchanged ones."""
 
@@ -138,12 +145,26 @@ class Connector(Generic[ConfigT]):
 
     def check_budget(self, doing: str) -> None:
         """SourceError once the source has listed for longer than its `listing_budget_seconds` (checked between
-        documents listed; a single request is bounded by its own timeout)."""
+        documents listed and by the discover step's watch, flows/discovery.py)."""
         if time.monotonic() > self.deadline:
             raise SourceError(
                 f"source {self.name!r} ran past its listing budget ({self.config.listing_budget_seconds:g} s, "
                 f"listing_budget_seconds) while {doing}: nothing was indexed or removed for it this run"
             )
+
+    def check_listing(self, listed: int) -> None:
+        """SourceError once the listing, `listed` documents so far, is past the time budget or max_documents
+        (checked as documents arrive, and by a store as it pages: before it holds them all)."""
+        self.check_budget(f"listing ({listed:,} documents listed)")
+        if listed > self.config.max_documents:
+            raise SourceError(
+                f"source {self.name!r} listed more than its max_documents ({self.config.max_documents:,}): nothing "
+                "was indexed or removed for it this run; raise max_documents if the source really holds that many, "
+                "or narrow it"
+            )
+
+    def budget_left(self) -> float:
+        return self.deadline - time.monotonic()
 
     def cursor(self) -> dict | None:
         """The cursor to save once the run's writes landed (None: nothing to save)."""

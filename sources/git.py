@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Iterator
 from datetime import datetime
@@ -31,7 +32,7 @@ from cairn.sources.gitauth import REMOTE_COMMANDS, split_credentials
 from cairn.sources.gitlog import LOG_FORMAT, RECORD, Commit, Version, content_type_of, matches, parse_commit, parse_raw
 from cairn.sources.wiki import decode_markdown
 
-GIT_TIMEOUT = 600  # seconds for a clone or fetch
+LOCAL_TIMEOUT = 120  # seconds for a git command on the mirror (no network): a hang guard
 _SUBMODULE_MODE = "160000"
 
 
@@ -54,8 +55,15 @@ class GitSource(Connector[GitSourceConfig]):
     # ---- the mirror -------------------------------------------------------------------------------
 
     def _git(
-        self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None, stdin: bytes | None = None
+        self,
+        *args: str,
+        check: bool = True,
+        timeout: float = LOCAL_TIMEOUT,
+        cwd: Path | None = None,
+        stdin: bytes | None = None,
     ) -> str:
+        """git's output; its own process group, killed whole at `timeout` (git runs a clone's transport in a
+        helper process of its own, which would otherwise outlive it, connection and all)."""
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_ASKPASS="", SSH_ASKPASS="")
         command = ["git", "-c", "core.quotePath=false", *args]
         if args[0] in REMOTE_COMMANDS:
@@ -63,18 +71,30 @@ class GitSource(Connector[GitSourceConfig]):
             env.update(self.auth.env)
         if cwd is None:
             command[1:1] = ["--git-dir", str(self.mirror)]
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
         try:
-            done = subprocess.run(
-                command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False, input=stdin
-            )
+            out, err = process.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
+            _kill_group(process)
+            which = "the source's timeout_seconds" if args[0] in REMOTE_COMMANDS else "a local git command's limit"
             raise SourceError(
-                f"source {self.name!r}: git {args[0]} on {self.shown} timed out after {timeout:.0f} s"
+                f"source {self.name!r}: git {args[0]} on {self.shown} timed out after {timeout:g} s ({which})"
             ) from None
-        if check and done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise _GitFailed(redact(message[-1]) if message else f"git {args[0]} exited {done.returncode}")
-        return done.stdout.decode("utf-8", "surrogateescape")
+        except BaseException:
+            _kill_group(process)
+            raise
+        if check and process.returncode != 0:
+            message = err.decode("utf-8", "replace").strip().splitlines()
+            raise _GitFailed(redact(message[-1]) if message else f"git {args[0]} exited {process.returncode}")
+        return out.decode("utf-8", "surrogateescape")
 
     def _remote(self) -> str:
         if "://" in self.repo or re.match(r"^[\w.-]+@[\w.-]+:", self.repo):
@@ -95,7 +115,7 @@ class GitSource(Connector[GitSourceConfig]):
                     "--quiet",
                     remote,
                     str(self.mirror),
-                    timeout=GIT_TIMEOUT,
+                    timeout=self.config.timeout_seconds,
                     cwd=self.mirror.parent,
                 )
                 self._drop_broken_refs()  # a local clone copies refs as they are, broken ones included
@@ -113,7 +133,7 @@ class GitSource(Connector[GitSourceConfig]):
         points to an object it does not have fails a whole mirror fetch (`not our ref`), and a broken ref in
         the mirror fails any fetch, yet this source reads only its own ref."""
         try:
-            self._git("fetch", "--prune", "--quiet", "origin", timeout=GIT_TIMEOUT)
+            self._git("fetch", "--prune", "--quiet", "origin", timeout=self.config.timeout_seconds)
             return
         except _GitFailed as everything:
             failure = everything
@@ -125,13 +145,13 @@ class GitSource(Connector[GitSourceConfig]):
         if target is None:
             raise _GitFailed(f"ref {self.ref!r} is not on the remote, and fetching every ref failed: {failure}")
         try:
-            self._git("fetch", "--quiet", "origin", f"+{target}:{target}", timeout=GIT_TIMEOUT)
+            self._git("fetch", "--quiet", "origin", f"+{target}:{target}", timeout=self.config.timeout_seconds)
         except _GitFailed as exc:
             raise _GitFailed(f"cannot fetch ref {self.ref!r} ({target}): {exc}") from None
 
     def _remote_ref_name(self) -> str | None:
         """The full name (refs/heads/main) of the source's ref on the remote, or None (a commit id, or absent)."""
-        listing = self._git("ls-remote", "--symref", "origin", self.ref, timeout=GIT_TIMEOUT)
+        listing = self._git("ls-remote", "--symref", "origin", self.ref, timeout=self.config.timeout_seconds)
         names = []
         for line in listing.splitlines():
             if line.startswith("ref: "):
@@ -344,3 +364,12 @@ class GitSource(Connector[GitSourceConfig]):
 
 class _GitFailed(SourceError):
     pass
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kill a git command and every process it started (its session), and reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
