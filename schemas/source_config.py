@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, VARCHAR_FIELDS, acl_key
 from cairn.schemas.records import Severity, parse_day
-from cairn.schemas.values import s3_uri, template
+from cairn.schemas.values import s3_uri, shown_default, template
 
 
 def _fits(kind: str, value: str, limit: int) -> str:
@@ -229,7 +229,11 @@ class GitSourceConfig(SourceBase):
     )
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     max_file_bytes: int = Field(default=1_000_000, ge=1, description="a larger file is refused with the reason")
-    cache_dir: str = Field(default="data/index/git", description="where the repository is mirrored")
+    cache_dir: str = Field(
+        default="data/index/git",
+        description="where the repository is mirrored (a folder per source)",
+        json_schema_extra=shown_default("git"),
+    )
     service: str = Field(
         default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its files"
     )

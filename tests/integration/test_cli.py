@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cairn.flows import prefect_server
-from tests.conftest import REPO, write_config
+from tests.conftest import REPO, sample_copy, write_config
 from tests.integration import corpus
 
 SERVER: dict[str, str] = {}  # PREFECT_API_URL of the session's test server, once a test asked for it
@@ -51,12 +51,8 @@ def cairn(*args, cwd=REPO, env=None):
 
 @pytest.mark.core
 def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
-    """The README's demo on data/, into a scratch index (the sample config with its paths made absolute)."""
-    sample = (REPO / "data" / "cairn.toml").read_text()
-    sample = sample.replace('"data/', f'"{REPO}/data/').replace(f'"{REPO}/data/index/', f'"{tmp_path}/index/')
-    sample = sample.replace(f'"{REPO}/data/reports', f'"{tmp_path}/reports')
-    config = tmp_path / "cairn.toml"
-    config.write_text(sample)
+    """The README's demo on data/, into a scratch index (a copy of data/: its index lands in the copy)."""
+    config = sample_copy(tmp_path)
     home = tmp_path / "prefect-home"  # a fresh machine's Prefect home: the run starts the local Prefect server there
 
     try:
