@@ -19,6 +19,7 @@ from cairn.cli import output
 from cairn.cli.exits import Outcome
 from cairn.cli.options import ConfigOption, IgnoredStrictOption, JsonOption, SourceOption, WaitOption, load, parse_date
 from cairn.errors import UsageError
+from cairn.schemas.run_report import SOURCE_FAILURE
 
 if TYPE_CHECKING:
     from prefect import Flow
@@ -242,7 +243,7 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
         d = report["documents"]
         output.line(
             f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
-            f"{d['deleted']} deleted, {d['failed']} failed",
+            f"{d.get('skipped', 0)} skipped, {d['deleted']} deleted, {d['failed']} failed",
             style="bold",
         )
         output.line(
@@ -258,13 +259,25 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
                 style="green" if quality["success"] else "red",
             )
         for failure in report["failures"]:
-            output.problem(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}")
+            output.problem(failure_line(failure))
+        for skipped in report.get("skipped") or []:  # nothing to index; those remembered from earlier runs: counted
+            if skipped["read"]:
+                output.note(f"SKIPPED {skipped['source']}: {skipped['document']}: {skipped['reason']}")
         for warning in report.get("warnings") or []:  # indexed, with a caveat (a PDF's pages without text)
             output.problem(f"WARNING {warning['source']}: {warning['document']}: {warning['error']}")
         print_index_switch(report.get("index") or {})
     if report.get("failed_sources"):
         return Outcome.SOURCES_FAILED
     return Outcome.INPUTS_FAILED if report["failures"] else Outcome.OK
+
+
+def failure_line(failure: dict) -> str:
+    """A failed input in one line; a whole source's failure (document "*") names the source once."""
+    if failure["document"] == SOURCE_FAILURE:
+        named, error = f"source {failure['source']!r}", failure["error"]
+        return f"FAILED {error if error.startswith(named) else f'{named}: {error}'}"
+    refused = "REFUSED" if failure.get("policy") else "FAILED"
+    return f"{refused} {failure['source']}: {failure['document']}: {failure['error']}"
 
 
 def print_index_switch(index: dict) -> None:
@@ -338,7 +351,8 @@ def print_ledger(label: str, check: LedgerCheck) -> None:
 
 
 def print_drifts(label: str, drifts: list[Drift]) -> None:
-    """One line per source, then each missing, outdated, stale or incomplete document under it."""
+    """One line per source, then each missing (and why), outdated, stale or incomplete document under it, the
+    documents a policy refused (not drift), and how many held nothing to index."""
     for d in drifts:
         state = "clean" if d.clean else "DRIFT"
         output.line(
@@ -346,9 +360,16 @@ def print_drifts(label: str, drifts: list[Drift]) -> None:
             f"{d.rows_current} current rows",
             style="green" if d.clean else "bold red",
         )
-        for name in ("missing", "outdated", "stale"):
+        for item in d.missing:
+            why = f"failed at the last ingest: {d.failed[item]}" if item in d.failed else "not ingested yet"
+            output.line(f"  missing: {item} ({why})")
+        for name in ("outdated", "stale"):
             for item in getattr(d, name):
                 output.line(f"  {name}: {item}")
+        for item, reason in d.refused.items():
+            output.line(f"  refused by policy (not drift): {item}: {reason}")
+        if d.skipped:
+            output.line(f"  skipped: {len(d.skipped)} with nothing to index (e.g. {next(iter(d.skipped))})")
         for item, problems in d.incomplete.items():
             output.line(f"  incomplete: {item}: {'; '.join(problems)}")
         if d.orphan_rows:

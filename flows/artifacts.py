@@ -42,9 +42,11 @@ def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
     lines = [
         f"### {title} {report.run_id}",
         "",
-        "| seen | indexed | unchanged | deleted | failed | sections | chunks | embeddings computed | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
-        f"| {d.seen} | {d.indexed} | {d.unchanged} | {d.deleted} | {d.failed} | {report.sections} | {report.chunks} "
+        "| seen | indexed | unchanged | skipped | deleted | failed | sections | chunks | embeddings computed "
+        "| seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| {d.seen} | {d.indexed} | {d.unchanged} | {d.skipped} | {d.deleted} | {d.failed} | {report.sections} "
+        f"| {report.chunks} "
         f"| {report.embeddings_computed} | {report.seconds:.1f} |",
     ]
     if report.failures:
@@ -58,7 +60,7 @@ def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
 
 def source_rows(report: RunReport) -> list[dict]:
     """One row per source: how it went and its document counts (the table artifact)."""
-    columns = ("status", "seen", "indexed", "unchanged", "deleted", "failed", "error")
+    columns = ("status", "seen", "indexed", "unchanged", "skipped", "deleted", "failed", "error")
     return [{"source": name, **{c: part.get(c, "") for c in columns}} for name, part in report.per_source.items()]
 
 

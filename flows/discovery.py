@@ -11,7 +11,8 @@ from typing import ClassVar
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
-from cairn.index.plan import SyncPlan, plan_sync, verdict
+from cairn.index.outcomes import Outcome
+from cairn.index.plan import Expected, SyncPlan, plan_sync, verdict
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.schemas import DocumentRef, stable_id
@@ -60,15 +61,18 @@ class Planned:
     found: Discovery
     ledger: dict[str, IndexedDocument]
     plan: SyncPlan
+    skipped: dict[str, Outcome]  # what earlier runs found nothing to index in (index/outcomes.py), by id
 
     @property
     def has_work(self) -> bool:
         return bool(self.plan.to_index or self.plan.stale_document_ids)
 
     def account(self, report: SourceReport, name: str) -> None:
-        """What discovery and the plan already tell: documents seen, unchanged, unreadable."""
+        """What discovery and the plan already tell: documents seen, unchanged, unreadable, skipped again."""
         report.documents.seen += len(self.found.refs) + len(self.found.failures)
         report.documents.unchanged += len(self.plan.unchanged)
+        for ref in self.plan.skipped:
+            report.skip(name, ref.locator, self.skipped[ref.document_id].reason, read=False)
         for failure in self.found.failures:
             report.fail(name, failure.locator, failure.reason)
 
@@ -101,10 +105,18 @@ def plan_source(
     relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
+    skipped = state.outcomes(source_config.name).skipped()
     cursor = {} if relist else state.get(source_config.name, documents=len(ledger))
     source = open_source(source_config, cursor, s3=s3, memo=memo)
+    skipped_at = {doc: outcome.version for doc, outcome in skipped.items()}
     if discover is None:
-        found = Discoverer().until(source, lambda ref: verdict(ref, ledger.get(ref.document_id), access) is not None)
+        found = Discoverer().until(
+            source,
+            lambda ref: (
+                verdict(ref, ledger.get(ref.document_id), access, skipped_at.get(ref.document_id))
+                not in (None, "skipped")
+            ),
+        )
     else:
         found = discover(source)
     if found.complete:
@@ -116,6 +128,6 @@ def plan_source(
         keep_ids={f.document_id for f in found.failures},
         cleanup=found.complete and (cleanup == "full" or (cleanup == "incremental" and source.complete)),
         force={r.document_id for r in found.refs} if backfill is not None else None,
-        access=access,
+        expected=Expected(access, skipped_at),
     )
-    return Planned(source, found, ledger, plan)
+    return Planned(source, found, ledger, plan, skipped)

@@ -13,10 +13,11 @@ that now holds fewer (restored from a backup, emptied, rebuilt by hand) gets no 
 brings back what a cursor would have skipped. Cursors saved before cursors had an index (the `cursor` table) are
 dropped: one full discovery.
 
-Beside the cursors, each folder source's version memo (`versions()`, the sources' VersionMemo): every file's stat
-(size, mtime_ns, ctime_ns, inode) and the version last read from it, in a table of its own keyed by scope, source
-and path. It describes files, not a collection: what is listed never depends on it. Losing it costs one
-discovery that reads every file.
+Beside the cursors, what the last runs did with the documents the collection does not hold (index/outcomes.py:
+skipped, failed, refused by a policy), keyed the same way. And each folder source's version memo (`versions()`,
+the sources' VersionMemo): every file's stat (size, mtime_ns, ctime_ns, inode) and the version last read from
+it, in a table of its own keyed by scope, source and path. It describes files, not a collection: what is
+listed never depends on it. Losing it costs one discovery that reads every file.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from pathlib import Path
 from sqlite3 import Connection
 from typing import Any
 
+from cairn.index.outcomes import TABLE as OUTCOME_TABLE
+from cairn.index.outcomes import Outcomes
 from cairn.index.sqlite import open_or_rebuild
 
 Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode (sources/base.py FileStat)
@@ -54,6 +57,7 @@ class SourceState:
         self._db = open_or_rebuild(self.path, _CURSOR_TABLE, "source state")
         self._db.execute("drop table if exists cursor")  # cursors that named no index (see above)
         self._db.execute(_MEMO_TABLE)
+        self._db.execute(OUTCOME_TABLE)
         self._db.commit()
 
     def get(self, source: str, documents: int) -> dict[str, Any]:
@@ -82,6 +86,10 @@ class SourceState:
         )
         self._db.commit()
 
+    def outcomes(self, source: str) -> Outcomes:
+        """What the last runs of this index and scope did with the source's documents the collection lacks."""
+        return Outcomes(self._db, self.index_key, self.scope, source)
+
     def versions(self, source: str) -> SavedVersions:
         """The source's version memo in this scope, loaded whole; `save()` it once discovery has listed all."""
         return SavedVersions(self._db, self.scope, source)
@@ -96,12 +104,17 @@ class SourceState:
             )
             self._db.execute("delete from version_memo where scope = ''")
             self._db.execute("update version_memo set scope = '' where scope = ?", (scope,))
+            self._db.execute("delete from document_outcome where index_key = ? and scope = ''", (self.index_key,))
+            self._db.execute(
+                "update document_outcome set scope = '' where index_key = ? and scope = ?", (self.index_key, scope)
+            )
 
     def forget(self, scope: str) -> None:
         """Drop the cursors of a generation that was abandoned."""
         with self._db:
             self._db.execute("delete from source_cursor where index_key = ? and scope = ?", (self.index_key, scope))
             self._db.execute("delete from version_memo where scope = ?", (scope,))
+            self._db.execute("delete from document_outcome where index_key = ? and scope = ?", (self.index_key, scope))
 
     def close(self) -> None:
         self._db.close()

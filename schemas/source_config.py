@@ -107,7 +107,11 @@ class SourceBase(_Strict):
         ),
     )
     keep_history: bool = Field(
-        default=False, description="superseded versions keep their rows (temporal_end = when replaced)"
+        default=False,
+        description=(
+            "superseded versions keep their rows (temporal_end = when replaced), so `query --as-of` answers with "
+            "what a document said then; a git source also loads its past versions (history_depth)"
+        ),
     )
     listing_budget_seconds: float = Field(
         default=3600,
@@ -229,6 +233,15 @@ class GitSourceConfig(SourceBase):
     )
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     max_file_bytes: int = Field(default=1_000_000, ge=1, description="a larger file is refused with the reason")
+    history_depth: int = Field(
+        default=20,
+        ge=0,
+        description=(
+            "keep_history: the first run also loads the past versions the last history_depth commits replaced, so "
+            "as-of questions answer back to the oldest of them; later runs add those of the commits since; 0: none "
+            "(`cairn backfill --commits N` loads them)"
+        ),
+    )
     cache_dir: str = Field(
         default="data/index/git",
         description="where the repository is mirrored (a folder per source)",

@@ -287,3 +287,27 @@ def test_unreachable_server_fails_fast_and_never_prints_the_token(tmp_path):
     )
     assert result.returncode == 2 and "cannot reach Milvus at http://127.0.0.1:9" in result.stderr
     assert secret not in result.stdout + result.stderr
+
+
+@pytest.mark.corpus
+def test_a_real_hugo_wiki_exits_0_on_every_run_its_section_pages_skipped(tmp_path, shared_corpora, shared_server):
+    """prometheus-operator's runbooks: ten front-matter-only pages (Hugo's `_index.md`, an archetype) are skipped
+    with their reason, not failed, so a cron job alerting on the exit code is quiet; a re-run does not read them."""
+    wiki = shared_corpora / "wiki" / "prometheus-operator-runbooks"
+    source = {"name": "po", "type": "wiki", "path": str(wiki), "tenant": "acme", "acl": ["sre"]}
+    config = write_config(tmp_path / "c.toml", tmp_path / "index", [source])
+    first = cairn("ingest", "--config", str(config), "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    d = report["documents"]
+    assert d["failed"] == 0 and d["skipped"] >= 10 and d["seen"] == d["indexed"] + d["skipped"], report["failures"]
+    skipped = {s["document"]: s for s in report["skipped"]}
+    assert (
+        "content/runbooks/_index.md" in skipped
+        and "front matter only" in skipped["content/runbooks/_index.md"]["reason"]
+    )
+    again = cairn("ingest", "--config", str(config), "--json")
+    assert again.returncode == 0, again.stderr
+    rerun = json.loads(again.stdout)
+    assert rerun["documents"]["skipped"] == d["skipped"] and rerun["documents"]["indexed"] == 0
+    assert not any(s["read"] for s in rerun["skipped"])  # remembered by version: not read again
