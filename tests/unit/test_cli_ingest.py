@@ -10,7 +10,8 @@ import pytest
 
 from cairn.cli.app import main
 from cairn.cli.exits import Outcome
-from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report, progress_kind
+from cairn.cli.flowrun import progress_kind
+from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report
 from cairn.errors import UsageError
 from cairn.flows.reconcile import Drift
 from tests.cli_args import parsed
