@@ -215,9 +215,9 @@ def test_failed_documents_exit_1_and_a_failed_source_exits_2_after_the_others_ra
     )
     down = cairn("ingest", "--config", str(two), "--json")
     assert down.returncode == 2, down.stderr
-    # the one useful line, not Prefect's tracebacks of the task and the flow run above it
-    assert "Traceback" not in down.stderr and "folder" in down.stderr and "does not exist" in down.stderr
+    assert "Traceback" not in down.stderr  # not Prefect's tracebacks of the task and the flow run: the JSON says it
     report = json.loads(down.stdout)
+    assert "does not exist" in report["per_source"]["gone"]["error"]
     assert report["failed_sources"] == ["gone"] and report["per_source"]["gone"]["status"] == "failed"
     assert report["per_source"]["w"]["status"] == "ok" and report["documents"]["unchanged"] == 3
 
@@ -311,3 +311,49 @@ def test_a_real_hugo_wiki_exits_0_on_every_run_its_section_pages_skipped(tmp_pat
     rerun = json.loads(again.stdout)
     assert rerun["documents"]["skipped"] == d["skipped"] and rerun["documents"]["indexed"] == 0
     assert not any(s["read"] for s in rerun["skipped"])  # remembered by version: not read again
+
+
+def test_the_terminal_shows_cairns_lines_only_and_names_a_missing_folder_by_its_absolute_path(tmp_path, shared_server):
+    """A source folder written relative to the config that does not exist: one line naming it absolutely, no
+    Prefect log line or traceback above it (they come back with --verbose)."""
+    (tmp_path / "conf").mkdir()
+    corpus.build(tmp_path / "conf" / "wiki")
+    sources = [
+        {"name": "gone", "type": "wiki", "path": "no-such-folder", "tenant": "acme", "acl": ["sre"]},
+        {
+            "name": "w",
+            "type": "wiki",
+            "path": "wiki/acme",
+            "tenant": "acme",
+            "acl": ["sre"],
+            "acl_ceiling": corpus.ACME_GROUPS,
+        },
+    ]
+    config = write_config(tmp_path / "conf" / "c.toml", tmp_path / "index", sources)
+    run = cairn("ingest", "--config", str(config), cwd=tmp_path)  # the working directory is not the config's
+    assert run.returncode == 2, run.stderr
+    missing = tmp_path / "conf" / "no-such-folder"
+    assert run.stderr.splitlines()[-1] == f"FAILED source 'gone': folder {missing} does not exist", run.stderr
+    prefect_lines = [line for line in run.stderr.splitlines() if " | " in line or "Traceback" in line]
+    assert not prefect_lines, run.stderr
+    assert all(line.startswith(("cairn: ", "FAILED ")) for line in run.stderr.splitlines()), run.stderr
+    verbose = cairn("--verbose", "ingest", "--config", str(config), cwd=tmp_path)
+    assert verbose.returncode == 2 and "Traceback" in verbose.stderr and "| ERROR" in verbose.stderr
+
+
+def test_bash_completes_cairn_with_the_script_it_prints():
+    """The script of `cairn completion bash`, sourced in a real bash, completes a command and a flag offline."""
+    import shutil
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash on this machine")
+    script = """
+        eval "$(cairn completion bash)"
+        COMP_WORDS=(cairn rec); COMP_CWORD=1; _cairn_completion cairn; echo "${COMPREPLY[@]}"
+        COMP_WORDS=(cairn query --as); COMP_CWORD=2; _cairn_completion cairn; echo "${COMPREPLY[@]}"
+    """
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run([bash, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["reconcile", "--as-of"], done.stdout
