@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn.flows import prefect_server
-from tests.conftest import REPO, sample_copy, write_config
+from tests.conftest import REPO, write_config
 from tests.integration import corpus
 
 SERVER: dict[str, str] = {}  # PREFECT_API_URL of the session's test server, once a test asked for it
@@ -47,119 +46,6 @@ def cairn(*args, cwd=REPO, env=None):
         timeout=1500,  # a hang guard, not a speed limit: a busy machine is slow
         env={**os.environ, **SERVER, **(env or {})},
     )
-
-
-@pytest.mark.core
-def test_sample_corpus_ingests_queries_and_reports_status(tmp_path):
-    """The README's demo on data/, into a scratch index (a copy of data/: its index lands in the copy)."""
-    config = sample_copy(tmp_path)
-    home = tmp_path / "prefect-home"  # a fresh machine's Prefect home: the run starts the local Prefect server there
-
-    try:
-        ingest = cairn("ingest", "--config", str(config), "--json", env={"PREFECT_HOME": str(home)})
-        assert ingest.returncode == 0, ingest.stderr
-        report = json.loads(ingest.stdout)
-        assert recorded_flow_run(home, report["run_id"])["name"]  # a real flow run, kept by the local server
-    finally:
-        prefect_server.stop(home)
-    assert set(report) >= {"run_id", "documents", "sections", "chunks", "embeddings_computed", "seconds", "failures"}
-    assert report["documents"]["indexed"] >= 15 and report["documents"]["failed"] == 0, report["failures"]
-
-    query = cairn(
-        "query",
-        "how do I fail over the ledger-db primary",
-        "--tenant",
-        "acme",
-        "--group",
-        "sre",
-        "--k",
-        "3",
-        "--json",
-        "--config",
-        str(config),
-    )
-    assert query.returncode == 0, query.stderr
-    results = json.loads(query.stdout)["results"]
-    assert 0 < len(results) <= 3
-    assert set(results[0]) >= {
-        "chunk_id",
-        "document_id",
-        "section_id",
-        "breadcrumbs",
-        "title",
-        "source_uri",
-        "score",
-        "text",
-    }
-
-    status = cairn("status", "--json", "--config", str(config))
-    assert status.returncode == 0, status.stderr
-    counted = json.loads(status.stdout)["rows"]
-    assert {r["tenant"] for r in counted} == {"acme", "globex"}
-    assert sum(r["rows"] for r in counted) == report["sections"] + report["chunks"]
-
-    # the library example of README.md and docs/retrieval.md, as printed, on this index: it answers
-    for page in ("README.md", "docs/retrieval.md"):
-        (example,) = [b for b in python_blocks(REPO / page) if b.startswith("from cairn.query import")]
-        ran = subprocess.run(
-            [sys.executable, "-c", example.replace('"data/cairn.toml"', json.dumps(str(config)))],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert ran.returncode == 0, (page, ran.stderr[-2000:])
-        lines = ran.stdout.splitlines()
-        assert len(lines) >= 2 and float(lines[0].split()[0]) > 0 and "ledger-db" in lines[0], (page, ran.stdout)
-    serve_it(config, tmp_path)
-
-
-def serve_it(config: Path, tmp_path: Path) -> None:
-    """README's "Serve it" commands (the same block opens docs/service.md), as printed, on the sample index:
-    a key made, the service started, and the curl line answered as the key's principal."""
-    import shutil
-    import signal
-    import time
-    import urllib.request
-
-    from tests.conftest import free_port
-
-    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Serve it", 1)[1].split("\n## ", 1)[0]
-    setup, ask = re.findall(r"^```bash\n(.*?)^```$", section, flags=re.S | re.M)
-    assert setup in (REPO / "docs" / "service.md").read_text(encoding="utf-8")
-    port = free_port()
-    env = {**os.environ, "CAIRN_CONFIG": str(config)}  # `cairn serve` as printed reads the default config
-
-    def here(command: str) -> str:
-        command = command.replace(".venv/bin/cairn", f"{sys.executable} -m cairn.cli").replace("8080", str(port))
-        return command.replace("data/cairn.toml", str(config)).replace("demo.key", str(tmp_path / "demo.key"))
-
-    new_key, serve = (line.split("  #")[0].strip() for line in setup.strip().splitlines())
-    made = subprocess.run(["bash", "-c", here(new_key)], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0 and (tmp_path / "demo.key").stat().st_mode & 0o077 == 0, made.stderr
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(
-        ["bash", "-c", f"exec {here(serve)} --port {port}"], cwd=REPO, env=env, stdout=log, stderr=log
-    )
-    try:
-        for _ in range(600):  # a hang guard on a busy machine, not a speed check
-            assert server.poll() is None, (tmp_path / "serve.log").read_text()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as health:
-                    assert health.status == 200
-                break
-            except OSError:
-                time.sleep(0.5)
-        if not shutil.which("curl"):
-            pytest.skip("curl is not installed: the README's curl line cannot run as printed")
-        asked = subprocess.run(["bash", "-c", here(ask)], cwd=REPO, capture_output=True, text=True, timeout=120)
-        answer = json.loads(asked.stdout)
-        assert answer["status"] == "ok" and 0 < len(answer["results"]) <= 3, answer
-        assert "ledger-db" in answer["results"][0]["text"].lower() and answer["results"][0]["citation"]
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=120)
-        log.close()
 
 
 def python_blocks(path: Path) -> list[str]:
