@@ -17,8 +17,10 @@ def check_rows(
     config: CairnConfig, expr: str, dim: int, name: str = "report", title: str = "Cairn data quality", reader=None
 ):
     """Read the rows matching `expr` (current rows only unless the filter says otherwise) and report on them, through
-    `reader` (a CollectionReader, or anything with its `iterate`) or else one of the generation the name serves."""
+    `reader` (a CollectionReader, or anything with its `iterate`) or else one of the generation the name serves. The
+    report is a full one (its trend, `latest`) when `expr` selects every current row."""
     from cairn.index.generations import open_serving
+    from cairn.quality import scope
     from cairn.quality.frames import read_rows
     from cairn.quality.report_folder import write_report
 
@@ -27,7 +29,7 @@ def check_rows(
             frame = read_rows(own, expr)
     else:
         frame = read_rows(reader, expr)
-    return write_report(frame, config, dim, name, title)
+    return write_report(frame, config, dim, name, title, scope.rows(expr))
 
 
 def quality_report(
@@ -37,6 +39,7 @@ def quality_report(
     configured model's, the width the rows' vectors must have. The rows' figures come from the derived ledger when
     it is in step with the collection (index/derived.py), else (or with `scan`) from the collection itself, vectors
     and all. great-expectations warms up in a worker process meanwhile (quality/worker.py)."""
+    from cairn.quality import scope as scopes
     from cairn.quality.frames import served_frame
     from cairn.quality.worker import report_writer
     from cairn.schemas.collection import quote
@@ -51,4 +54,4 @@ def quality_report(
     scope = "-".join(filter(None, [source, tenant])) or "all"
     write = report_writer()  # great-expectations warms up meanwhile
     frame = served_frame(config, expr, None if scan else lambda derived: derived.figures(source, tenant))
-    return write(frame, config, dim, f"report-{scope}", f"Cairn data quality: {scope}")
+    return write(frame, config, dim, f"report-{scope}", f"Cairn data quality: {scope}", scopes.of(source, tenant))
