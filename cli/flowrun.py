@@ -69,15 +69,15 @@ class _OffTheTerminal(logging.Filter):
 
 
 def quiet_prefect() -> None:
-    """Every handler that writes to a stream and is not Cairn's own (Prefect's console handler on the root logger
-    and its loggers, the API server's) passes nothing unless --verbose. Prefect configured them when it was
-    imported; handlers that ship logs to Prefect's API are not streams and keep everything."""
-    loggers = [
-        logging.getLogger(),
-        *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
-    ]
+    """Every handler that writes to the terminal (stderr or stdout) and is not Cairn's own (Prefect's console
+    handler on the root logger and its loggers, the API server's) passes nothing unless --verbose. Prefect
+    configured them when it was imported; handlers that ship logs to Prefect's API, or write to a file, keep
+    everything."""
+    named = logging.Logger.manager.loggerDict.values()
+    loggers = [logging.getLogger(), *(lg for lg in named if isinstance(lg, logging.Logger))]
+    streams = {id(s) for s in (sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__)}
     for handler in {h for lg in loggers for h in lg.handlers}:
-        terminal = isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+        terminal = isinstance(handler, logging.StreamHandler) and id(handler.stream) in streams
         if terminal and not getattr(handler, "cairn_cli", False):
             if not any(isinstance(f, _OffTheTerminal) for f in handler.filters):
                 handler.addFilter(_OffTheTerminal())
