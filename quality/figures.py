@@ -2,11 +2,11 @@
 (quality/frames.py): per source, its rows and chunk health; per suite, the distributions its banded
 expectations judged; the least healthy sections.
 
-Each figure counts the rows its expectation checks (the row conditions of quality.checks.size_expectations):
-a whole document shorter than the parent band is exempt from the parent band and from the health check, a
-section shorter than the abstract band's floor from the abstract band, and a child holding its stretch's
-remainder (or a definition) from the child band. So "mean health" is over the sections the health check
-judged, and a chart shows what its expectation saw.
+Each figure counts the rows its expectation looked at, as each row's `checked` mask records it (the scopes of
+quality/expectations.py): a whole document shorter than the parent band is exempt from the parent band and from
+the health check, a section shorter than the abstract band's floor from the abstract band, and a child holding
+its stretch's remainder (or a definition) from the child band. So "mean health" is over the sections the
+health check judged, and a chart shows what its expectation saw.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from cairn.quality.checks import Result, bands
+from cairn.quality.checks import Result
+from cairn.quality.expectations import SIZE_SLOTS, bands
 from cairn.schemas.config import CairnConfig
 
-# each banded figure and the label of its expectation in the results (quality.checks.size_expectations)
+# each banded figure and the label of its expectation in the results (quality/expectations.py size_checks)
 EXPECTATIONS = {
     "full_text": "full_text token_count",
     "child": "child token_count",
@@ -53,13 +54,10 @@ class Distribution:
         return next((r for r in results if r.suite == self.suite and r.column == label), None)
 
 
-def checked_rows(rows: pd.DataFrame, kind: str, b: dict) -> pd.DataFrame:
-    """The rows of one chunk type that the expectation of `kind` judges (`b`: the suite's bands)."""
-    if kind in ("full_text", "health"):
-        return rows[~(rows["whole_document"].astype(bool) & (rows["token_count"] < b["parent_min_tokens"]))]
-    if kind == "abstract":
-        return rows[rows["token_count"] >= b["abstract_min_tokens"]]
-    return rows[~rows["is_remainder"].astype(bool)]
+def checked_rows(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """The rows that the expectation of `kind` looked at (their `checked` mask has its slot)."""
+    slot = SIZE_SLOTS[EXPECTATIONS[kind]]
+    return rows[(rows["checked"].to_numpy(dtype="int64") >> slot) & 1 == 1]
 
 
 def _column(kind: str) -> str:
@@ -83,7 +81,7 @@ def distributions(frame: pd.DataFrame, config: CairnConfig) -> list[Distribution
             every = typed[typed["chunk_type"] == ("child" if kind == "child" else "full_text")]
             if every.empty:
                 continue
-            rows = checked_rows(every, kind, b)
+            rows = checked_rows(every, kind)
             values = pd.to_numeric(rows[_column(kind)], errors="coerce").dropna().astype(float).tolist()
             band, mostly = _band(kind, b)
             out.append(Distribution(f"{source}.{content_type}", kind, values, band, mostly, len(every) - len(rows)))
@@ -112,19 +110,17 @@ def source_summary(frame: pd.DataFrame, results: list[Result], health: list[Dist
     return out
 
 
-def health_summary(frame: pd.DataFrame, config: CairnConfig, worst: int = 10) -> dict:
+def health_summary(frame: pd.DataFrame, lowest: list[dict] | None = None, worst: int = 10) -> dict:
     """The chunk health of the sections the health check judged: their number, how many were exempt, mean,
-    quartiles, and the `worst` least healthy by name."""
+    quartiles, and the `worst` least healthy by name (`lowest`: their figures, when the frame does not name its
+    rows)."""
     parents = frame[frame["chunk_type"] == "full_text"].dropna(subset=["chunk_health_score"])
-    judged = [
-        checked_rows(typed, "health", bands(config, str(source), str(content_type)))
-        for (source, content_type), typed in parents.groupby(["source_name", "content_type"], dropna=False)
-    ]
-    checked = pd.concat(judged) if judged else parents.iloc[:0]
+    checked = checked_rows(parents, "health")
     if checked.empty:
         return {"sections": 0, "exempt": int(len(parents))}
     scores = checked["chunk_health_score"].astype(float)
-    lowest = checked.sort_values("chunk_health_score").head(worst)
+    if lowest is None:
+        lowest = checked.sort_values(["chunk_health_score", "chunk_id"]).head(worst).to_dict("records")
     return {
         "sections": int(len(checked)),
         "exempt": int(len(parents) - len(checked)),
@@ -132,14 +128,14 @@ def health_summary(frame: pd.DataFrame, config: CairnConfig, worst: int = 10) ->
         "quantiles": {f"p{int(q * 100)}": round(float(scores.quantile(q)), 4) for q in (0.05, 0.25, 0.5, 0.75)},
         "worst": [
             {
-                "score": round(float(r.chunk_health_score), 4),
-                "document_id": r.document_id,
-                "locator": r.locator,
-                "section_id": r.section_id,
-                "token_count": int(r.token_count),
-                "merge_count": r.merge_count,
-                "split_count": r.split_count,
+                "score": round(float(r["chunk_health_score"]), 4),
+                "document_id": r["document_id"],
+                "locator": r["locator"],
+                "section_id": r["section_id"],
+                "token_count": int(r["token_count"]),
+                "merge_count": r["merge_count"],
+                "split_count": r["split_count"],
             }
-            for r in lowest.itertuples()
+            for r in lowest[:worst]
         ],
     }

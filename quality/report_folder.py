@@ -22,11 +22,13 @@ from pathlib import Path
 import pandas as pd
 
 from cairn.quality import scope as scopes
+from cairn.quality import stored
 from cairn.quality.checks import Result, validate
 from cairn.quality.dashboard import panel, render_html
 from cairn.quality.figures import Distribution, distributions, health_summary, source_summary
 from cairn.quality.history import latest_target, point_latest, report_folders, trend
 from cairn.quality.plots import figure
+from cairn.quality.tallies import results_of, tally
 from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
 
@@ -46,6 +48,8 @@ class QualityReport:
     written_at: str = ""  # "2026-11-27 10:59:06 UTC"
     index: str = ""  # "collection cairn at data/index/cairn.db" (credentials redacted)
     scope: dict = field(default_factory=dict)  # Scope.to_dict(): "kind" ("full", ...) and "description"
+    checked_now: int = 0  # rows great-expectations checked in this report (the others were checked before)
+    unchecked: int = 0  # rows of the scope left out: rewritten by a writer while being checked (the next report's)
 
     def failed(self) -> list[Result]:
         return [r for r in self.results if not r.success]
@@ -66,6 +70,8 @@ class QualityReport:
             "written_at": self.written_at,
             "index": self.index,
             "scope": self.scope,
+            "checked_now": self.checked_now,
+            "unchecked": self.unchecked,
         }
 
 
@@ -101,24 +107,41 @@ def write_plots(folder: Path, figures: list[Distribution], results: list[Result]
 def write_report(
     frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, title: str, scope: scopes.Scope | None = None
 ) -> QualityReport:
-    """Check `frame` and write its report folder under [quality] report_dir; `scope` says what the rows are (by
-    default: a full report). `latest` moves to it when it is full (or no full report exists yet)."""
+    """Check the rows of `frame` (their figures) with great-expectations and write the report folder under
+    [quality] report_dir; `scope` says what the report covers (by default: a full report). With a derived ledger
+    in the scope (quality/scope.py), the frame's outcomes are kept there and the report counts every row of the
+    scope's that has one, checked now or before (quality/stored.py); else it is over the frame. `latest` moves to
+    it when it is full (or no full report exists yet)."""
     scope = scope or scopes.full_report()
     now = time.gmtime()
     folder = Path(config.quality.report_dir) / f"{time.strftime('%Y%m%dT%H%M%SZ', now)}-{name}"
     folder.mkdir(parents=True, exist_ok=True)
-    results = validate(frame, config, dim, folder) if not frame.empty else []
-    figures = distributions(frame, config) if not frame.empty else []
+    checked = validate(frame, config, dim, folder) if not frame.empty else frame.assign(checked=0, failed=0)
+    limit, unchecked, lowest = config.quality.examples, 0, None
+    if scope.ledger is None:
+        counts, view = tally(checked, limit), checked
+    else:
+        from cairn.index.derived import DerivedLedger
+
+        path, rows = scope.ledger
+        with DerivedLedger(path) as derived:
+            stored.store(derived, checked, config, dim)
+            counts, view = stored.tallies(derived, rows, limit), stored.view(derived, rows)
+            unchecked, lowest = stored.unchecked_rows(derived, rows), stored.least_healthy(derived, rows, 10)
+    results = results_of(counts, config, dim)
+    figures = distributions(view, config) if not view.empty else []
     report = QualityReport(
         success=all(r.success for r in results),
         report_dir=str(folder),
-        rows=int(len(frame)),
+        rows=int(len(view)),
         results=results,
-        health=health_summary(frame, config) if not frame.empty else {"sections": 0},
-        per_source=source_summary(frame, results, figures) if not frame.empty else {},
+        health=health_summary(view, lowest) if not view.empty else {"sections": 0},
+        per_source=source_summary(view, results, figures) if not view.empty else {},
         written_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", now),
         index=f"collection {config.milvus.collection} at {redact(config.milvus.uri)}",
         scope=scope.to_dict(),
+        checked_now=int(len(frame)),
+        unchecked=unchecked,
     )
     keep = config.quality.keep_reports
     report.trend = trend(

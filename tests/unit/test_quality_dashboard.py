@@ -11,6 +11,7 @@ import pandas as pd
 from cairn.quality import scope
 from cairn.quality.checks import Result
 from cairn.quality.dashboard import render_html
+from cairn.quality.expectations import bands, scoped, size_checks
 from cairn.quality.figures import distributions, health_summary, source_summary
 from cairn.quality.report_folder import QualityReport
 from cairn.schemas.config import CairnConfig
@@ -48,17 +49,29 @@ def child(source, tokens, remainder=False, content_type="runbook") -> dict:
     }
 
 
+def with_masks(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows with the `checked` mask validate gives them: here the size checks' slots (what the figures read)."""
+    masks = pd.Series(0, index=rows.index, dtype="int64")
+    for (source, content_type), typed in rows.groupby(["source_name", "content_type"]):
+        b = bands(config(), source, content_type)
+        for check in size_checks(b):
+            masks[typed.index[check.looked_at(scoped(typed, b))]] |= 1 << check.slot
+    return rows.assign(checked=masks, failed=0)
+
+
 def frame() -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            section("wiki", 500),
-            section("wiki", 800, health=0.9),
-            section("wiki", 60, abstract=60, health=0.15, whole=True),  # a short page: exempt where it cannot fit
-            section("wiki", 1800, health=0.45),  # judged, unhealthy
-            child("wiki", 150),
-            child("wiki", 20, remainder=True),
-            section("incidents", 300, health=0.75, content_type="incident"),
-        ]
+    return with_masks(
+        pd.DataFrame(
+            [
+                section("wiki", 500),
+                section("wiki", 800, health=0.9),
+                section("wiki", 60, abstract=60, health=0.15, whole=True),  # a short page: exempt where it cannot fit
+                section("wiki", 1800, health=0.45),  # judged, unhealthy
+                child("wiki", 150),
+                child("wiki", 20, remainder=True),
+                section("incidents", 300, health=0.75, content_type="incident"),
+            ]
+        )
     )
 
 
@@ -103,7 +116,7 @@ def report(checked: list[Result], what: scope.Scope, trend: list[dict] | None = 
         report_dir="/reports/x",
         rows=len(rows),
         results=checked,
-        health=health_summary(rows, cfg),
+        health=health_summary(rows),
         per_source=source_summary(rows, checked, figures),
         trend=trend or [],
         written_at="2026-11-27 10:59:06 UTC",

@@ -97,40 +97,6 @@ def test_pruning_keeps_the_full_report_latest_leads_to_however_many_partial_ones
     assert (tmp_path / "latest" / "summary.json").exists()
 
 
-def test_plots_show_the_rows_the_size_expectations_check():
-    import pandas as pd
-
-    from cairn.quality.figures import checked_rows
-
-    frame = pd.DataFrame(
-        [
-            {
-                "chunk_type": "full_text",
-                "token_count": 120,
-                "whole_document": True,
-                "is_remainder": False,
-            },  # exempt: short doc
-            {
-                "chunk_type": "full_text",
-                "token_count": 120,
-                "whole_document": False,
-                "is_remainder": False,
-            },  # checked, under
-            {"chunk_type": "full_text", "token_count": 500, "whole_document": True, "is_remainder": False},  # checked
-            {
-                "chunk_type": "child",
-                "token_count": 10,
-                "whole_document": False,
-                "is_remainder": True,
-            },  # exempt remainder
-            {"chunk_type": "child", "token_count": 150, "whole_document": False, "is_remainder": False},
-        ]
-    )
-    parents = checked_rows(frame[frame["chunk_type"] == "full_text"], "full_text", {"parent_min_tokens": 400})
-    children = checked_rows(frame[frame["chunk_type"] == "child"], "child", {"parent_min_tokens": 400})
-    assert parents["token_count"].tolist() == [120, 500] and children["token_count"].tolist() == [150]
-
-
 def test_a_selection_of_every_current_row_is_a_full_report_and_any_narrower_one_is_not():
     from cairn.quality import scope
 
