@@ -18,7 +18,7 @@ from tests.cli_args import parsed
 
 REPORT = {
     "run_id": "r1",
-    "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1},
+    "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1, "skipped": 0},
     "sections": 6,
     "chunks": 20,
     "tokens": 3000,
