@@ -59,6 +59,7 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
                 began = time.perf_counter()
                 planned = plan_source(source_config, config.s3, store, state, options)
                 if planned.has_work:
+                    derived.hand_on(source_config.name, planned.ledger)  # the flow run reads it again otherwise
                     return None
                 part = SourceReport()
                 planned.account(part, source_config.name)
