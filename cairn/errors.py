@@ -8,7 +8,8 @@ lets them through with their traceback.
 
 The `cairn` command's exit codes (README, "Exit codes"):
 
-    0  EXIT_OK        the command did its job (every input of an ingest/backfill indexed, unchanged or removed)
+    0  EXIT_OK        the command did its job (every input of an ingest/backfill indexed, unchanged, skipped as
+                      holding nothing to index, or removed)
     1  EXIT_FAILURES  it ran and found failures: documents that failed (in the run report), reconcile drift,
                       a failed data-quality expectation (QualityFailed, `cairn report`), unanswerable batch
                       query lines
@@ -22,6 +23,8 @@ The `cairn` command's exit codes (README, "Exit codes"):
     │   └── FilterError    a query's `filters` argument (names the key and what is allowed)
     ├── SourceError        a whole source is unusable (missing folder, refused token, failed clone)
     ├── DocumentError      [data] one input cannot be read (names it); the run reports it and goes on
+    │   ├── NothingToIndex [data] one input holds nothing to index (empty, front matter only): skipped, not failed
+    │   └── DocumentRefused [data] a policy refuses one input (an ACL wider than its source grants, no ACL)
     ├── RowError           [data] a document's fields do not fit the collection (names the field); it fails alone
     ├── SourcesFailed      a run ended with some sources failed as a whole (the others ran; carries the report)
     ├── StoreError         the index cannot be used (unreachable, damaged, incompatible)
@@ -92,6 +95,20 @@ class DocumentError(CairnError):
         super().__init__(f"{locator}: {reason}")
         self.locator = locator
         self.reason = reason
+
+
+class NothingToIndex(DocumentError):
+    """One input that holds nothing to index: an empty file, a page of front matter only (a Hugo section's
+    `_index.md`), a document whose parse leaves no text. The run reports it as skipped with the reason, and
+    remembers it by version, so that an unchanged re-run neither reads nor reports it again."""
+
+    exit_code = EXIT_OK
+
+
+class DocumentRefused(DocumentError):
+    """One input a policy refuses (a page granting itself groups its source does not, moving itself to another
+    tenant, or left with no ACL): a failure in the run report, and in `cairn reconcile` a document refused by
+    policy, not drift."""
 
 
 class RowError(CairnError, ValueError):

@@ -12,7 +12,8 @@ from typing import ClassVar
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
-from cairn.index.plan import SyncPlan, plan_sync, verdict
+from cairn.index.outcomes import Outcome
+from cairn.index.plan import Expected, SyncPlan, plan_sync, verdict
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.schemas import DocumentRef, stable_id
@@ -90,17 +91,20 @@ class Planned:
     found: Discovery
     ledger: dict[str, IndexedDocument]
     plan: SyncPlan
+    skipped: dict[str, Outcome]  # what earlier runs found nothing to index in (index/outcomes.py), by id
 
     @property
     def has_work(self) -> bool:
         return bool(self.plan.to_index or self.plan.stale_document_ids)
 
     def account(self, report: SourceReport, name: str) -> None:
-        """What discovery and the plan already tell: documents seen, unchanged, unreadable."""
+        """What discovery and the plan already tell: documents seen, unchanged, unreadable, skipped again."""
         report.documents.seen += len(self.found.refs) + len(self.found.failures)
         report.documents.unchanged += len(self.plan.unchanged)
         for failure in self.found.failures:
             report.fail(name, failure.locator, failure.reason)
+        for ref in self.plan.skipped:
+            report.skip(name, ref.locator, self.skipped[ref.document_id].reason, read=False)
 
 
 def access_fingerprint(source_config: SourceConfig) -> str:
@@ -118,6 +122,11 @@ class Listed:
     found: Discovery
     access: str  # the source's access fingerprint (what its documents are written under)
     relisted: bool  # the cursor was ignored: the whole source listed
+    skipped: dict[str, Outcome]  # what earlier runs found nothing to index in (index/outcomes.py), by id
+
+    @property
+    def expected(self) -> Expected:
+        return Expected(self.access, {doc: outcome.version for doc, outcome in self.skipped.items()})
 
 
 def list_source(
@@ -141,16 +150,24 @@ def list_source(
     relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
+    skipped = state.outcomes(source_config.name).skipped()
+    skipped_at = {doc: outcome.version for doc, outcome in skipped.items()}
     cursor = {} if relist else state.get(source_config.name, documents=len(ledger))
     source = open_source(source_config, cursor, s3=s3, memo=memo)
     if discover is None:
-        found = Discoverer().until(source, lambda ref: verdict(ref, ledger.get(ref.document_id), access) is not None)
+        found = Discoverer().until(
+            source,
+            lambda ref: (
+                verdict(ref, ledger.get(ref.document_id), access, skipped_at.get(ref.document_id))
+                not in (None, "skipped")
+            ),
+        )
     else:
         found = discover(source)
     if found.complete:
         memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")
-    return Listed(source, found, access, relist)
+    return Listed(source, found, access, relist, skipped)
 
 
 def plan_listed(
@@ -166,9 +183,9 @@ def plan_listed(
         keep_ids={f.document_id for f in found.failures},
         cleanup=found.complete and (cleanup == "full" or (cleanup == "incremental" and source.complete)),
         force={r.document_id for r in found.refs} if options.backfill is not None else None,
-        access=listed.access,
+        expected=listed.expected,
     )
-    return Planned(source, found, ledger, plan)
+    return Planned(source, found, ledger, plan, listed.skipped)
 
 
 def plan_source(

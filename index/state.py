@@ -13,12 +13,14 @@ that now holds fewer (restored from a backup, emptied, rebuilt by hand) gets no 
 brings back what a cursor would have skipped. Cursors saved before cursors had an index (the `cursor` table) are
 dropped: one full discovery.
 
-Beside the cursors, each folder source's version memo (`versions()`, the sources' VersionMemo): every file's stat
-(size, mtime_ns, ctime_ns, inode) and the version last read from it, in a table of its own keyed like the cursors
-by index and scope, then by source and path. What is listed never depends on it; keyed by index, two indexes
-sharing this file (each with a source of one name, over other folders or with another PDF parser) keep their own
-instead of each discovery dropping the other's entries. Losing it (the table of before it had an index, dropped
-like the old cursors) costs one discovery that reads every file.
+Beside the cursors, what the last runs did with the documents the collection does not hold (index/outcomes.py:
+skipped, failed, refused by a policy), keyed the same way. And each folder source's version memo (`versions()`,
+the sources' VersionMemo): every file's stat (size, mtime_ns, ctime_ns, inode) and the version last read from
+it, in a table of its own keyed like the cursors by index and scope, then by source and path. What is listed
+never depends on it; keyed by index, two indexes sharing this file (each with a source of one name, over other
+folders or with another PDF parser) keep their own instead of each discovery dropping the other's entries.
+Losing it (the table of before it had an index, dropped like the old cursors) costs one discovery that reads
+every file.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from pathlib import Path
 from sqlite3 import Connection
 from typing import Any
 
+from cairn.index.outcomes import TABLE as OUTCOME_TABLE
+from cairn.index.outcomes import Outcomes
 from cairn.index.sqlite import open_or_rebuild
 
 Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode (sources/base.py FileStat)
@@ -56,6 +60,7 @@ class SourceState:
         self._db.execute("drop table if exists cursor")  # cursors that named no index (see above)
         self._db.execute("drop table if exists version_memo")  # a memo that named no index: one full read
         self._db.execute(_MEMO_TABLE)
+        self._db.execute(OUTCOME_TABLE)
         self._db.commit()
 
     def get(self, source: str, documents: int) -> dict[str, Any]:
@@ -84,6 +89,10 @@ class SourceState:
         )
         self._db.commit()
 
+    def outcomes(self, source: str) -> Outcomes:
+        """What the last runs of this index and scope did with the source's documents the collection lacks."""
+        return Outcomes(self._db, self.index_key, self.scope, source)
+
     def versions(self, source: str) -> SavedVersions:
         """The source's version memo in this scope, loaded whole; `save()` it once discovery has listed all."""
         return SavedVersions(self._db, (self.index_key, self.scope, source))
@@ -100,12 +109,17 @@ class SourceState:
             self._db.execute(
                 "update file_version set scope = '' where index_key = ? and scope = ?", (self.index_key, scope)
             )
+            self._db.execute("delete from document_outcome where index_key = ? and scope = ''", (self.index_key,))
+            self._db.execute(
+                "update document_outcome set scope = '' where index_key = ? and scope = ?", (self.index_key, scope)
+            )
 
     def forget(self, scope: str) -> None:
         """Drop the cursors of a generation that was abandoned."""
         with self._db:
             self._db.execute("delete from source_cursor where index_key = ? and scope = ?", (self.index_key, scope))
             self._db.execute("delete from file_version where index_key = ? and scope = ?", (self.index_key, scope))
+            self._db.execute("delete from document_outcome where index_key = ? and scope = ?", (self.index_key, scope))
 
     def close(self) -> None:
         self._db.close()

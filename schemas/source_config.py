@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, VARCHAR_FIELDS, acl_key
 from cairn.schemas.records import Severity, parse_day
-from cairn.schemas.values import s3_uri, template
+from cairn.schemas.values import s3_uri, shown_default, template
 
 
 def _fits(kind: str, value: str, limit: int) -> str:
@@ -107,7 +107,11 @@ class SourceBase(_Strict):
         ),
     )
     keep_history: bool = Field(
-        default=False, description="superseded versions keep their rows (temporal_end = when replaced)"
+        default=False,
+        description=(
+            "superseded versions keep their rows (temporal_end = when replaced), so `query --as-of` answers with "
+            "what a document said then; a git source also loads its past versions (history_depth)"
+        ),
     )
     listing_budget_seconds: float = Field(
         default=3600,
@@ -238,7 +242,20 @@ class GitSourceConfig(SourceBase):
     )
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     max_file_bytes: int = Field(default=1_000_000, ge=1, description="a larger file is refused with the reason")
-    cache_dir: str = Field(default="data/index/git", description="where the repository is mirrored")
+    history_depth: int = Field(
+        default=20,
+        ge=0,
+        description=(
+            "keep_history: the first run also loads the past versions the last history_depth commits replaced, so "
+            "as-of questions answer back to the oldest of them; later runs add those of the commits since; 0: none "
+            "(`cairn backfill --commits N` loads them)"
+        ),
+    )
+    cache_dir: str = Field(
+        default="data/index/git",
+        description="where the repository is mirrored (a folder per source)",
+        json_schema_extra=shown_default("git"),
+    )
     timeout_seconds: float = Field(
         default=600,
         gt=0,

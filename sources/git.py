@@ -27,9 +27,21 @@ from cairn.redact import redact
 from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType
 from cairn.schemas.source_config import GitSourceConfig
 from cairn.sources import frontmatter as fm
-from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, DocumentRefused, NothingToIndex, SourceError
 from cairn.sources.gitauth import REMOTE_COMMANDS, split_credentials
-from cairn.sources.gitlog import LOG_FORMAT, RECORD, Commit, Version, content_type_of, matches, parse_commit, parse_raw
+from cairn.sources.gitlog import (
+    LOG_FORMAT,
+    RECORD,
+    Commit,
+    PastVersion,
+    Version,
+    content_type_of,
+    matches,
+    parse_commit,
+    parse_raw,
+    past_versions,
+    span_start,
+)
 from cairn.sources.wiki import decode_markdown
 
 LOCAL_TIMEOUT = 120  # seconds for a git command on the mirror (no network): a hang guard
@@ -239,36 +251,39 @@ class GitSource(Connector[GitSourceConfig]):
     ) -> Iterator[DocumentRef]:
         """Past versions (not the ones current at the ref) that were valid at some time in [since, until),
         or that the last `limit` commits wrote, oldest first; each ref's locator is "path@commit"."""
-        head = self.head()
-        log = self._git("log", "--first-parent", "-m", "--raw", "--no-abbrev", "-M", "--reverse", LOG_FORMAT, head.sha)
-        commits = [parse_raw(record) for record in log.split(RECORD) if record.strip()]
+        commits = self._log()
         lo = int(since.timestamp()) if since else None
         hi = int(until.timestamp()) if until else None
         if limit is not None:
             recent = {c.sha for c, _ in commits[-limit:]} if limit > 0 else set()
-        alive: dict[str, Version] = {}
-        past: list[Version] = []
-
-        def end(path: str, when: int) -> None:
-            version = alive.pop(path, None)
-            if version is not None:
-                past.append(Version(version.path, version.blob, version.commit, when))
-
-        for commit, changes in commits:
-            for status, blob, old_path, new_path in changes:
-                end(old_path, commit.time)
-                if status != "D" and new_path:
-                    end(new_path, commit.time)
-                    alive[new_path] = Version(new_path, blob, commit)
-        for version in sorted(past, key=lambda v: v.commit.time):
+        for past in past_versions(commits):
+            version = past.version
             wanted = recent if limit is not None else None
             in_window = (lo is None or version.end > lo) and (hi is None or version.commit.time < hi)
             if (wanted is not None and version.commit.sha not in wanted) or (wanted is None and not in_window):
                 continue
-            if not self._included(version.path):
-                continue
-            if version.end <= version.commit.time:
-                continue  # replaced in the same second: never observable
+            yield from self._past_ref(past)
+
+    def recent_history(self, depth: int) -> Iterator[DocumentRef]:
+        """keep_history's own history, with no backfill: the past versions that the commits since the last run
+        replaced (valid at some time since), or, on a first run (no cursor on the ref's line), those the last
+        `depth` commits replaced: as-of questions answer back to the oldest of those commits."""
+        commits = self._log()
+        start = span_start([c for c, _ in commits], self.resumed_mark, depth)
+        for past in past_versions(commits):
+            if past.ended_by >= start:
+                yield from self._past_ref(past)
+
+    def _log(self) -> list[tuple[Commit, list[tuple[str, str, str, str]]]]:
+        """The ref's first-parent log with each commit's changes, oldest first."""
+        head = self.head()
+        log = self._git("log", "--first-parent", "-m", "--raw", "--no-abbrev", "-M", "--reverse", LOG_FORMAT, head.sha)
+        return [parse_raw(record) for record in log.split(RECORD) if record.strip()]
+
+    def _past_ref(self, past: PastVersion) -> Iterator[DocumentRef]:
+        """The ref of a past version that is included and was ever observable (not replaced in the same second)."""
+        version = past.version
+        if self._included(version.path) and version.end > version.commit.time:
             locator = f"{version.path}@{version.commit.sha[:12]}"
             self._past[locator] = version
             yield DocumentRef(self.name, locator, self.document_id(version.path), version.blob)
@@ -314,8 +329,6 @@ class GitSource(Connector[GitSourceConfig]):
 
     def _document(self, version: Version, raw: bytes, current: bool) -> SourceDocument:
         path = version.path
-        if not raw.strip():
-            raise DocumentError(path, "empty file")
         if b"\x00" in raw[:8192]:
             raise DocumentError(path, "binary file (contains NUL bytes): not indexed")
         text = decode_markdown(path, raw)
@@ -324,6 +337,8 @@ class GitSource(Connector[GitSourceConfig]):
         title = path
         if content_type in (ContentType.RUNBOOK, ContentType.README):
             try:
+                if not fm.has_content(text):
+                    raise NothingToIndex(path, fm.FRONT_MATTER_ONLY)
                 meta, text = fm.split_front_matter(text)
             except ValueError as exc:
                 raise DocumentError(path, str(exc)) from None
@@ -331,9 +346,11 @@ class GitSource(Connector[GitSourceConfig]):
             title = fm.string(meta, "title") or (heading.group(1).strip() if heading else path)
             content_type = ContentType.parse(fm.string(meta, "content_type"), content_type)
         if not text.strip():
-            raise DocumentError(path, "no content after the front matter")
+            raise NothingToIndex(path, "empty file (or only white space): nothing to index")
         try:
             grant = self.granted(path, *fm.narrowed_access(meta, self.config))
+        except fm.AccessRefused as exc:
+            raise DocumentRefused(path, str(exc)) from None
         except ValueError as exc:
             raise DocumentError(path, str(exc)) from None
         commit = version.commit
