@@ -17,10 +17,9 @@ as a user's shell or cron run does, and an ingest with nothing to do takes the C
   wall over the model's own time for the texts that changed (re-derived by chunking each page before and after);
   twice: with the local Prefect server (flows/prefect_server.py) stopped first, as an hourly run finds it, then
   on other pages with it warm;
-- status, reconcile, report: one run each; status once more at the end with the index server stopped first
-  (the Lite server otherwise stays up for the whole size: this process holds a lease on it); report counts the
-  outcomes the ingests' checks kept and checks what has none (`checked_now`), then `report --scan` checks every
-  row read from the collection, once;
+- status, reconcile, report: one run each; status once more at the end with the index server stopped first (the
+  Lite server otherwise stays up: this process holds a lease on it); report counts the outcomes the ingests'
+  checks kept, checking what has none (`checked_now`), then `report --scan` checks every row, read anew;
 - retrieve: `--queries` generated questions through one cairn.query.Retriever in this process, p50/p95 (the
   first question, which loads the query model, excluded);
 - always: the Lite index server's peak memory (VmHWM of its process, kept alive by a lease this process holds
