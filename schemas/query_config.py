@@ -27,6 +27,8 @@ class QueryConfig(_Strict):
     )
     # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
     transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
+    # rule 7 (HyDE): the hook's text is embedded instead of the question; off, beside it (multi-query)
+    transform_replaces_query: bool = False  # the dense legs embed what `transform` returns instead of the question
     # 3. fusion of the dense (full text, abstract) and BM25 legs
     # weighted by default, measured on the three dev sets at once (README, ablation table): under bge-small-en-v1.5
     # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.741 / 0.705), level on the runbooks, and the list
@@ -59,33 +61,39 @@ class QueryConfig(_Strict):
     vector_floor: float = 0.15  # and under this cosine, unless BM25 ranks it first above keyword_override
     keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
     keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
-    # answer by default, measured (README, ablation table): cutting each candidate at the floors dropped
-    # relevant sections ranked below a passing one (CUAD nDCG@10 -0.011 under bge-small-en-v1.5, -0.049 under
-    # all-MiniLM-L6-v2; SciFact and the runbooks the same either way under bge)
+    # candidate by default (rule 10: the floors guard the citations; the weak candidates are listed apart in the
+    # diagnostics); "answer" ranks every candidate once one passes, measured in the README's ablation table
     floor_scope: Literal["answer", "candidate"] = Field(
-        default="answer",
+        default="candidate",
         description=(
-            "answer: the floors decide whether the question has an answer (one candidate passes), then the ranking "
-            "decides; candidate: each candidate must pass"
+            "candidate: only candidates that pass the floors are cited and packed; answer: the floors decide whether "
+            "the question has an answer (one candidate passes), then every candidate is ranked"
         ),
     )
     second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
     second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
-    # 5. sparse-document recall guarantee (SD-MRG)
+    # 5. sparse-document recall guarantee (SD-MRG, rules 1-3)
     sparse_doc_max_chunks: int = 2  # sparse-document recall: a document of at most this many children
-    sparse_doc_max_distance: float = 0.20  # cosine distance of the document's best chunk
-    sparse_doc_top: int = 20  # candidates by raw dense distance inspected
+    sparse_doc_max_distance: float = 0.20  # raw cosine distance (the encoder's own, uncalibrated) of its best chunk
+    sparse_doc_top: int = 20  # topN: the chunks inspected by raw distance are the max(3 x k, topN) closest
     sparse_doc_max_injections: int = 1  # documents injected at most per query
-    # 6. dominance gate and adjacency expansion
-    dominance_share: float = 0.6  # share of the top seeds' fused score held by one document
-    expansion_weight: float = 0.5  # an expanded neighbour scores this fraction of its seed, never above it
+    # 6. dominance gate (rules 20-21) and adjacency expansion (rule 23)
+    dominance_share: float = 0.6  # share of the top seeds' fused score held by one document (then: only it answers)
+    expansion_seeds: int = Field(default=3, ge=0)  # expansion: neighbours of the first N seeds are added
+    expansion_weight: float = Field(
+        default=0.5, ge=0.0, lt=1.0, description="an expanded neighbour scores this fraction of its seed (< 1)"
+    )
     # 7. diversity
     per_document: int = 2  # diversity: sections per document at most
     diversity_drop: float = 0.15  # unless the next document scores this much worse
     # 9. packing
     token_budget: int = 1400  # packing: tokens of context returned at most
-    # 11. confidence
+    # 11. confidence (rule 4's tiers and rule 13's flag, the spec's lines mapped onto the combined scale)
     low_relevance: float = 0.50  # a hit under this combined score is flagged low relevance (confidence)
+    confidence_high: float = 0.85  # HIGH: the top matched chunk above this, with two direct matches
+    confidence_direct: float = 0.75  # a matched chunk above this is a direct match
+    confidence_medium: float = 0.65  # MEDIUM: the top matched chunk above this
+    confidence_low: float = 0.45  # LOW: above this; else SPECULATIVE
     # 12. telemetry cache
     cache_ttl_seconds: float = 0.0  # 0 = no cache
     cache_size: int = 256  # entries of the per-process result cache
