@@ -107,8 +107,8 @@ class Steps:
             self.trace["dominance"] = {"note": "not run: the question is scoped to one document family (doc_tag)"}
             return sections, None
         verdict = dominance(sections, self.ask.k, self.settings.dominance_share)
-        kept, gated_out = gate(sections, verdict.primary)
-        note = _dominance_note(verdict, self.settings.dominance_share)
+        kept, gated_out = gate(sections, verdict.primary) if self.settings.dominance_gate else (sections, 0)
+        note = _dominance_note(verdict, self.settings.dominance_share, self.settings.dominance_gate)
         trace: DominanceTrace = {
             "score": verdict.score,
             "document": verdict.document,
@@ -209,10 +209,11 @@ class Steps:
         return conf.tier(hits, matches(pairs), tiers)
 
 
-def _dominance_note(verdict: Dominance, share: float) -> str:
+def _dominance_note(verdict: Dominance, share: float, gates: bool) -> str:
     """Rule 20's verdict in words (the diagnostics say when nothing dominates, and why)."""
     if verdict.primary:
-        return f"document {verdict.primary} holds {verdict.score:.0%} of the top score: the answer comes from it"
+        then = "the answer comes from it" if gates else "its sections come first"
+        return f"document {verdict.primary} holds {verdict.score:.0%} of the top score: {then}"
     if verdict.document is None:
         return "no section to judge"
     if verdict.score >= share:

@@ -79,6 +79,10 @@ class QueryConfig(_Strict):
     sparse_doc_max_injections: int = 1  # documents injected at most per query
     # 6. dominance gate (rules 20-21) and adjacency expansion (rule 23)
     dominance_share: float = 0.6  # share of the top seeds' fused score held by one document (then: only it answers)
+    dominance_gate: bool = Field(
+        default=True,
+        description="a dominant document's sections alone answer (rule 20); false: they come first, others follow",
+    )
     expansion_seeds: int = Field(default=3, ge=0)  # expansion: neighbours of the first N seeds are added
     expansion_weight: float = Field(
         default=0.5, ge=0.0, lt=1.0, description="an expanded neighbour scores this fraction of its seed (< 1)"
