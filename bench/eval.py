@@ -59,7 +59,7 @@ VARIANTS: dict[str, dict] = {
         "combined_floor": 0.45,
         "combined_floor_scoped": 0.45,
     },
-    "spec_gate": {"gate_min_terms_scoped": _DEFAULTS.gate_min_terms},
+    "spec_gate": {"gate_min_terms_scoped": _DEFAULTS.gate_min_terms, "gate_symptoms": False},
     "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
     "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
@@ -83,7 +83,7 @@ LABELS = {
         f"not {_DEFAULTS.vector_weight_scoped} / {_DEFAULTS.keyword_weight_scoped})"
     ),
     "spec_fusion": "the spec's fusion: 0.65 / 0.35 for every question, combined floor 0.45",
-    "spec_gate": f"the spec's gate for scoped questions too ({_DEFAULTS.gate_min_terms} content words)",
+    "spec_gate": f"the spec's gate: {_DEFAULTS.gate_min_terms} content words or an ID, no symptom or scope relief",
     "dense_only": "dense leg only (no BM25, no floors)",
     "bm25_only": "BM25 only (no dense, no floors)",
 }

@@ -175,7 +175,7 @@ class Retriever:
         trace: Diagnostics = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
         # scoped to one document family (doc_tag), the caller has already named what the question is about
-        verdict = gate(text, s.gate_min_terms_scoped if scoped else s.gate_min_terms)
+        verdict = gate(text, s.gate_min_terms_scoped if scoped else s.gate_min_terms, s.gate_symptoms)
         trace["gate"] = verdict.reason
         if on("gate") and not verdict.passed:
             clock.lap("gate")

@@ -104,3 +104,8 @@ def test_hyde_embeds_the_hypothetical_answer_instead_of_the_question_and_falls_b
         raise RuntimeError("LLM down")
 
     assert seeds("q", broken, replace=True)[0] == ["q"]
+
+
+def test_a_symptom_counts_for_the_missing_word_only_when_symptoms_are_on():
+    assert gate("Node is unreachable.", 3).passed
+    assert not gate("Node is unreachable.", 3, symptoms=False).passed
