@@ -75,7 +75,7 @@ def test_the_expansion_weight_scores_the_neighbours_and_decides_which_are_served
     assert all(h.score >= retriever.settings.combined_floor for r in by_weight.values() for h in r.hits)
 
 
-def test_a_lone_child_section_brings_its_parents_abstract_and_siblings_merge_into_one_block(index):
+def test_a_lone_child_section_brings_its_parents_abstract_and_one_headings_sections_merge_into_one_block(index):
     retriever, _ = index
     lone = tuned(retriever, steps={"expansion": False}).retrieve("promote the ledger replica with pg_ctl", SRE, k=1)
     (block,) = lone.blocks

@@ -245,3 +245,14 @@ def test_the_reason_counts_the_direct_matches_and_names_where_they_are():
 
 def test_gaps_name_requested_terms_no_text_contains():
     assert gaps("ledger failover kafka lag", ["Ledger failover procedure", "replication lags behind"]) == ["kafka"]
+
+
+# ---- rule 13: the low-relevance flag -------------------------------------------------------------------
+def test_a_hit_under_the_low_relevance_line_is_flagged_and_one_above_is_not():
+    from cairn.query.hits import make_hit
+    from cairn.query.selection import Seed
+
+    section = {**row("s", 1, 100), "chunk_id": "p", "updated_at": 1_773_446_400, "doc_tag": "", "locator": "d.md"}
+    weak = make_hit(Seed("p", "D", 1, 0.45, 0.45, 0.5, 0.2), section, "", low_relevance=0.50)
+    strong = make_hit(Seed("p", "D", 1, 0.55, 0.55, 0.6, 0.2), section, "", low_relevance=0.50)
+    assert weak.low_relevance and not strong.low_relevance
