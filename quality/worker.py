@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Writer = Callable[..., "QualityReport"]  # write_report's signature: (frame, config, dim, name, title)
+Writer = Callable[..., "QualityReport"]  # write_report's signature: (frame, config, dim, name, title, scope)
 
 _worker: _Worker | None = None
 _starting = threading.Lock()

@@ -215,7 +215,7 @@ class QualityConfig(_Strict):
         return value
 
 
-# What [quality] overrides may narrow (quality/checks.py reads them): the size bands and the shares held to them.
+# What [quality] overrides may narrow (quality/expectations.py reads them): the size bands and the shares held to them.
 QUALITY_BANDS = (
     "parent_min_tokens",
     "parent_max_tokens",

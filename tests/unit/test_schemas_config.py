@@ -93,7 +93,7 @@ def test_a_quality_override_of_an_unknown_band_is_refused_with_a_suggestion():
 
 
 def test_the_bands_an_override_may_narrow_are_those_the_checks_read():
-    from cairn.quality.checks import bands
+    from cairn.quality.expectations import bands
     from cairn.schemas.config import QUALITY_BANDS, CairnConfig
 
     assert set(bands(CairnConfig(), "wiki", "runbook")) == set(QUALITY_BANDS)
