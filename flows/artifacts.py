@@ -63,13 +63,13 @@ def run_markdown(report: RunReport, title: str = "Cairn ingest") -> str:
     lines = [
         f"### {title} {report.run_id}",
         "",
-        "| documents seen | indexed | unchanged | deleted | failed |",
+        "| documents seen | indexed | unchanged | skipped | failed |",
         "|---|---|---|---|---|",
-        f"| {d.seen} | {d.indexed} | {d.unchanged} | {d.deleted} | {d.failed} |",
+        f"| {d.seen} | {d.indexed} | {d.unchanged} | {d.skipped} | {d.failed} |",
         "",
-        "| sections | chunks | embeddings computed | seconds |",
-        "|---|---|---|---|",
-        f"| {report.sections} | {report.chunks} | {report.embeddings_computed} | {report.seconds:.1f} |",
+        "| documents deleted | sections | chunks | embeddings computed | seconds |",
+        "|---|---|---|---|---|",
+        f"| {d.deleted} | {report.sections} | {report.chunks} | {report.embeddings_computed} | {report.seconds:.1f} |",
     ]
     for heading, items in (("Failed", report.failures), ("Warnings", report.warnings)):
         if items:
@@ -87,7 +87,7 @@ def _document(document: str) -> str:
 def source_rows(report: RunReport) -> list[dict]:
     """One row per source: how it went and its document counts (the table artifact). A source's error is in the
     run report's list, not here: Prefect's table does not wrap a cell, and one error pushed it past its panel."""
-    columns = ("status", "seen", "indexed", "unchanged", "deleted", "failed")
+    columns = ("status", "seen", "indexed", "unchanged", "skipped", "deleted", "failed")
     return [{"source": name, **{c: part.get(c, "") for c in columns}} for name, part in report.per_source.items()]
 
 

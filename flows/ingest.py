@@ -133,12 +133,19 @@ def ingest_flow(
     cleanup: Cleanup | None = None,
     wait_seconds: float = 0.0,
     allow_mass_delete: bool = False,
+    listing_failed: dict[str, str] | None = None,
 ) -> dict:
     """Bring the collection in line with the configured sources (all, or the one named). The run fails when a
-    source fails as a whole (after the others ran); documents that fail are in the report."""
-    return run_sources(
-        config_path, source, RunOptions(cleanup=cleanup, wait_seconds=wait_seconds, allow_mass_delete=allow_mass_delete)
+    source fails as a whole (after the others ran); documents that fail are in the report. `listing_failed`: the
+    sources whose listing failed in the CLI's no-op check just before (flows/noop.py), and why: they fail with
+    that reason, not listed a second time."""
+    options = RunOptions(
+        cleanup=cleanup,
+        wait_seconds=wait_seconds,
+        allow_mass_delete=allow_mass_delete,
+        listing_failed=listing_failed or {},
     )
+    return run_sources(config_path, source, options)
 
 
 @flow(name="cairn-backfill")

@@ -56,7 +56,16 @@ def test_a_failed_source_is_listed_with_its_error_and_the_per_source_table_holds
     html = MarkdownIt("commonmark").enable("table").render(run_markdown(report))
     assert "<li>gone · (the whole source): source folder /srv/wiki does not exist</li>" in html
     assert source_rows(report) == [
-        {"source": "gone", "status": "failed", "seen": 0, "indexed": 0, "unchanged": 0, "deleted": 0, "failed": 1}
+        {
+            "source": "gone",
+            "status": "failed",
+            "seen": 0,
+            "indexed": 0,
+            "unchanged": 0,
+            "skipped": 0,
+            "deleted": 0,
+            "failed": 1,
+        }
     ]
 
 

@@ -139,3 +139,19 @@ def test_a_rebuild_replaces_everything_and_takes_the_collection_mark(tmp_path, w
         count = derived.rebuild(iter(source.rows.values()), dim=16, mark="m9")
         assert count == len(source.rows) and derived.mark == "m9"
         assert derived.ledger("wiki") == source.ledger("wiki")
+
+
+def test_a_read_handed_on_is_the_next_reads_until_anything_is_written(tmp_path, wiki):
+    with DerivedLedger(tmp_path / "ledger.sqlite") as derived:
+        store = RecordingStore(derived)
+        sync(tmp_path, store)
+        derived.seal("m1")
+        first = derived.ledger("wiki")
+        derived.hand_on("wiki", first)
+        assert derived.ledger("wiki") is first  # handed to the next read: not read again
+        assert derived.ledger("wiki") is not first and derived.ledger("wiki") == first  # once
+        derived.hand_on("wiki", first)
+        derived.unseal()
+        page(wiki, "alpha", body="# {title}\n\nA new first step for {title}. " * 40)
+        sync(tmp_path, store)
+        assert derived.ledger("wiki") is not first and derived.ledger("wiki") == store.ledger("wiki")

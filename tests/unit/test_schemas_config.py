@@ -1,11 +1,12 @@
 import pytest
 
 from cairn.schemas.config import ConfigError, load_config, parse_config
+from tests.conftest import REPO
 
 
 def test_default_config_names_the_sample_sources():
     config = load_config("data/cairn.toml")
-    assert config.milvus.uri == "data/index/cairn.db" and config.milvus.is_lite
+    assert config.milvus.uri == str(REPO / "data" / "index" / "cairn.db") and config.milvus.is_lite
     assert {s.type for s in config.sources} == {"wiki", "pagerduty", "git", "pdf"}
     assert all(s.tenant and s.acl for s in config.sources)
 
