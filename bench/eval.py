@@ -39,15 +39,27 @@ VARIANTS: dict[str, dict] = {
     "no_floors": {"steps": {"floors": False}},
     "with_second_pass": {"steps": {"second_pass": True}},
     "no_sparse_doc_recall": {"steps": {"sparse_doc_recall": False}},
+    "answer_floors": {"floor_scope": "answer"},
     "no_dominance": {"steps": {"dominance": False}},
+    "dominance_orders": {"dominance_gate": False},
+    "no_expansion": {"steps": {"expansion": False}},
     "no_diversity": {"steps": {"diversity": False}},
+    "sparse_doc_calibrated": {"sparse_doc_max_distance": 0.13},
     "with_abstract_leg": {"steps": {"abstract_leg": True}},
-    "candidate_floors": {"floor_scope": "candidate"},
     "rrf_fusion": {"fusion": "rrf"},
     "unscoped_weights": {
         "vector_weight_scoped": _DEFAULTS.vector_weight,
         "keyword_weight_scoped": _DEFAULTS.keyword_weight,
     },
+    "spec_fusion": {
+        "vector_weight": 0.65,
+        "keyword_weight": 0.35,
+        "vector_weight_scoped": 0.65,
+        "keyword_weight_scoped": 0.35,
+        "combined_floor": 0.45,
+        "combined_floor_scoped": 0.45,
+    },
+    "spec_gate": {"gate_min_terms_scoped": _DEFAULTS.gate_min_terms, "gate_symptoms": False},
     "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
     "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
@@ -58,15 +70,20 @@ LABELS = {
     "no_floors": "without the relevance floors",
     "with_second_pass": "with the second pass (off by default since 0.5)",
     "no_sparse_doc_recall": "without the short-document recall guarantee",
-    "no_dominance": "without dominance (main document first)",
+    "answer_floors": "floors do not guard citations: every candidate ranked once one passes (0.5)",
+    "no_dominance": "without the dominance step (no gate, no main document first)",
+    "dominance_orders": "dominance orders instead of gating: main document first, others kept (0.5)",
+    "no_expansion": "without neighbour expansion",
     "no_diversity": "without diversity (2 sections a document)",
+    "sparse_doc_calibrated": "short-document ceiling 0.13 raw (0.20 on the calibrated scale, as 0.5 read it)",
     "with_abstract_leg": "with the abstract-vector leg (off by default)",
-    "candidate_floors": "floors that cut each candidate (Cairn 0.3)",
     "rrf_fusion": "RRF fusion instead of the weighted sum (Cairn 0.3)",
     "unscoped_weights": (
         f"scoped questions weighted as the others ({_DEFAULTS.vector_weight} / {_DEFAULTS.keyword_weight}, "
         f"not {_DEFAULTS.vector_weight_scoped} / {_DEFAULTS.keyword_weight_scoped})"
     ),
+    "spec_fusion": "the spec's fusion: 0.65 / 0.35 for every question, combined floor 0.45",
+    "spec_gate": f"the spec's gate: {_DEFAULTS.gate_min_terms} content words or an ID, no symptom or scope relief",
     "dense_only": "dense leg only (no BM25, no floors)",
     "bm25_only": "BM25 only (no dense, no floors)",
 }
@@ -233,6 +250,8 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         else:
             runs.append((documents_in_order([h.document_id for h in result.hits]), query.relevant))
         statuses[result.status] = statuses.get(result.status, 0) + 1
+        if result.empty_reason:  # why it is empty: below_floors, too_vague, ... (#39)
+            statuses[result.empty_reason] = statuses.get(result.empty_reason, 0) + 1
         injections += result.diagnostics.get("injections", 0)
         second += bool(result.diagnostics.get("second_pass"))
         if result.diagnostics.get("primary_doc_fraction") is not None:

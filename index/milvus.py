@@ -315,6 +315,10 @@ class CollectionReader:
         found: list[Row] = self.client.get(self.collection, ids=list(dict.fromkeys(chunk_ids)), output_fields=fields)
         return found
 
+    def any_row(self, expr: str) -> bool:
+        """Whether any row passes `expr` (one row asked for; on Milvus Lite still a scan: for rare calls only)."""
+        return bool(self.client.query(self.collection, filter=expr, output_fields=["chunk_id"], limit=1))
+
     def children_per_document(self, document_ids: set[str], expr: str) -> dict[str, int]:
         """How many child rows each document has that `expr` lets through."""
         if not document_ids:
