@@ -28,6 +28,7 @@ from pathlib import Path
 
 from bench.common import DEFAULT_MODEL, REPO, RESULTS, percentile, require_shared, save
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
+from bench.eval_memo import MemoEncoder, memo_reader, memo_reranker
 from cairn.embedding.model import BACKENDS, MODELS
 from cairn.schemas.config import QueryConfig
 
@@ -75,15 +76,27 @@ VARIANTS: dict[str, dict] = {
         "rerank_weight": 0.5,
     },
     "no_sparse_doc_recall": {"steps": {"sparse_doc_recall": False}},
+    "answer_floors": {"floor_scope": "answer"},
     "no_dominance": {"steps": {"dominance": False}},
+    "dominance_orders": {"dominance_gate": False},
+    "no_expansion": {"steps": {"expansion": False}},
     "no_diversity": {"steps": {"diversity": False}},
+    "sparse_doc_calibrated": {"sparse_doc_max_distance": 0.13},
     "with_abstract_leg": {"steps": {"abstract_leg": True}},
-    "candidate_floors": {"floor_scope": "candidate"},
     "rrf_fusion": {"fusion": "rrf"},
     "unscoped_weights": {
         "vector_weight_scoped": _DEFAULTS.vector_weight,
         "keyword_weight_scoped": _DEFAULTS.keyword_weight,
     },
+    "spec_fusion": {
+        "vector_weight": 0.65,
+        "keyword_weight": 0.35,
+        "vector_weight_scoped": 0.65,
+        "keyword_weight_scoped": 0.35,
+        "combined_floor": 0.45,
+        "combined_floor_scoped": 0.45,
+    },
+    "spec_gate": {"gate_min_terms_scoped": _DEFAULTS.gate_min_terms, "gate_symptoms": False},
     "dense_only": {"steps": {"keyword_leg": False, "floors": False}},
     "bm25_only": {"steps": {"dense_leg": False, "floors": False}},
 }
@@ -105,15 +118,20 @@ LABELS = {
     "x_every_section_colbert": "x every section colbert",
     "x_every_section_colbert_blend": "x every section colbert blend",
     "no_sparse_doc_recall": "without the short-document recall guarantee",
-    "no_dominance": "without dominance (main document first)",
+    "answer_floors": "floors do not guard citations: every candidate ranked once one passes (0.5)",
+    "no_dominance": "without the dominance step (no gate, no main document first)",
+    "dominance_orders": "dominance orders instead of gating: main document first, others kept (0.5)",
+    "no_expansion": "without neighbour expansion",
     "no_diversity": "without diversity (2 sections a document)",
+    "sparse_doc_calibrated": "short-document ceiling 0.13 raw (0.20 on the calibrated scale, as 0.5 read it)",
     "with_abstract_leg": "with the abstract-vector leg (off by default)",
-    "candidate_floors": "floors that cut each candidate (Cairn 0.3)",
     "rrf_fusion": "RRF fusion instead of the weighted sum (Cairn 0.3)",
     "unscoped_weights": (
         f"scoped questions weighted as the others ({_DEFAULTS.vector_weight} / {_DEFAULTS.keyword_weight}, "
         f"not {_DEFAULTS.vector_weight_scoped} / {_DEFAULTS.keyword_weight_scoped})"
     ),
+    "spec_fusion": "the spec's fusion: 0.65 / 0.35 for every question, combined floor 0.45",
+    "spec_gate": f"the spec's gate: {_DEFAULTS.gate_min_terms} content words or an ID, no symptom or scope relief",
     "dense_only": "dense leg only (no BM25, no floors)",
     "bm25_only": "BM25 only (no dense, no floors)",
 }
@@ -196,91 +214,6 @@ def write_readme_table(results: dict, readme: Path) -> None:
     readme.write_text(f"{before}{TABLE_START}\n{ablation_table(results)}\n{TABLE_END}{after}", encoding="utf-8")
 
 
-class MemoEncoder:
-    """The same query text is embedded once across variants (the model is the slow part on 2 cores)."""
-
-    def __init__(self, encoder) -> None:
-        self.encoder, self.memo = encoder, {}
-        self.identity = getattr(encoder, "identity", "")
-
-    def encode_queries(self, texts):
-        import numpy as np
-
-        missing = [t for t in texts if t not in self.memo]
-        if missing:
-            self.memo.update(zip(missing, self.encoder.encode_queries(missing)))
-        return np.stack([self.memo[t] for t in texts])
-
-
-class MemoReranker:
-    """A reranker that scores each (question, passage) pair once per run: the variants that rerank ask the model
-    about the same pairs (every question's scores serve the borderline ones too). `last_ms` is what the model
-    took for the last call's pairs when each was first scored (one pair per run, so a pair's time is its own):
-    the reranker's cost per question, whichever variant asked first."""
-
-    def __init__(self, model) -> None:
-        self.model, self.name = model, model.name
-        self.memo: dict[tuple[str, str], tuple[float, float]] = {}  # (question, passage) -> (score, ms)
-        self.last_ms = 0.0
-
-    def score(self, query: str, passages: list[str]):
-        import numpy as np
-
-        missing = list(dict.fromkeys(p for p in passages if (query, p) not in self.memo))
-        if missing:
-            started = time.perf_counter()
-            scores = self.model.score(query, missing)
-            each = (time.perf_counter() - started) * 1000 / len(missing)
-            self.memo.update({(query, p): (float(s), each) for p, s in zip(missing, scores)})
-        self.last_ms = sum(self.memo[(query, p)][1] for p in passages)
-        return np.array([self.memo[(query, p)][0] for p in passages], dtype=np.float32)
-
-
-_RERANKERS: dict[str, MemoReranker] = {}  # one per model for the whole run
-
-
-def memo_reranker(name: str) -> MemoReranker:
-    from cairn.embedding.reranker import load_reranker
-
-    if name not in _RERANKERS:
-        _RERANKERS[name] = MemoReranker(load_reranker(name))
-    return _RERANKERS[name]
-
-
-def memo_reader(config):
-    """The collection's reader, its client answering each distinct search and read from Milvus once per run:
-    every variant asks the same searches of the same query (the steps after the legs differ), so the twelve
-    variants cost about two passes of Milvus instead of twelve. The client is memoised, not the reader: a
-    collection served through an alias (a rebuilt index) gets a reader of its own on the same client. Copies
-    are returned (the pipeline extends what it reads). Latency after a set's first variant is therefore the
-    pipeline's own time, without Milvus."""
-    import pickle
-
-    from cairn.query.retriever import connect
-
-    reader = connect(config.milvus)
-    memo: dict = {}
-
-    def once(call):
-        def memoised(*args, **kwargs):
-            key = (call.__name__, repr(args), repr(sorted(kwargs.items())))
-            if key not in memo:
-                found = call(*args, **kwargs)  # pymilvus's result types, as plain lists and dicts
-                found = (
-                    [[dict(hit) for hit in hits] for hits in found]
-                    if call.__name__ == "search"
-                    else [dict(row) for row in found]
-                )
-                memo[key] = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
-            return pickle.loads(memo[key])
-
-        return memoised
-
-    for name in ("search", "get", "query"):
-        setattr(reader.client, name, once(getattr(reader.client, name)))
-    return reader
-
-
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -316,6 +249,8 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         else:
             runs.append((documents_in_order([h.document_id for h in result.hits]), query.relevant))
         statuses[result.status] = statuses.get(result.status, 0) + 1
+        if result.empty_reason:  # why it is empty: below_floors, too_vague, ... (#39)
+            statuses[result.empty_reason] = statuses.get(result.empty_reason, 0) + 1
         injections += result.diagnostics.get("injections", 0)
         if result.diagnostics.get("rerank_used") and reranker is not None:
             rerank_ms.append(reranker.last_ms)

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import DEFAULT_MODEL, require_shared, save
-from bench.eval import memo_reader
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
+from bench.eval_memo import memo_reader
 
 SPEC_BAND = (0.45, 0.60)
 SPEC_WEIGHTS = {

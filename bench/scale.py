@@ -17,8 +17,9 @@ as a user's shell or cron run does, and an ingest with nothing to do takes the C
   wall over the model's own time for the texts that changed (re-derived by chunking each page before and after);
   twice: with the local Prefect server (flows/prefect_server.py) stopped first, as an hourly run finds it, then
   on other pages with it warm;
-- status, reconcile, report: one run each; status once more at the end with the index server stopped first
-  (the Lite server otherwise stays up for the whole size: this process holds a lease on it);
+- status, reconcile, report: one run each; status once more at the end with the index server stopped first (the
+  Lite server otherwise stays up: this process holds a lease on it); report counts the outcomes the ingests'
+  checks kept, checking what has none (`checked_now`), then `report --scan` checks every row, read anew;
 - retrieve: `--queries` generated questions through one cairn.query.Retriever in this process, p50/p95 (the
   first question, which loads the query model, excluded);
 - always: the Lite index server's peak memory (VmHWM of its process, kept alive by a lease this process holds
@@ -230,13 +231,15 @@ def edit_round(bench: Bench, config_path: Path, corpus: Path, pages: int, seed: 
     }
 
 
-def inspect(bench: Bench, command: str, config_path: Path) -> dict:
-    run = bench.cairn(command, "--config", str(config_path))
+def inspect(bench: Bench, command: str, config_path: Path, *flags: str) -> dict:
+    run = bench.cairn(command, "--config", str(config_path), *flags)
     out = {"wall_seconds": run["wall_seconds"], "exit_code": run["exit_code"]}
     if command == "status":
         out["rows"] = sum(r["rows"] for r in run["output"]["rows"])
     elif command == "reconcile":
         out["clean"] = run["output"]["clean"]
+    elif command == "report":  # rows great-expectations checked in it (the others counted from kept outcomes)
+        out.update(rows=run["output"]["rows"], checked_now=run["output"].get("checked_now"))
     return out
 
 
@@ -322,6 +325,8 @@ def measure(bench: Bench, pages: int, real_model: bool) -> dict:
         for command in ("status", "reconcile", "report"):
             if command in bench.phases:
                 result[command] = inspect(bench, command, config_path)
+        if "report" in bench.phases:  # the full check a report over what changed must equal (docs/quality.md)
+            result["report_scan"] = inspect(bench, "report", config_path, "--scan")
         if "retrieve" in bench.phases:
             result["retrieve"] = retrieve(bench, config_path, pages)
         if folder:

@@ -22,6 +22,7 @@ import hashlib
 import http.client
 import json
 import random
+import re
 import secrets
 import socket
 import subprocess
@@ -65,10 +66,12 @@ def load_source(work: Path) -> str:
 
 
 def sample_config(work: Path, key: str) -> Path:
-    """data/cairn.toml with its index, cursors and reports in `work`, the load source and a bench key."""
+    """data/cairn.toml with its index, cursors and reports in `work` (its paths are read against its folder: the
+    sample sources by absolute path, the index in `work/index`), the load source and a bench key."""
     text = (REPO / "data" / "cairn.toml").read_text()
-    text = text.replace('"data/', f'"{REPO}/data/').replace(f'"{REPO}/data/index/', f'"{work}/index/')
-    text = text.replace(f'"{REPO}/data/reports', f'"{work}/reports')
+    for name in ("path", "repo"):  # the sample's sources, relative to data/
+        text = re.sub(rf'^{name} = "(?!/)', f'{name} = "{REPO}/data/', text, flags=re.M)
+    text = text.replace('report_dir = "reports"', f'report_dir = "{work}/reports"')
     path = work / "cairn.toml"
     path.write_text(text + "\n" + load_source(work) + serve_section(key, "acme", ["sre"]))
     return path

@@ -106,7 +106,7 @@ def _score(candidate: _Candidate, idf: dict[str, float], unseen: float) -> float
     found = terms(candidate.text)
     if not found:
         return 0.0
-    weight = sum(idf.get(term, unseen) for term in found)
+    weight = math.fsum(idf.get(term, unseen) for term in found)  # exact: the same whatever order a set iterates in
     return _KIND_WEIGHT[candidate.kind] * weight / math.sqrt(len(found))
 
 

@@ -64,23 +64,34 @@ def plan_segments(
         kept[i + 1] = kept[i] + (keep_costs[i] if i > 0 else 0.0)
     best = [0.0] + [_UNREACHABLE] * n
     start_of = [0] * (n + 1)
+    # Band.size_cost written out in the loop below (the same arithmetic in the same order, so the same floats):
+    # a call per candidate segment was a third of the time of a page of many short list items (cProfile)
+    minimum, target, maximum = band.minimum, band.target, band.maximum
+    width = max(1, maximum - minimum)
     for end in range(1, n + 1):
         if end < n and glued[end - 1]:
             continue  # a segment may not end on a glued item
         indivisible = True
+        reach_end, kept_end, best_end, chosen = reach[end], kept[end], best[end], start_of[end]
         for start in range(end - 1, -1, -1):
             if start < end - 1:
                 indivisible = indivisible and glued[start]
-            size = reach[end] - reach[start] - joiner_tokens
-            if size > band.maximum and not indivisible:
+            size = reach_end - reach[start] - joiner_tokens
+            if size > maximum and not indivisible:
                 break
-            if best[start] == _UNREACHABLE:
+            before = best[start]
+            if before == _UNREACHABLE:
                 continue
-            cost = best[start] + band.size_cost(size) + kept[end] - kept[start + 1]
+            deviation = (min(max(size, minimum), maximum) - target) / width
+            size_cost = deviation * deviation
+            if size < minimum:
+                size_cost += BELOW_MIN_BASE + BELOW_MIN_SLOPE * (minimum - size) / minimum
+            cost = before + size_cost + kept_end - kept[start + 1]
             if start > 0:
                 cost += cut_costs[start]
-            if cost < best[end]:
-                best[end], start_of[end] = cost, start
+            if cost < best_end:
+                best_end, chosen = cost, start
+        best[end], start_of[end] = best_end, chosen
     segments, end = [], n
     while end > 0:
         segments.append((start_of[end], end))

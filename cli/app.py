@@ -5,8 +5,9 @@ end becomes an exit code.
 
 Commands live one group per module: ingest.py (ingest, backfill, reconcile), query.py (query),
 evaluate.py (eval [beir]), inspection.py (status, report, export-query-model), serve.py (serve, new-key), mcp.py
-(mcp). Each imports its heavy layers (Prefect, the flows, torch, uvicorn, the MCP SDK) inside the command, so
-`cairn --help`, `cairn query` and `cairn status` never load Prefect.
+(mcp), shell.py (completion, and each command's examples); flowrun.py runs a flow for ingest.py. Each imports its
+heavy layers (Prefect, the flows, torch, uvicorn, the MCP SDK) inside the command, so `cairn --help`, `cairn query`
+and `cairn status` never load Prefect.
 
 Errors: a `cairn.errors.CairnError` stops the command with its message on stderr (no traceback) and the
 exit code exits.py gives it; any other exception is a bug and keeps its traceback.
@@ -25,7 +26,16 @@ import typer
 
 from cairn.cli import evaluate, exits, ingest, inspection, mcp, query, serve
 from cairn.cli.options import ConfigOption, Invocation
-from cairn.errors import EXIT_FAILURES, EXIT_OK, EXIT_UNUSABLE, CairnError, ConfigError, UsageError
+from cairn.cli.shell import CairnCommand, CairnGroup, completion, epilog
+from cairn.errors import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    CairnError,
+    ConfigError,
+    UsageError,
+    storage_reason,
+)
 
 __all__ = ["EXIT_FAILURES", "EXIT_OK", "EXIT_UNUSABLE", "app", "main"]
 
@@ -40,12 +50,14 @@ def finish(outcome: exits.Outcome | None, **_global_options) -> None:
 
 app = typer.Typer(
     name="cairn",
-    add_completion=False,
+    cls=CairnGroup,
+    add_completion=False,  # `cairn completion SHELL` instead of Typer's --install-completion (cli/shell.py)
     no_args_is_help=True,
     rich_markup_mode="markdown",  # help texts name TOML tables like [query]: not Rich markup
     pretty_exceptions_enable=False,  # a bug's traceback stays a plain traceback
     context_settings={"help_option_names": ["-h", "--help"]},
     result_callback=finish,
+    epilog=epilog("cairn"),
 )
 
 
@@ -62,7 +74,12 @@ def show_version(asked: bool) -> None:
 def cairn(
     ctx: typer.Context,
     config: ConfigOption = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log what Cairn does (INFO) on stderr")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="log what Cairn does (INFO) on stderr, and Prefect's own lines, tracebacks included"
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="log errors only")] = False,
     version: Annotated[
         bool,
@@ -76,17 +93,22 @@ def cairn(
     ctx.obj = Invocation(config)
 
 
-app.command("ingest")(ingest.ingest)
-app.command("backfill")(ingest.backfill)
-app.command("reconcile")(ingest.reconcile)
-app.command("query")(query.query)
-app.command("eval")(evaluate.evaluate)
-app.command("report")(inspection.report)
-app.command("status")(inspection.status)
-app.command("export-query-model")(inspection.export_query_model)
-app.command("serve")(serve.serve)
-app.command("new-key")(serve.new_key)
-app.command("mcp")(mcp.mcp)
+COMMANDS = {
+    "ingest": ingest.ingest,
+    "backfill": ingest.backfill,
+    "reconcile": ingest.reconcile,
+    "query": query.query,
+    "eval": evaluate.evaluate,
+    "report": inspection.report,
+    "status": inspection.status,
+    "export-query-model": inspection.export_query_model,
+    "serve": serve.serve,
+    "new-key": serve.new_key,
+    "mcp": mcp.mcp,
+    "completion": completion,
+}
+for _name, _function in COMMANDS.items():
+    app.command(_name, cls=CairnCommand, epilog=epilog(_name))(_function)
 
 
 class _Stderr(logging.StreamHandler):
@@ -154,6 +176,10 @@ def run(typer_app: typer.Typer, argv: list[str] | None) -> int:
     from cairn.cli.output import problem
 
     command = typer.main.get_command(typer_app)
+    if os.environ.get("_CAIRN_COMPLETE"):  # the shell asks for completions (cli/shell.py)
+        from typer.completion import completion_init
+
+        completion_init()
     with _logging_restored():
         try:
             command.main(args=argv, prog_name="cairn", standalone_mode=True)
@@ -168,6 +194,16 @@ def run(typer_app: typer.Typer, argv: list[str] | None) -> int:
             problem(
                 f"cairn: this command needs {exc.name}, which a `cairn[query]` install leaves out: "
                 "install `cairn[ingest]` (the pipeline) to run it"
+            )
+            return EXIT_UNUSABLE
+        except Exception as exc:
+            reason = storage_reason(exc)  # a full disk or a read-only folder, met where no code expected it
+            if reason is None:
+                raise  # a bug, with its traceback
+            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            problem(
+                f"cairn: a write failed: {reason} ({detail}): make room, or make the folder writable, then run the "
+                "command again"
             )
             return EXIT_UNUSABLE
     return EXIT_OK

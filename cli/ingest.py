@@ -8,23 +8,19 @@ Each command function only declares its flags and hands a typed options record t
 
 from __future__ import annotations
 
-import logging
-import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
+from cairn.cli.flowrun import begin_api, quiet_prefect, run_flow
 from cairn.cli.options import ConfigOption, IgnoredStrictOption, JsonOption, SourceOption, WaitOption, load, parse_date
 from cairn.errors import UsageError
+from cairn.schemas.run_report import SOURCE_FAILURE
 
 if TYPE_CHECKING:
-    from prefect import Flow
-
-    from cairn.flows.prefect_server import LocalApi
-    from cairn.flows.progress import ProgressKind
     from cairn.flows.reconcile import Drift, LedgerCheck
     from cairn.schemas.config import CairnConfig
 
@@ -120,14 +116,6 @@ def reconcile(
     return run_reconcile(load(ctx, config), ReconcileOptions(source, fix, wait, as_json, scan))
 
 
-def progress_kind(as_json: bool) -> ProgressKind:
-    """How this invocation's run shows progress: a bar on stderr for a person at a terminal (never under
-    --json); elsewhere (cron, CI, a worker's log) a line every few seconds on stderr; nothing under --quiet."""
-    if logging.getLogger("cairn").getEffectiveLevel() > logging.WARNING:
-        return "off"
-    return "bar" if not as_json and sys.stderr.isatty() else "lines"
-
-
 def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
     """Run the ingest flow over every configured source (or one) and print its run report."""
     if options.source:
@@ -139,7 +127,8 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
     from cairn.flows.noop import unchanged_run
     from cairn.flows.options import RunOptions
 
-    report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup))  # nothing to do: no flow run
+    failed: dict[str, str] = {}  # sources whose listing failed in the check: not listed again by the flow
+    report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup), failed)  # nothing to do
     if report is None:
         api = begin_api(config)  # the local Prefect server starts while the flow's modules import
         from cairn.flows.ingest import ingest_flow
@@ -153,6 +142,7 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
             cleanup=options.cleanup,
             wait_seconds=options.wait,
             allow_mass_delete=options.allow_mass_delete,
+            listing_failed=failed or None,
         )
     return print_run_report(report, options.as_json)
 
@@ -186,63 +176,16 @@ def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     return print_run_report(report, options.as_json)
 
 
-def begin_api(config: CairnConfig) -> LocalApi | None:
-    """The Prefect API a flow run of this command reports to: None when one is configured, else the local
-    server (flows/prefect_server.py), started or found in the background from now on."""
-    from cairn.flows.prefect_server import LocalApi
-
-    return LocalApi.begin(config.runner.prefect_idle_seconds)
-
-
-def run_flow(flow: Flow, config: CairnConfig, as_json: bool, api: LocalApi | None, **parameters: Any) -> dict:
-    """Run `flow` over `config` on its configured task runner, reporting to `api` (begin_api), showing progress
-    as `progress_kind` decides: its run report, also when the flow run failed on purpose because a source
-    failed (after the other sources ran)."""
-    from cairn.errors import SourcesFailed
-    from cairn.flows.prefect_server import flow_api
-    from cairn.flows.progress import set_progress_display
-    from cairn.flows.runner import configured
-
-    set_progress_display(progress_kind(as_json))
-    without_expected_tracebacks()
-    try:
-        with flow_api(api):
-            return configured(flow, config)(config_path=str(config.config_path), **parameters)
-    except SourcesFailed as failed:
-        return failed.report
-
-
-class _NoTracebackForCairnErrors(logging.Filter):
-    """Prefect logs a task or flow run that failed with the exception's traceback. For a CairnError (a source
-    that failed, a check that failed: expected outcomes, named in the run report printed next) that was a screen
-    of Prefect's frames above the one useful line; the line stays, the traceback goes. A bug keeps it."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        from cairn.errors import CairnError
-
-        if record.exc_info and isinstance(record.exc_info[1], CairnError):
-            record.exc_info, record.exc_text = None, None
-        return True
-
-
-def without_expected_tracebacks() -> None:
-    """Install the filter on every handler of Prefect's loggers (Prefect configured them when it was imported)."""
-    names = [n for n in logging.Logger.manager.loggerDict if n == "prefect" or n.startswith("prefect.")]
-    for handler in {h for n in names for h in logging.getLogger(n).handlers}:
-        if not any(isinstance(f, _NoTracebackForCairnErrors) for f in handler.filters):
-            handler.addFilter(_NoTracebackForCairnErrors())
-
-
 def print_run_report(report: dict, as_json: bool) -> Outcome:
-    """The run report as JSON, or as a summary (failures and warnings on stderr), and what it means: a source
-    that failed as a whole, some documents that failed, or every input accounted for."""
+    """The run report as JSON, or as a summary (each failure, skip and warning on stderr), and what it means: a
+    source that failed as a whole, some documents that failed, or every input accounted for."""
     if as_json:
         output.print_json(report)
     else:
         d = report["documents"]
         output.line(
             f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
-            f"{d['deleted']} deleted, {d['failed']} failed",
+            f"{d.get('skipped', 0)} skipped, {d['deleted']} deleted, {d['failed']} failed",
             style="bold",
         )
         output.line(
@@ -258,13 +201,25 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
                 style="green" if quality["success"] else "red",
             )
         for failure in report["failures"]:
-            output.problem(f"FAILED {failure['source']}: {failure['document']}: {failure['error']}")
+            output.problem(failure_line(failure))
+        for skipped in report.get("skipped") or []:  # nothing to index; those remembered from earlier runs: counted
+            if skipped["read"]:
+                output.note(f"SKIPPED {skipped['source']}: {skipped['document']}: {skipped['reason']}")
         for warning in report.get("warnings") or []:  # indexed, with a caveat (a PDF's pages without text)
             output.problem(f"WARNING {warning['source']}: {warning['document']}: {warning['error']}")
         print_index_switch(report.get("index") or {})
     if report.get("failed_sources"):
         return Outcome.SOURCES_FAILED
     return Outcome.INPUTS_FAILED if report["failures"] else Outcome.OK
+
+
+def failure_line(failure: dict) -> str:
+    """A failed input in one line; a whole source's failure (document "*") names the source once."""
+    if failure["document"] == SOURCE_FAILURE:
+        named, error = f"source {failure['source']!r}", failure["error"]
+        return f"FAILED {error if error.startswith(named) else f'{named}: {error}'}"
+    refused = "REFUSED" if failure.get("policy") else "FAILED"
+    return f"{refused} {failure['source']}: {failure['document']}: {failure['error']}"
 
 
 def print_index_switch(index: dict) -> None:
@@ -300,6 +255,7 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
             rebuild_ledger(config, options.wait)
             drifts = compare(config, options.source).drifts
         fixable = [d for d in drifts if not d.clean and not d.error]
+        quiet_prefect()
         with flow_api(begin_api(config) if fixable else None):
             for drift in fixable:
                 configured(ingest_flow, config)(
@@ -338,7 +294,8 @@ def print_ledger(label: str, check: LedgerCheck) -> None:
 
 
 def print_drifts(label: str, drifts: list[Drift]) -> None:
-    """One line per source, then each missing, outdated, stale or incomplete document under it."""
+    """One line per source, then each missing (and why), outdated, stale or incomplete document under it, the
+    documents a policy refused (not drift), and how many held nothing to index."""
     for d in drifts:
         state = "clean" if d.clean else "DRIFT"
         output.line(
@@ -346,9 +303,16 @@ def print_drifts(label: str, drifts: list[Drift]) -> None:
             f"{d.rows_current} current rows",
             style="green" if d.clean else "bold red",
         )
-        for name in ("missing", "outdated", "stale"):
+        for item in d.missing:
+            why = f"failed at the last ingest: {d.failed[item]}" if item in d.failed else "not ingested yet"
+            output.line(f"  missing: {item} ({why})")
+        for name in ("outdated", "stale"):
             for item in getattr(d, name):
                 output.line(f"  {name}: {item}")
+        for item, reason in d.refused.items():
+            output.line(f"  refused by policy (not drift): {item}: {reason}")
+        if d.skipped:
+            output.line(f"  skipped: {len(d.skipped)} with nothing to index (e.g. {next(iter(d.skipped))})")
         for item, problems in d.incomplete.items():
             output.line(f"  incomplete: {item}: {'; '.join(problems)}")
         if d.orphan_rows:

@@ -196,7 +196,7 @@ def run_batch(retriever: Retriever, queries: Path, out_path: Path | None, scope:
 
 
 def answer_line(retriever: Retriever, item: dict, number: int, scope: Scope) -> dict:
-    """One batch line's answer: {"id", "results", "confidence", "gaps", "status"[, "diagnostics"]}."""
+    """One batch line's answer: {"id", "results", "confidence", "gaps", "status", "empty_reason"[, "diagnostics"]}."""
     from cairn.query import Principal
     from cairn.query.answers import result_json
 
@@ -214,6 +214,7 @@ def answer_line(retriever: Retriever, item: dict, number: int, scope: Scope) -> 
         "confidence": result.confidence,
         "gaps": result.gaps,
         "status": result.status,
+        "empty_reason": result.empty_reason,
     }
     if scope.explain:
         record["diagnostics"] = result.diagnostics
@@ -223,7 +224,8 @@ def answer_line(retriever: Retriever, item: dict, number: int, scope: Scope) -> 
 def print_result(result: RetrievalResult, explain: bool) -> None:
     """The answer for a person: confidence, gaps, then each hit with its rank and both scores, labelled."""
     if result.status != "ok":
-        output.line(result.message, style="yellow")
+        why = f" [{result.empty_reason}]" if result.empty_reason else ""
+        output.line(f"{result.message}{why}", style="yellow")
     else:
         output.line(f"confidence: {result.confidence} ({result.confidence_reason})", style="bold")
     if result.gaps:

@@ -9,12 +9,19 @@
 - A Milvus server without a Prefect server (a one-off run from a shell): nothing to coordinate with.
 
 A run that cannot have the index within its `wait_seconds` fails with IndexBusy (exit 2), as for Lite.
+
+A run holds the slot only where it writes (`WriterSlot`): its setup (the generation it writes, the collection, the
+alias), then per source the read of the source's ledger and, once the source is listed, its plan and writes; never
+while a source lists. `wait_seconds` bounds the first take, whether the run starts at all; a run that has begun
+then queues for each later take for as long as another run writes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from cairn.errors import IndexBusy
@@ -92,3 +99,20 @@ def _read_or_create_limit(client, name: str):
         except ObjectAlreadyExists:  # another run created it meanwhile
             pass
         return client.read_global_concurrency_limit_by_name(name)
+
+
+class WriterSlot:
+    """The index's writer slot as one run takes it, in turns: only around what writes (module doc)."""
+
+    def __init__(self, config: MilvusConfig, wait_seconds: float = 0.0) -> None:
+        self.config = config
+        self.wait_seconds = wait_seconds
+        self.taken = 0  # turns this run has had
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the slot for the block: the first time within `wait_seconds` (IndexBusy past it), later on as soon
+        as the run writing now ends its turn."""
+        with index_writer(self.config, self.wait_seconds if not self.taken else math.inf):
+            self.taken += 1
+            yield

@@ -111,14 +111,17 @@ def written_expr(written: dict[str, list[str]]) -> str:
 @task(cache_policy=NO_CACHE)
 def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str, write: Writer):
     """Great-expectations over the current rows of the documents this run wrote, a report folder (by `write`,
-    quality/worker.py), and Prefect artifacts: the table, and a link to the report. Their figures come from the
-    derived ledger the run kept in step (index/derived.py); read from the collection only when it is not (whole
-    sources when a run wrote many)."""
+    quality/worker.py), and its summary as a Prefect artifact. Their figures come from the derived ledger the run
+    kept in step (index/derived.py), where their outcomes are kept for later reports; read from the collection only
+    when it is not (whole sources when a run wrote many)."""
+    from cairn.index.derived import Rows
+    from cairn.quality import scope
     from cairn.quality.frames import served_frame
 
     documents = [d for ids in written.values() for d in ids]
-    frame = served_frame(config, written_expr(written), lambda derived: derived.figures(documents=documents))
-    result = write(frame, config, dim, f"run-{run_id[:8]}", f"Cairn data quality, run {run_id}")
+    frame, ledger = served_frame(config, dim, written_expr(written), Rows(documents=documents))
+    title = f"Cairn data quality, run {run_id}"
+    result = write(frame, config, dim, f"run-{run_id[:8]}", title, scope.after_ingest(run_id, written, ledger))
     publish_quality(result)
     return result
 
@@ -130,12 +133,19 @@ def ingest_flow(
     cleanup: Cleanup | None = None,
     wait_seconds: float = 0.0,
     allow_mass_delete: bool = False,
+    listing_failed: dict[str, str] | None = None,
 ) -> dict:
     """Bring the collection in line with the configured sources (all, or the one named). The run fails when a
-    source fails as a whole (after the others ran); documents that fail are in the report."""
-    return run_sources(
-        config_path, source, RunOptions(cleanup=cleanup, wait_seconds=wait_seconds, allow_mass_delete=allow_mass_delete)
+    source fails as a whole (after the others ran); documents that fail are in the report. `listing_failed`: the
+    sources whose listing failed in the CLI's no-op check just before (flows/noop.py), and why: they fail with
+    that reason, not listed a second time."""
+    options = RunOptions(
+        cleanup=cleanup,
+        wait_seconds=wait_seconds,
+        allow_mass_delete=allow_mass_delete,
+        listing_failed=listing_failed or {},
     )
+    return run_sources(config_path, source, options)
 
 
 @flow(name="cairn-backfill")

@@ -11,6 +11,10 @@ runs then go to the local Prefect server): with a Prefect server, every run is r
 else (work to do, a source that fails, an index another run holds, no collection yet, another encoder, a rebuild
 under way) returns None and the flow runs as usual, so every outcome that is not "nothing to do" is still
 recorded by Prefect.
+
+It lists outside the writer lock, which it takes (never waiting) only to read each source's ledger: a source that
+lists slowly holds up no other run. A source whose listing fails (past its budget, unreachable) is recorded in
+`failed`, so that the flow run fails it with that reason instead of listing it again.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import uuid
 from contextlib import ExitStack
 
 from cairn.embedding import encoder_for
-from cairn.flows.discovery import plan_source
+from cairn.errors import SourceError
+from cairn.flows.discovery import list_source, plan_listed
 from cairn.flows.metrics_push import push_run_metrics
 from cairn.flows.options import RunOptions
 from cairn.flows.prefect_api import prefect_api_configured
@@ -33,9 +38,15 @@ from cairn.schemas.config import CairnConfig
 from cairn.schemas.run_report import RunReport, SourceReport
 
 
-def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOptions | None = None) -> dict | None:
+def unchanged_run(
+    config: CairnConfig,
+    source: str | None = None,
+    options: RunOptions | None = None,
+    failed: dict[str, str] | None = None,
+) -> dict | None:
     """The run report when an ingest of `source` (or every source) would index and remove nothing, else None
-    (`options`: what the caller asked, by default nothing beyond the configuration)."""
+    (`options`: what the caller asked, by default nothing beyond the configuration). A source whose listing
+    failed goes into `failed` (name -> the reason), for the flow run that follows."""
     options = options or RunOptions()
     if options.backfill is not None or prefect_api_configured():
         return None  # a backfill re-processes on purpose; a Prefect server records every run
@@ -44,21 +55,30 @@ def unchanged_run(config: CairnConfig, source: str | None = None, options: RunOp
     report = RunReport(run_id=f"unchanged-{uuid.uuid4()}")
     try:
         with ExitStack() as stack:
-            stack.enter_context(writer_lock(config.milvus, 0.0))
             encoder = encoder_for(config.embedding)  # its identity and dimension: the weights are not loaded
-            reader = stack.enter_context(open_serving(config.milvus))  # nothing served: NoCollection
-            index = Generations(reader.client, config.milvus).status()
-            if index["serving"] != reader.collection or index["encoder"] != encoder.identity or index["building"]:
-                return None  # unlabelled, another encoder, a build under way: the flow labels, rebuilds
-            derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, reader.config))
-            store = MilvusStore(reader.config, encoder.dim, reader.connection, derived)
-            store.ensure_collection()  # the schema check a writer makes (and the load)
+            with writer_lock(config.milvus, 0.0):
+                reader = stack.enter_context(open_serving(config.milvus))  # nothing served: NoCollection
+                index = Generations(reader.client, config.milvus).status()
+                if index["serving"] != reader.collection or index["encoder"] != encoder.identity or index["building"]:
+                    return None  # unlabelled, another encoder, a build under way: the flow labels, rebuilds
+                derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, reader.config))
+                store = MilvusStore(reader.config, encoder.dim, reader.connection, derived)
+                store.ensure_collection()  # the schema check a writer makes (and the load)
             state = SourceState(config.state_path, config.milvus.identity)
             stack.callback(state.close)
             for source_config in selected:
                 began = time.perf_counter()
-                planned = plan_source(source_config, config.s3, store, state, options)
+                with writer_lock(config.milvus, 0.0):  # bringing a derived ledger in step rewrites it
+                    ledger = store.ledger(source_config.name)
+                try:
+                    listed = list_source(source_config, config.s3, ledger, state, options)
+                except SourceError as exc:
+                    if failed is not None:
+                        failed[source_config.name] = str(exc)
+                    return None
+                planned = plan_listed(listed, ledger, source_config, options)
                 if planned.has_work:
+                    derived.hand_on(source_config.name, planned.ledger)  # the flow run reads it again otherwise
                     return None
                 part = SourceReport()
                 planned.account(part, source_config.name)

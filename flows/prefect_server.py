@@ -104,12 +104,17 @@ class LocalApi:
 
     @contextmanager
     def settings(self) -> Iterator[str]:
-        """Prefect's settings pointed at the local server for the block (its URL), then the lease let go."""
-        from prefect.settings import PREFECT_API_URL, temporary_settings
+        """Prefect's settings pointed at the local server for the block (its URL), then the lease let go. Without
+        flow-run heartbeats: they serve only automations that mark silent runs crashed, which this server has none
+        of, and each run waited up to a second at its end for the heartbeat thread to stop."""
+        from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
         url = self._url.result()
         try:
-            with temporary_settings({PREFECT_API_URL: url}), reporting_to_local(url):
+            with (
+                temporary_settings({PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+                reporting_to_local(url),
+            ):
                 yield url
         finally:
             release(self.home)

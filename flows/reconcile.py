@@ -7,6 +7,13 @@ derived ledger is first compared with the collection row by row, which catches w
 changed behind Cairn's back; and every file is read. The repair rebuilds a derived ledger that differs
 (`rebuild_ledger`), then runs an ordinary ingest with cleanup "full", which re-indexes every document that is
 not exactly and completely its current version and removes the rest.
+
+Why a document the source lists is not in the collection comes from what the last ingest did with it (its outcome
+in the state file, index/outcomes.py), when that was at the version the source lists now and under the source's
+present access settings: skipped (nothing to index in it: not drift), refused by a policy (a page granting itself
+groups its source does not, no ACL; a removal the mass-delete guard held back: not drift either, the collection is
+as the policy wants it until the operator decides), failed (drift, with the last reason: the next ingest tries
+again), or none of these (drift: not ingested yet, e.g. added since the last run).
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from cairn.index.derived import DerivedLedger, in_step_ledger
 from cairn.index.generations import open_serving
 from cairn.index.ledger import IndexedDocument, collection_ledger
 from cairn.index.milvus import CollectionReader
-from cairn.index.plan import plan_sync
+from cairn.index.outcomes import Outcome
+from cairn.index.plan import Expected, plan_sync
 from cairn.index.state import SavedVersions, SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig, S3Config
@@ -37,11 +45,14 @@ class Drift:
     documents_indexed: int = 0
     rows_current: int = 0
     missing: list[str] = field(default_factory=list)  # yielded by the source, not in the collection
+    failed: dict[str, str] = field(default_factory=dict)  # of `missing`: what failed at the last ingest, and why
     outdated: list[str] = field(default_factory=list)  # indexed, but not the version the source holds
     incomplete: dict[str, list[str]] = field(default_factory=dict)  # locator/document -> problems
     stale: list[str] = field(default_factory=list)  # in the collection, no longer in the source
     orphan_rows: int = 0
     unreadable: list[str] = field(default_factory=list)  # seen by discovery but unreadable (not drift)
+    refused: dict[str, str] = field(default_factory=dict)  # a policy refused it at the last ingest (not drift): why
+    skipped: dict[str, str] = field(default_factory=dict)  # nothing to index in it (not drift): why
     error: str = ""
 
     @property
@@ -100,9 +111,11 @@ def check_source(
     ledger_of: Callable[[str], dict[str, IndexedDocument]],
     s3: S3Config | None = None,
     memo: VersionMemo | None = None,
+    outcomes: dict[str, Outcome] | None = None,
 ) -> Drift:
     """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync). With `memo`
-    (a folder source's version memo, index/state.py), a file whose stat did not move is not read again."""
+    (a folder source's version memo, index/state.py), a file whose stat did not move is not read again; with
+    `outcomes` (what the last ingest did with the documents the collection lacks), each says why."""
     drift = Drift(source_config.name)
     try:
         source = open_source(source_config, {}, s3=s3, memo=memo)  # a full listing: a cursor would hide documents
@@ -113,12 +126,13 @@ def check_source(
     refs = [i for i in items if not isinstance(i, DiscoveryFailure)]
     unreadable = [i for i in items if isinstance(i, DiscoveryFailure)]
     ledger = ledger_of(source_config.name)
+    access, outcomes = access_fingerprint(source_config), outcomes or {}
     plan = plan_sync(
         refs,
         ledger,
         keep_ids={i.document_id for i in unreadable},
         cleanup=source.complete,
-        access=access_fingerprint(source_config),
+        expected=Expected(access, {doc: o.version for doc, o in outcomes.items() if o.kind == "skipped"}),
     )
     locator = {r.document_id: r.locator for r in refs}
     drift.unreadable = [i.locator for i in unreadable]
@@ -126,10 +140,24 @@ def check_source(
     drift.documents_indexed = len(ledger)
     drift.rows_current = sum(len(d.rows) for d in ledger.values())
     drift.orphan_rows = sum(len(d.orphans) for d in ledger.values())
-    drift.missing = [r.locator for r in plan.missing]
+    drift.skipped = {r.locator: outcomes[r.document_id].reason for r in plan.skipped}
+    for ref in plan.missing:
+        last = outcomes.get(ref.document_id)
+        if last is None or last.version != ref.version_hash or last.access != access:
+            drift.missing.append(ref.locator)  # not ingested yet (at this version, under these settings)
+        elif last.kind == "refused":
+            drift.refused[ref.locator] = last.reason
+        else:
+            drift.missing.append(ref.locator)
+            drift.failed[ref.locator] = last.reason
     drift.outdated = [r.locator for r in plan.outdated]
     drift.incomplete = {locator[doc]: problems for doc, problems in plan.incomplete.items()}
-    drift.stale = plan.stale_document_ids
+    for doc in plan.stale_document_ids:
+        last = outcomes.get(doc)
+        if last is not None and last.kind == "refused" and not last.version:  # a removal the guard held back
+            drift.refused[doc] = last.reason
+        else:
+            drift.stale.append(doc)
     return drift
 
 
@@ -139,6 +167,7 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
     and every file read."""
     selected = [config.source(source)] if source else config.sources
     memos = source_memos(config, selected) if not scan else {}
+    outcomes = source_outcomes(config, selected)
     try:
         reader = open_serving(config.milvus, create=True)  # what the name serves now (index/generations.py)
     except NoCollection:
@@ -154,7 +183,7 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
                 return derived.ledger(name)
             return collection_ledger(reader, name)
 
-        drifts = [check_source(s, ledger_of, config.s3, memos.get(s.name)) for s in selected]
+        drifts = [check_source(s, ledger_of, config.s3, memos.get(s.name), outcomes.get(s.name)) for s in selected]
         return Reconciliation(drifts, check)
 
 
@@ -163,9 +192,21 @@ def source_memos(config: CairnConfig, selected: list[SourceConfig]) -> dict[str,
     there is no state file yet."""
     if not Path(config.state_path).is_file():
         return {}
-    state = SourceState(config.state_path)
+    state = SourceState(config.state_path, config.milvus.identity)  # the serving collection's (scope "")
     try:
         return {s.name: state.versions(s.name) for s in selected}
+    finally:
+        state.close()
+
+
+def source_outcomes(config: CairnConfig, selected: list[SourceConfig]) -> dict[str, dict[str, Outcome]]:
+    """What the last ingest of the serving collection did with each selected source's documents it lacks (none
+    when there is no state file yet)."""
+    if not Path(config.state_path).is_file():
+        return {}
+    state = SourceState(config.state_path, config.milvus.identity)
+    try:
+        return {s.name: state.outcomes(s.name).all() for s in selected}
     finally:
         state.close()
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
-from cairn.errors import DocumentError, Fault, fault_of
+from cairn.errors import DocumentError, DocumentRefused, Fault, NothingToIndex, fault_of
 from cairn.flows.discovery import Discoverer, Discovery
 from cairn.flows.failpoints import failpoint
 from cairn.flows.options import Window
@@ -45,6 +45,8 @@ class Skip:
 class Chunked:
     documents: list[ChunkedDocument] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (locator, reason)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (locator, reason): failed, refused by a policy
+    empty: list[tuple[DocumentRef, str]] = field(default_factory=list)  # nothing to index in them, and why
     skipped: int = 0  # up to date and outside a backfill window
 
 
@@ -59,7 +61,8 @@ class WriteBatch:
 
 
 class Chunker:
-    """Load and chunk a batch of documents; one that fails is reported by its locator and the rest go on."""
+    """Load and chunk a batch of documents; one that fails is reported by its locator and the rest go on, and one
+    that holds nothing to index (NothingToIndex) is set apart with the reason."""
 
     name: ClassVar[str] = "parse-and-chunk"
     retried: ClassVar[bool] = False
@@ -77,8 +80,12 @@ class Chunker:
                     continue
                 sections = chunk_document(document, self.chunking)
                 if not sections:
-                    raise DocumentError(ref.locator, "no text to index after parsing")
+                    raise NothingToIndex(ref.locator, "no text left after parsing: nothing to index")
                 out.documents.append(ChunkedDocument(document, sections))
+            except NothingToIndex as exc:
+                out.empty.append((ref, exc.reason))
+            except DocumentRefused as exc:
+                out.refused.append((ref.locator, exc.reason))
             except DocumentError as exc:
                 out.failures.append((ref.locator, exc.reason))
             except Exception as exc:  # noqa: BLE001 - a parser bug on one input must not stop the others

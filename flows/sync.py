@@ -1,7 +1,13 @@
 """One source brought in line with the collection: discover, plan, index the batches, retire what is gone,
 save the cursor. What is indexed is read from the collection itself at the start (index/ledger.py), so a run
 killed anywhere is repaired by the next: incomplete or doubled documents are re-indexed under the same
-deterministic ids, leftovers removed."""
+deterministic ids, leftovers removed.
+
+The writer slot is held twice per source, never while it lists: to read its ledger (bringing the derived ledger
+in step may rewrite it), then, once it is listed, to read the ledger again (unless the collection's mark says
+nothing was written meanwhile), plan and write. When the two reads differ, another run wrote the source while it
+was listed, and what it listed may be older than what that run wrote: it is listed again, in the turn, and the
+plan is made from that listing."""
 
 from __future__ import annotations
 
@@ -9,17 +15,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 
-from cairn.errors import SourceError, StoreError
-from cairn.flows.context import RunContext
-from cairn.flows.discovery import access_fingerprint, plan_source
+from cairn.errors import SourceError, StoreError, storage_reason
+from cairn.flows.context import RunContext, storage_error
+from cairn.flows.discovery import Planned, access_fingerprint, list_source, plan_listed, same_rows
 from cairn.flows.failpoints import failpoint
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
+from cairn.index.outcomes import Outcome, OutcomeKind, Outcomes
+from cairn.redact import redact
 from cairn.schemas import DocumentRef
 from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
 from cairn.schemas.source_config import SourceConfig
-from cairn.sources import Source, source_cursor, source_history
+from cairn.sources import Source, source_cursor, source_history, source_recent_history
 
 MASS_DELETE_FLOOR = 10  # under this many indexed documents, removals are not held to max_delete_share
 
@@ -44,8 +52,13 @@ class SourceSync:
     def sync(self) -> SourceReport:
         """This source's report. Anything that stops the source (a SourceError, or any error no step accounted
         for: a write the store refused, a bug) fails this source alone, with what it had done so far; only an
-        index that cannot be used at all (StoreError) stops the run."""
+        index that cannot be used at all (StoreError) stops the run, and so does a write the storage refuses (a
+        full disk, a read-only folder: StorageError)."""
         report = SourceReport()
+        failed_before = self.run.options.listing_failed.get(self.name)
+        if failed_before is not None:  # in the no-op check of this same command (flows/noop.py): not listed again
+            report.fail(self.name, SOURCE_FAILURE, failed_before)
+            return report
         try:
             self._sync(report)
         except StoreError:
@@ -53,37 +66,66 @@ class SourceSync:
         except SourceError as exc:
             report.fail(self.name, SOURCE_FAILURE, str(exc))
         except Exception as exc:  # noqa: BLE001 - one source's failure never stops another
+            reason = storage_reason(exc)
+            if reason is not None:  # a full disk, a read-only folder: every source after it would fail the same way
+                raise storage_error(self.run.config, exc, reason) from None
             report.fail(self.name, SOURCE_FAILURE, f"unexpected {type(exc).__name__}: {exc}")
         return report
 
     def _sync(self, report: SourceReport) -> None:
+        run, name = self.run, self.name
+        with run.writing():
+            before, mark = run.store.ledger(name), run.store.mark()
+        listed = list_source(self.source_config, run.config.s3, before, run.state, run.options, run.steps.discover)
+        with run.writing():
+            written = mark is None or run.store.mark() != mark  # by another run meanwhile: read again
+            ledger = run.store.ledger(name) if written else before
+            if written and not same_rows(before, ledger):  # another run wrote this source meanwhile
+                listed = list_source(
+                    self.source_config, run.config.s3, ledger, run.state, run.options, run.steps.discover
+                )
+            self._write(plan_listed(listed, ledger, self.source_config, run.options), report)
+
+    def _write(self, planned: Planned, report: SourceReport) -> None:
+        """Index, retire and save the cursor by the plan, in the run's turn with the writer slot."""
         run, backfill = self.run, self.run.options.backfill
-        planned = plan_source(self.source_config, run.config.s3, run.store, run.state, run.options, run.steps.discover)
         planned.account(report, self.name)
         source, ledger, plan = planned.source, planned.ledger, planned.plan
         skip = None
         if backfill is not None:
             skip = Skip(backfill, frozenset(d for d, state in ledger.items() if state.complete_version is not None))
-        self._index(source, plan.to_index, ledger, skip, report)
-        if backfill is not None and self.source_config.keep_history:
-            past = source_history(source, _datetime(backfill.since), _datetime(backfill.until), backfill.commits)
-            if past is not None:
-                past_refs = list(past)
-                report.documents.seen += len(past_refs)
-                self._index(source, past_refs, {}, None, report)
+        emptied = self._retire_emptied(self._index(source, plan.to_index, ledger, skip, report), ledger)
+        if self.source_config.keep_history:
+            self._index_history(source, report)
         refusal = self._mass_delete(len(plan.stale_document_ids), len(ledger), report.documents.seen)
         if refusal:
-            report.fail(self.name, SOURCE_FAILURE, refusal)
+            report.fail(self.name, SOURCE_FAILURE, refusal, policy=True)
         elif plan.stale_document_ids:
             stale = {document_id: sorted(ledger[document_id].rows) for document_id in plan.stale_document_ids}
             report.documents.deleted = run.steps.retire_stale(stale, self.source_config.keep_history, self.name)
         run.store.flush()
+        record_outcomes(run.state.outcomes(self.name), planned, report, self.access, refusal)
         saved = source_cursor(source)
         if saved is not None:  # only now: a killed run re-reads the same window
-            held = set(ledger) | set(report.written_documents.get(self.name, ()))
+            held = (set(ledger) - emptied) | set(report.written_documents.get(self.name, ()))
             if not refusal:
                 held -= set(plan.stale_document_ids)
             run.state.put(self.name, saved, documents=len(held))
+
+    def _index_history(self, source: Source, report: SourceReport) -> None:
+        """keep_history: a backfill's past versions (its window, or its last N commits); an ordinary run's, those
+        the commits since the last run replaced, or on a first run those of the last `history_depth` commits, so
+        that as-of questions answer from there without a backfill. Past versions are written beside the current
+        ones (same ids for the same version: a version loaded twice is rewritten, with its exact end)."""
+        backfill = self.run.options.backfill
+        if backfill is not None:
+            past = source_history(source, _datetime(backfill.since), _datetime(backfill.until), backfill.commits)
+        else:
+            past = source_recent_history(source, getattr(self.source_config, "history_depth", 0))
+        if past is not None:
+            past_refs = list(past)
+            report.documents.seen += len(past_refs)
+            self._index(source, past_refs, {}, None, report)
 
     def _mass_delete(self, stale: int, indexed: int, listed: int) -> str:
         """Why removing `stale` of `indexed` documents is refused (too large a share, or a source that listed
@@ -107,9 +149,11 @@ class SourceSync:
         ledger: dict[str, IndexedDocument],
         skip: Skip | None,
         report: SourceReport,
-    ) -> None:
-        """Parse+chunk, embed and write each batch of `todo`, each write one batch behind (flows/writer.py)."""
+    ) -> list[DocumentRef]:
+        """Parse+chunk, embed and write each batch of `todo`, each write one batch behind (flows/writer.py); the
+        documents that held nothing to index."""
         run, size = self.run, self.source_config.batch_size
+        emptied: list[DocumentRef] = []
         with BatchWriter(report, self.name) as writer:
             for start in range(0, len(todo), size):
                 batch = todo[start : start + size]
@@ -121,6 +165,11 @@ class SourceSync:
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)
+                for locator, reason in chunked.refused:
+                    report.fail(self.name, locator, reason, policy=True)
+                for ref, reason in chunked.empty:
+                    report.skip(self.name, ref.locator, reason)
+                    emptied.append(ref)
                 for item in chunked.documents:  # caveats a source noted on a document it could index (scanned pages)
                     for warning in item.document.warnings:
                         report.warn(self.name, item.document.locator, warning)
@@ -133,6 +182,37 @@ class SourceSync:
                         write = WriteBatch(rows, stats.documents, ledger, self.source_config.keep_history)
                         writer.submit(run.steps.write_later(write, label), stats.documents, stats.computed)
                 run.progress.update(self.name, start + len(batch), len(todo))
+        return emptied
+
+    def _retire_emptied(self, emptied: list[DocumentRef], ledger: dict[str, IndexedDocument]) -> set[str]:
+        """A document indexed before that now holds nothing to index (emptied, front matter only) is taken out of
+        service like a removed one, so the collection holds what the source holds; their ids."""
+        held = {ref.document_id: sorted(ledger[ref.document_id].rows) for ref in emptied if ref.document_id in ledger}
+        if held:
+            self.run.steps.retire_stale(held, self.source_config.keep_history, self.name)
+        return set(held)
+
+
+def record_outcomes(outcomes: Outcomes, planned: Planned, report: SourceReport, access: str, refusal: str) -> None:
+    """What this sync did with the documents it read and the collection does not hold, for the next plan and for
+    `cairn reconcile` (index/outcomes.py): skipped, failed or refused documents of the source's current listing
+    saved at the version read; indexed or removed ones dropped; a removal the mass-delete guard held back saved as
+    refused; and, after a complete listing, whatever the source no longer lists forgotten."""
+    plan = planned.plan
+    listed = {redact(ref.locator): ref for ref in plan.to_index}
+
+    def outcome(locator: str, kind: OutcomeKind, reason: str) -> Outcome | None:
+        ref = listed.get(locator)
+        return None if ref is None else Outcome(ref.document_id, ref.locator, ref.version_hash, kind, reason, access)
+
+    found: list[Outcome | None] = [outcome(s.document, "skipped", s.reason) for s in report.skipped if s.read]
+    found += [outcome(f.document, "refused" if f.policy else "failed", f.error) for f in report.failures]
+    held = plan.stale_document_ids if refusal else []
+    found += [Outcome(doc, doc, "", "refused", f"removal held back: {refusal}", access) for doc in held]
+    cleared = [*report.written_documents.get(outcomes.source, ()), *([] if refusal else plan.stale_document_ids)]
+    complete = planned.found.complete and planned.source.complete
+    keep = {r.document_id for r in planned.found.refs} | {f.document_id for f in planned.found.failures} | set(held)
+    outcomes.settle([o for o in found if o is not None], cleared, keep if complete else None)
 
 
 def _datetime(value: int | None) -> datetime | None:

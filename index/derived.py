@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,21 +42,42 @@ from cairn.schemas.row_figures import FIGURE_FIELDS, figures
 
 MARK_PROPERTY = "cairn.ledger_mark"
 UNSEALED = "writing"  # the collection's mark while a writer is at work: never a file's
-FORMAT = "1"  # what a row of the file holds; a file of another format is rebuilt
+FORMAT = "2"  # what a row of the file holds; a file of another format is rebuilt (2: the rows' check outcomes)
 # What a rebuild reads of every row: the ledger's fields and the figures', never a vector.
 SCAN_FIELDS = list(dict.fromkeys(["chunk_id", "is_current", *FIGURE_FIELDS]))
+# A row written again (its figures may differ: an ACL change keeps the ids) loses its check outcomes: replaced whole.
 _INSERT = (
     "insert or replace into chunk (chunk_id, source, document_id, tenant, chunk_type, is_current, version,"
-    " parent_chunk_id, sections, children, access, figures) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " parent_chunk_id, sections, children, access, content_type, stamp, token_count, abstract_tokens, health)"
+    " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_INSERT_FIGURES = "insert or replace into figure (chunk_id, figures) values (?, ?)"
+# Each row's figures (about 1.5 KB) in a table of their own: every pass over `chunk` (a run's ledger, status, a
+# report's counts) reads some 150 bytes a row, not all of them (a pass read the whole file: 0.5 GB at 100k pages).
 _SCHEMA = """
 create table if not exists chunk (
     chunk_id text primary key, source text not null, document_id text not null, tenant text not null,
     chunk_type text not null, is_current integer not null, version text not null, parent_chunk_id text not null,
-    sections integer not null, children integer not null, access text not null, figures text not null);
+    sections integer not null, children integer not null, access text not null,
+    content_type text not null, stamp text not null, token_count integer, abstract_tokens integer, health real,
+    checks text, checked integer, failed integer);
+create table if not exists figure (chunk_id text primary key, figures text not null);
 create index if not exists chunk_source on chunk (source, is_current);
 create index if not exists chunk_document on chunk (document_id);
 """
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Which current rows a read of the derived ledger takes: of one source, one tenant, a set of documents."""
+
+    source: str | None = None
+    tenant: str | None = None
+    documents: Iterable[str] | None = None
+
+
+# A source's ledger read by the no-op check, for the flow run after it (DerivedLedger.hand_on): (file, source, mark).
+_handed: dict[tuple[str, str, str], dict[str, IndexedDocument]] = {}
 
 
 def ledger_file(folder: Path, config: MilvusConfig) -> Path:
@@ -78,12 +101,15 @@ class DerivedLedger:
         meta = "create table if not exists meta (key text primary key, value text)"
         self._db = open_or_rebuild(path, meta, "ledger", check_same_thread=False, own_folder=True)
         self._lock = threading.RLock()
-        self._db.executescript(_SCHEMA)
-        if self._meta("format") != FORMAT:
+        if self._meta("format") != FORMAT:  # another format's rows (and columns) are dropped: rebuilt untrusted
             with self._db:
-                self._db.execute("delete from chunk")
                 self._set("mark", "")
+                self._db.execute("drop table if exists chunk")
+                self._db.execute("drop table if exists figure")
+            self._db.executescript(_SCHEMA)
+            with self._db:
                 self._set("format", FORMAT)
+        self._db.executescript(_SCHEMA)
 
     @classmethod
     def open(cls, folder: str | Path, config: MilvusConfig) -> DerivedLedger:
@@ -118,6 +144,7 @@ class DerivedLedger:
 
     def unseal(self) -> None:
         """A write is about to happen: the file is not to be trusted until `seal`."""
+        _handed.clear()
         with self._lock:
             if self.mark:
                 with self._db:
@@ -132,22 +159,39 @@ class DerivedLedger:
     # ---- kept in step by the writer ----------------------------------------------------------------
     def record(self, rows: Iterable[Row], dim: int | None = None) -> None:
         """Rows Milvus took (upserted, each replacing its chunk_id)."""
+        _handed.clear()
         with self._lock:
             with self._db:
-                self._db.executemany(_INSERT, (_entry(row, dim) for row in rows))
+                self._write(_entry(row, dim) for row in rows)
+
+    def _write(self, entries: Iterable[tuple[tuple[Any, ...], tuple[str, str]]]) -> None:
+        rows, texts = [], []
+        for row, text in entries:
+            rows.append(row)
+            texts.append(text)
+            if len(rows) >= 10_000:
+                self._db.executemany(_INSERT, rows)
+                self._db.executemany(_INSERT_FIGURES, texts)
+                rows, texts = [], []
+        self._db.executemany(_INSERT, rows)
+        self._db.executemany(_INSERT_FIGURES, texts)
 
     def forget(self, chunk_ids: Iterable[str]) -> None:
         """Rows Milvus deleted."""
+        _handed.clear()
+        ids = [(chunk_id,) for chunk_id in chunk_ids]
         with self._lock:
             with self._db:
-                self._db.executemany("delete from chunk where chunk_id = ?", ((chunk_id,) for chunk_id in chunk_ids))
+                self._db.executemany("delete from chunk where chunk_id = ?", ids)
+                self._db.executemany("delete from figure where chunk_id = ?", ids)
 
     def rebuild(self, rows: Iterable[Row], dim: int, mark: str) -> int:
         """Replace everything with `rows` (every row of the collection, read with SCAN_FIELDS) and take `mark`, the
         collection's: one transaction, so a rebuild cut short leaves the file as untrusted as it was. The count."""
         count = 0
+        _handed.clear()
 
-        def entries() -> Iterator[tuple[Any, ...]]:
+        def entries() -> Iterator[tuple[tuple[Any, ...], tuple[str, str]]]:
             nonlocal count
             for row in rows:
                 count += 1
@@ -156,13 +200,18 @@ class DerivedLedger:
         with self._lock, self._db:
             self._set("mark", "")
             self._db.execute("delete from chunk")
-            self._db.executemany(_INSERT, entries())
+            self._db.execute("delete from figure")
+            self._write(entries())
             self._set("mark", mark)
         return count
 
     # ---- read ---------------------------------------------------------------------------------------
     def ledger(self, source: str) -> dict[str, IndexedDocument]:
-        """What index/ledger.py collection_ledger reads from the collection, from the file."""
+        """What index/ledger.py collection_ledger reads from the collection, from the file (or the read `hand_on`
+        kept, when nothing was written since: the file's mark is the same)."""
+        handed = _handed.pop((str(self.path), source, self.mark), None)
+        if handed is not None:
+            return handed
         with self._lock:
             rows = self._db.execute(
                 "select chunk_id, document_id, version, chunk_type, parent_chunk_id, sections, children, access"
@@ -175,6 +224,13 @@ class DerivedLedger:
             for chunk_id, document_id, version, kind, up, sections, children, access in rows
         )
 
+    def hand_on(self, source: str, ledger: dict[str, IndexedDocument]) -> None:
+        """Keep `ledger` (read from this file) for the next read of `source`'s in this process, as long as the file
+        keeps its mark: the no-op check that found work hands its read to the flow run that follows (at 20k pages
+        the read is 0.6 s of a run). One at a time; the read treats it as its own."""
+        _handed.clear()
+        _handed[(str(self.path), source, self.mark)] = ledger
+
     def counts(self) -> Counter[tuple[str, str, str]]:
         """Rows per (tenant, source, chunk_type), as CollectionReader.counts scans them."""
         with self._lock:
@@ -182,27 +238,45 @@ class DerivedLedger:
             found = rows.fetchall()
         return Counter({(tenant, source, kind): n for tenant, source, kind, n in found})
 
-    def figures(
-        self, source: str | None = None, tenant: str | None = None, documents: Iterable[str] | None = None
-    ) -> Iterator[dict[str, Any]]:
-        """The figures of the current rows (of one source, tenant, or set of documents)."""
-        where, params = ["is_current = 1"], []
-        if source is not None:
-            where.append("source = ?")
-            params.append(source)
-        if tenant is not None:
-            where.append("tenant = ?")
-            params.append(tenant)
+    def figures(self, rows: Rows = Rows(), stamped: bool = False) -> Iterator[dict[str, Any]]:
+        """The figures of the current `rows`; `stamped`: each with its `stamp` too (what `store_checks` needs to
+        know the row is still the one checked)."""
+        for text, stamp in self.select("figures, stamp", rows):
+            yield {**json.loads(text), "stamp": stamp} if stamped else json.loads(text)
+
+    def select(
+        self, columns: str, rows: Rows, where: str = "", params: Iterable[Any] = (), tail: str = ""
+    ) -> list[tuple[Any, ...]]:
+        """`columns` (SQL over the chunk table, and `figures`, read beside only when named) of the current `rows`
+        where `where` (SQL, with `params`) holds too, then `tail` (SQL: "group by ...", "order by ... limit ...")."""
+        conditions, values = ["is_current = 1"], []
+        for column, value in (("source", rows.source), ("tenant", rows.tenant)):
+            if value is not None:
+                conditions.append(f"{column} = ?")
+                values.append(value)
+        if where:
+            conditions.append(where)
+            values.extend(params)
         with self._lock:
-            if documents is not None:
+            if rows.documents is not None:
                 self._db.execute("create temp table if not exists picked (document_id text primary key)")
                 self._db.execute("delete from picked")
-                self._db.executemany("insert or ignore into picked values (?)", ((d,) for d in documents))
-                where.append("document_id in (select document_id from picked)")
-            found = self._db.execute(f"select figures from chunk where {' and '.join(where)}", params).fetchall()
+                self._db.executemany("insert or ignore into picked values (?)", ((d,) for d in rows.documents))
+                conditions.append("document_id in (select document_id from picked)")
+            tables = "chunk join figure using (chunk_id)" if "figures" in columns else "chunk"
+            sql = f"select {columns} from {tables} where {' and '.join(conditions)} {tail}"
+            found = self._db.execute(sql, values).fetchall()
             self._db.commit()  # the temporary table's transaction: no read left open
-        for (text,) in found:
-            yield json.loads(text)
+        return found
+
+    def store_checks(self, outcomes: Iterable[tuple[str, int, int, str, str]]) -> int:
+        """Rows' check outcomes, each (signature, checked mask, failed mask, chunk_id, stamp) (quality/): kept only
+        where the row is still the one checked (same chunk_id and stamp). How many were kept."""
+        with self._lock, self._db:
+            cursor = self._db.executemany(
+                "update chunk set checks = ?, checked = ?, failed = ? where chunk_id = ? and stamp = ?", outcomes
+            )
+            return cursor.rowcount
 
     def entries(self) -> dict[str, tuple[Any, ...]]:
         """chunk_id -> (source, document_id, chunk_type, is_current, version) of every row: what reconcile
@@ -223,8 +297,11 @@ class DerivedLedger:
         self.close()
 
 
-def _entry(row: Row, dim: int | None) -> tuple[Any, ...]:
+def _entry(row: Row, dim: int | None) -> tuple[tuple[Any, ...], tuple[str, str]]:
+    """A row's entry in the chunk table, and its figures' in the figure table."""
     entry = LedgerEntry.of(row)
+    flat = figures(row, dim)
+    text = json.dumps(flat, separators=(",", ":"))
     return (
         entry.chunk_id,
         row["source_name"],
@@ -237,20 +314,35 @@ def _entry(row: Row, dim: int | None) -> tuple[Any, ...]:
         entry.sections,
         entry.children,
         entry.access,
-        json.dumps(figures(row, dim), separators=(",", ":")),
-    )
+        row.get("content_type") or "",
+        hashlib.sha256(text.encode()).hexdigest()[:16],
+        flat["token_count"],
+        flat["abstract_token_count"],
+        flat["chunk_health_score"],
+    ), (entry.chunk_id, text)
 
 
 @contextmanager
 def in_step_ledger(folder: str | Path, reader: CollectionReader) -> Iterator[DerivedLedger | None]:
     """For a reader (status, report, a run's quality check): the collection's derived ledger when one exists and
-    is in step with it, else None (read the collection instead). Never creates or rebuilds one."""
+    is in step with it, else None (read the collection instead). Never creates or rebuilds one, nor empties one
+    of another format (another Cairn's, mid-upgrade: the writer's to rebuild)."""
     path = ledger_file(Path(folder), reader.config)
-    if not path.exists():
+    if not path.exists() or _format_of(path) != FORMAT:
         yield None
         return
     with DerivedLedger(path) as derived:
         yield derived if derived.in_step(collection_mark(reader.client, reader.collection)) else None
+
+
+def _format_of(path: Path) -> str | None:
+    """The format a ledger file says it holds, read without writing to it (None: unreadable, or no format)."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            found = db.execute("select value from meta where key = 'format'").fetchone()
+    except sqlite3.Error:
+        return None
+    return None if found is None else str(found[0])
 
 
 def collection_mark(client: Any, collection: str) -> str:

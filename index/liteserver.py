@@ -18,9 +18,11 @@ import hashlib
 import logging
 import os
 import signal
+import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     import grpc
 
 log = logging.getLogger(__name__)
+PROBE_SECONDS = 2.0  # a hang guard on a connection to a local socket, answered at once by a live server
 
 
 def socket_path(folder: Path) -> Path:
@@ -61,6 +64,12 @@ def release(folder: Path) -> None:
     daemon.release(folder.resolve())
 
 
+def serving(folder: Path) -> int | None:
+    """The pid of the live server of `folder` that can be used now, or None (none runs, or it is gone)."""
+    record = daemon.running(folder.resolve())
+    return int(record["pid"]) if record is not None and _usable(record) else None
+
+
 def leases(folder: Path) -> int:
     """How many leases this process holds on the folder's server (0: none): `connect`s not yet `release`d."""
     return daemon.leases(folder.resolve())
@@ -76,7 +85,17 @@ def stop(folder: Path, wait_seconds: float = 30.0) -> bool:
 
 
 def _usable(record: dict[str, Any]) -> bool:
-    return Path(str(record.get("socket"))).exists()
+    """Whether the server's socket takes a connection now: the file alone outlives a server killed a moment ago
+    whose process has not quite exited (seen under load), and a client then had a refused connection."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(PROBE_SECONDS)
+    try:
+        probe.connect(str(record.get("socket")))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 def _why_not(folder: Path) -> Callable[[], str]:
@@ -119,15 +138,13 @@ def _grpc_server(db: Any, max_workers: int) -> grpc.Server:
 
 
 def serve(folder: Path, idle_seconds: float) -> int:
-    from milvus_lite.db import MilvusLite
-
     sock = socket_path(folder)
-    sock.unlink(missing_ok=True)  # a killed server's; the start lock says no live server uses it
     try:
-        db = MilvusLite(str(folder))
+        db = _open_when_free(folder)  # first: it locks the folder, so no other server of it still runs
     except Exception as exc:  # noqa: BLE001 - the client reports the diagnosis, the log keeps the cause
         log.error("cannot open %s: %s", folder, exc)
         return 3
+    sock.unlink(missing_ok=True)  # a killed server's: the folder's lock says it is gone
     server = _grpc_server(db, max_workers=16)
     server.add_insecure_port(f"unix:{sock}")
     server.start()
@@ -144,6 +161,25 @@ def serve(folder: Path, idle_seconds: float) -> int:
     log.info("stopped serving %s", folder)
     held.close()
     return 0
+
+
+LOCKED_WAIT_SECONDS = 10.0  # a server killed a moment ago holds the folder's lock until its process has exited
+
+
+def _open_when_free(folder: Path) -> Any:
+    """Milvus Lite on `folder`, once the folder's lock is free: a server killed a moment ago (whose socket already
+    refuses, so a client started this one) may still be exiting, its lock held a little longer."""
+    from milvus_lite import DataDirLockedError
+    from milvus_lite.db import MilvusLite
+
+    deadline = time.monotonic() + LOCKED_WAIT_SECONDS
+    while True:
+        try:
+            return MilvusLite(str(folder))
+        except DataDirLockedError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,11 +25,13 @@ class InMemoryStore:
         self.config = config or MilvusConfig()
         self.rows: dict[str, Row] = {}
         self.refuse = frozenset(refuse)
+        self.writes = 0  # calls that changed rows: the mark
 
     def upsert(self, rows: list[Row]) -> int:
         refused = sorted({row["document_id"] for row in rows} & self.refuse)
         if refused:
             raise Refused(f"rows of document(s) {', '.join(refused)} refused (InMemoryStore refuse=...)")
+        self.writes += 1
         for row in rows:
             self.rows[row["chunk_id"]] = dict(row)
         return len(rows)
@@ -38,6 +40,7 @@ class InMemoryStore:
         if not history:
             self.delete_chunks(chunk_ids)
             return
+        self.writes += 1
         for chunk_id in chunk_ids:  # one dict: no reader sees a half-done call, so no order to keep
             row = self.rows.get(chunk_id)
             if row is not None:
@@ -45,6 +48,7 @@ class InMemoryStore:
                 row["temporal_end"] = min(int(row["temporal_end"]), at)
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
+        self.writes += 1
         for chunk_id in chunk_ids:
             self.rows.pop(chunk_id, None)
 
@@ -58,3 +62,6 @@ class InMemoryStore:
         return read_ledger(
             LedgerEntry.of(row) for row in self.rows.values() if row["source_name"] == source_name and row["is_current"]
         )
+
+    def mark(self) -> str | None:
+        return str(self.writes)

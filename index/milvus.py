@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import cast
 
 from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from cairn.errors import StoreError
 from cairn.index import liteserver
+from cairn.index.reviving import RevivingClient, revive
 from cairn.redact import redact
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import EMBEDDER_PROPERTY, SPARSE_FIELD, embedder_mismatch, in_list, quote
@@ -60,12 +63,23 @@ class Connection:
         with Connection.open(config, create=False) as connection:
             connection.client.list_collections()
 
-    A client handed in (`Connection(client)`, e.g. by a caller of Retriever) holds no lease."""
+    On a Lite folder, `client` outlives its server: a call that fails because the server is gone is made again on a
+    server started anew, the collections loaded through it loaded again (index/reviving.py). A client handed in
+    (`Connection(client)`, e.g. by a caller of Retriever) holds no lease and is used as it is."""
 
-    def __init__(self, client: MilvusClient, lite_folder: Path | None = None) -> None:
-        self.client = client
-        self._lite_folder = lite_folder  # the lease to release, once
+    def __init__(
+        self, client: MilvusClient, lite_folder: Path | None = None, config: MilvusConfig | None = None
+    ) -> None:
+        self.raw_client = client  # the pymilvus client of now
+        self.lite_folder = lite_folder  # the lease to release, once
+        self.config = config  # how to reach the folder's server again (None: a client handed in, or a server)
         self.closed = False
+        self.generation = 0  # clients this connection has had, the first one 0
+        self.loaded: dict[str, MilvusConfig] = {}  # collections loaded through `client`, by name
+        self.reviving = threading.Lock()
+        self.server_pid = liteserver.serving(lite_folder) if lite_folder is not None else None
+        revivable = lite_folder is not None and config is not None
+        self.client: MilvusClient = cast(MilvusClient, RevivingClient(self)) if revivable else client
 
     @classmethod
     def open(cls, config: MilvusConfig, create: bool) -> Connection:
@@ -80,10 +94,17 @@ class Connection:
             raise StoreError(lite_open_problem(folder))
         uri = liteserver.connect(folder, config.lite_idle_seconds)
         try:
-            return cls(_client(config, uri, LITE_CONNECT_SECONDS), folder)
+            return cls(_client(config, uri, LITE_CONNECT_SECONDS), folder, config)
         except BaseException:
             liteserver.release(folder)
             raise
+
+    def revive(self, generation: int, failure: BaseException) -> bool:
+        """After a call on client `generation` failed (raising `failure`): whether the Lite server behind it was gone
+        and this connection now holds a client to a server started anew (index/reviving.py); False when the server
+        lives."""
+        new_client = lambda config, uri: _client(config, uri, LITE_CONNECT_SECONDS)  # noqa: E731
+        return revive(self, generation, failure, new_client, load_collection)
 
     def close(self) -> None:
         """Close the client and end this process's use of a Lite folder's server (the server stops once no
@@ -92,12 +113,12 @@ class Connection:
             return
         self.closed = True
         try:
-            self.client.close()
+            self.raw_client.close()
         except MilvusException:
             pass
         finally:
-            if self._lite_folder is not None:
-                liteserver.release(self._lite_folder)
+            if self.lite_folder is not None:
+                liteserver.release(self.lite_folder)
 
     def __enter__(self) -> Connection:
         return self
@@ -110,8 +131,16 @@ def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:
     try:
         # dedicated: a channel of this connection's own. pymilvus otherwise shares one channel per URI among all
         # its clients, and after the server behind the URI restarted (a Lite server killed and started anew) a
-        # new client was handed the dead channel: the reader's one retry failed as well.
-        return MilvusClient(uri=uri, token=config.token, timeout=timeout, dedicated=True)
+        # new client was handed the dead channel: the reader's one retry failed as well. A subchannel pool of its
+        # own too: gRPC shares subchannels (the connections under channels) among channels to one address, and a
+        # new channel could be handed the dead server's, backing off, and fail at once (seen under load).
+        return MilvusClient(
+            uri=uri,
+            token=config.token,
+            timeout=timeout,
+            dedicated=True,
+            grpc_options={"grpc.use_local_subchannel_pool": 1},
+        )
     except Exception as exc:  # noqa: BLE001 - pymilvus raises several types for refusal and timeout
         raise StoreError(
             f"cannot reach Milvus at {redact(config.uri)}: {redact(str(exc).splitlines()[0][:300])}"
@@ -173,6 +202,8 @@ def load_collection(client: MilvusClient, config: MilvusConfig) -> None:
     """Load the collection for search and query. When a Milvus Lite load fails, its index files are removed
     and the load is tried once more (rebuilding them): the repair for an index file a killed run cut short.
     A load that still fails is one StoreError saying what to do, not the engine's traceback."""
+    if isinstance(client, RevivingClient):  # loaded again on a server started anew
+        client.remember(config)
     if not config.is_lite:
         _load(client, config)
         return
@@ -283,6 +314,10 @@ class CollectionReader:
             return []
         found: list[Row] = self.client.get(self.collection, ids=list(dict.fromkeys(chunk_ids)), output_fields=fields)
         return found
+
+    def any_row(self, expr: str) -> bool:
+        """Whether any row passes `expr` (one row asked for; on Milvus Lite still a scan: for rare calls only)."""
+        return bool(self.client.query(self.collection, filter=expr, output_fields=["chunk_id"], limit=1))
 
     def children_per_document(self, document_ids: set[str], expr: str) -> dict[str, int]:
         """How many child rows each document has that `expr` lets through."""

@@ -3,7 +3,7 @@ ingest (what to index, skip and remove) and `cairn reconcile` (what has drifted)
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
 from cairn.index.ledger import IndexedDocument
@@ -17,8 +17,18 @@ class SyncPlan:
     outdated: list[DocumentRef] = field(default_factory=list)  # complete, but another version than the source's
     incomplete: dict[str, list[str]] = field(default_factory=dict)  # document_id -> what is wrong with its rows
     forced: list[DocumentRef] = field(default_factory=list)  # unchanged, re-processed on purpose (backfill)
+    skipped: list[DocumentRef] = field(default_factory=list)  # not in the collection: nothing to index at this version
     to_index: list[DocumentRef] = field(default_factory=list)  # everything above but unchanged, in source order
     stale_document_ids: list[str] = field(default_factory=list)  # indexed, no longer yielded by the source
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a document's verdict depends on besides its rows: the fingerprint of the access settings it must have
+    been written under (None: any), and the versions earlier runs found nothing to index in, by document id."""
+
+    access: str | None = None
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
 
 def plan_sync(
@@ -27,7 +37,7 @@ def plan_sync(
     keep_ids: Set[str] = frozenset(),
     cleanup: bool = True,
     force: set[str] | None = None,
-    access: str | None = None,
+    expected: Expected = Expected(),
 ) -> SyncPlan:
     """Compare what the source holds with what the collection holds for that source.
 
@@ -35,23 +45,31 @@ def plan_sync(
     (a second version, a missing row or an orphan left by an interrupted run sends it back through
     indexing, which rewrites the same ids and removes the rest). Documents the source no longer yields
     are stale, except those in keep_ids (seen but unreadable this run: their last good version stays
-    served) and unless `cleanup` is off. `force` names documents to re-process even when unchanged. `access`
-    is the fingerprint of the source's access settings (tenant, acl, acl_ceiling, access rules): a document
-    written under other settings is outdated, so a permission change takes effect at the next run.
+    served) and unless `cleanup` is off. `force` names documents to re-process even when unchanged.
+    `expected.access` is the fingerprint of the source's access settings (tenant, acl, acl_ceiling, access rules): a
+    document written under other settings is outdated, so a permission change takes effect at the next run.
+    `expected.skipped` maps the documents an earlier run found nothing to index in to the version it read
+    (index/outcomes.py): one the collection lacks, still at that version, is skipped again without being read
+    (unless forced).
     """
     plan = SyncPlan()
     yielded: set[str] = set()
     for ref in refs:
         yielded.add(ref.document_id)
         indexed = ledger.get(ref.document_id)
-        found = verdict(ref, indexed, access)
+        forced = bool(force and ref.document_id in force)
+        skipped_at = None if forced else expected.skipped.get(ref.document_id)
+        found = verdict(ref, indexed, expected.access, skipped_at)
+        if found == "skipped":
+            plan.skipped.append(ref)
+            continue
         if found == "missing":
             plan.missing.append(ref)
         elif indexed is not None and found == "incomplete":
             plan.incomplete[ref.document_id] = indexed.problems()
         elif found == "outdated":
             plan.outdated.append(ref)
-        elif force and ref.document_id in force:
+        elif forced:
             plan.forced.append(ref)
         else:
             plan.unchanged.append(ref)
@@ -62,11 +80,14 @@ def plan_sync(
     return plan
 
 
-def verdict(ref: DocumentRef, indexed: IndexedDocument | None, access: str | None) -> str | None:
+def verdict(
+    ref: DocumentRef, indexed: IndexedDocument | None, access: str | None, skipped_at: str | None = None
+) -> str | None:
     """Why the collection does not hold exactly this version of the document, complete ("missing",
-    "incomplete", "outdated"), or None when it does: plan_sync's rule for one document."""
+    "incomplete", "outdated"), "skipped" when it holds none of it and an earlier run found nothing to index in
+    this version (`skipped_at`: the version it read), or None when it does: plan_sync's rule for one document."""
     if indexed is None:
-        return "missing"
+        return "skipped" if skipped_at is not None and skipped_at == ref.version_hash else "missing"
     if indexed.problems():
         return "incomplete"
     if indexed.complete_version != ref.version_hash or (access is not None and indexed.access != {access}):

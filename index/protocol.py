@@ -25,8 +25,9 @@ class IndexStore(Protocol):
         """Take these rows out of service, by primary key: delete them, or with history mark them superseded
         (is_current false, temporal_end = `at` if earlier), children before parents. The ids are the ledger's
         (IndexedDocument.rows), and that is every current row to retire, never a filter's guess: one writer holds
-        the index (the writer slot, flows/concurrency.py) and the ledger was read after taking it, so every
-        current row of the source is in the ledger, orphans included; nothing else writes until the run ends."""
+        the index (the writer slot, flows/concurrency.py) and the ledger was read in the same turn with it, so
+        every current row of the source is in the ledger, orphans included; nothing else writes until the turn
+        ends."""
         ...
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
@@ -43,4 +44,9 @@ class IndexStore(Protocol):
 
     def ledger(self, source_name: str) -> dict[str, IndexedDocument]:
         """document_id -> its current rows, for one source (index/ledger.py read_ledger)."""
+        ...
+
+    def mark(self) -> str | None:
+        """A value that changes whenever the collection is written, by this writer or another (None: not known,
+        so whoever asks reads the ledger again)."""
         ...

@@ -4,18 +4,29 @@ checked, and set aside when damaged, so that one bad file never fails every late
 Set aside, never lost: a damaged file moves to `<name>.damaged` (`.damaged.1`, ... when that is taken). A text
 file (no SQLite header, text where it should be: a configuration, notes) at a path the configuration names is
 not Cairn's: it is refused, untouched, with the path in the message (a state_path that named the configuration
-file replaced it). Binary bytes without the header (zeros after a crash, a torn write) are damage as before."""
+file replaced it). Binary bytes without the header (zeros after a crash, a torn write) are damage as before.
+
+What is checked at open costs nothing that grows with the file (these files reach hundreds of MB at 100k pages,
+and a full `PRAGMA quick_check` read all of it, in every process that opened one: most of `cairn status`): the
+header, the size the header gives against the file's, and the schema. A file small enough is checked in full
+(FULL_CHECK_BYTES). Damage deeper in a large file shows when SQLite reads it: the connection (`_Watched`) then
+leaves a `<name>.suspect` mark beside it and raises, and the next open checks that file in full, so a damaged
+file fails one run, not every later one."""
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from cairn.errors import ConfigError
 
 log = logging.getLogger(__name__)
 HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+FULL_CHECK_BYTES = 16 * 2**20  # a file up to this size is checked in full at every open (milliseconds)
+DAMAGE_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 
 def open_or_rebuild(
@@ -73,14 +84,87 @@ def _unused(path: Path) -> Path:
 
 
 def _open(path: Path, schema: str, check_same_thread: bool) -> sqlite3.Connection:
-    db = sqlite3.connect(path, timeout=60, check_same_thread=check_same_thread)
+    db = sqlite3.connect(path, timeout=60, check_same_thread=check_same_thread, factory=_Watched)
+    suspect = _suspect(path)
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(schema)
-        if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-            raise sqlite3.DatabaseError("quick_check failed")
+        _check_size(path)
+        if suspect.exists() or path.stat().st_size <= FULL_CHECK_BYTES:
+            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed")
         db.commit()
     except sqlite3.DatabaseError:
         db.close()
         raise
+    suspect.unlink(missing_ok=True)
     return db
+
+
+def _suspect(path: Path) -> Path:
+    return path.with_name(path.name + ".suspect")
+
+
+def _check_size(path: Path) -> None:
+    """A file shorter than the pages its header counts was cut short (the count is valid only while the change
+    counter at offset 24 equals the one at 92; else SQLite sizes the file itself, and so do we)."""
+    with path.open("rb") as handle:
+        head = handle.read(100)
+    if len(head) < 100:
+        return  # a new, empty file: SQLite writes the header with the first page
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    if pages and head[24:28] == head[92:96] and path.stat().st_size < pages * page_size:
+        raise sqlite3.DatabaseError(f"file cut short: {path.stat().st_size} bytes, the header counts {pages} pages")
+
+
+class _Watched(sqlite3.Connection):
+    """A connection that marks its file suspect when SQLite finds it damaged mid-use (module doc)."""
+
+    def cursor(self, factory: Any = None) -> Any:
+        return super().cursor(factory or _WatchedCursor)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self.cursor().executemany(sql, parameters)
+
+    def executescript(self, script: str, /) -> Any:
+        return self.cursor().executescript(script)
+
+
+class _WatchedCursor(sqlite3.Cursor):
+    def execute(self, *args: Any) -> Any:
+        return _watched(self, super().execute, *args)
+
+    def executemany(self, *args: Any) -> Any:
+        return _watched(self, super().executemany, *args)
+
+    def executescript(self, *args: Any) -> Any:
+        return _watched(self, super().executescript, *args)
+
+    def fetchone(self) -> Any:
+        return _watched(self, super().fetchone)
+
+    def fetchmany(self, *args: Any) -> Any:
+        return _watched(self, super().fetchmany, *args)
+
+    def fetchall(self) -> Any:
+        return _watched(self, super().fetchall)
+
+    def __next__(self) -> Any:
+        return _watched(self, super().__next__)
+
+
+def _watched(cursor: sqlite3.Cursor, call: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return call(*args)
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) in DAMAGE_CODES:
+            name = cursor.connection.execute("PRAGMA database_list").fetchone()[2]
+            if name:
+                _suspect(Path(name)).touch()
+                log.error("%s is damaged (%s): it is checked in full, and set aside if so, at its next open", name, exc)
+        raise

@@ -13,10 +13,14 @@ that now holds fewer (restored from a backup, emptied, rebuilt by hand) gets no 
 brings back what a cursor would have skipped. Cursors saved before cursors had an index (the `cursor` table) are
 dropped: one full discovery.
 
-Beside the cursors, each folder source's version memo (`versions()`, the sources' VersionMemo): every file's stat
-(size, mtime_ns, ctime_ns, inode) and the version last read from it, in a table of its own keyed by scope, source
-and path. It describes files, not a collection: what is listed never depends on it. Losing it costs one
-discovery that reads every file.
+Beside the cursors, what the last runs did with the documents the collection does not hold (index/outcomes.py:
+skipped, failed, refused by a policy), keyed the same way. And each folder source's version memo (`versions()`,
+the sources' VersionMemo): every file's stat (size, mtime_ns, ctime_ns, inode) and the version last read from
+it, in a table of its own keyed like the cursors by index and scope, then by source and path. What is listed
+never depends on it; keyed by index, two indexes sharing this file (each with a source of one name, over other
+folders or with another PDF parser) keep their own instead of each discovery dropping the other's entries.
+Losing it (the table of before it had an index, dropped like the old cursors) costs one discovery that reads
+every file.
 """
 
 from __future__ import annotations
@@ -27,13 +31,15 @@ from pathlib import Path
 from sqlite3 import Connection
 from typing import Any
 
+from cairn.index.outcomes import TABLE as OUTCOME_TABLE
+from cairn.index.outcomes import Outcomes
 from cairn.index.sqlite import open_or_rebuild
 
 Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode (sources/base.py FileStat)
-_MEMO_TABLE = """create table if not exists version_memo (
-    scope text not null, source text not null, path text not null,
+_MEMO_TABLE = """create table if not exists file_version (
+    index_key text not null, scope text not null, source text not null, path text not null,
     size integer not null, mtime_ns integer not null, ctime_ns integer not null, inode integer not null,
-    version text not null, primary key (scope, source, path))"""
+    version text not null, primary key (index_key, scope, source, path))"""
 
 
 _CURSOR_TABLE = """create table if not exists source_cursor (
@@ -43,9 +49,8 @@ _CURSOR_TABLE = """create table if not exists source_cursor (
 
 class SourceState:
     def __init__(self, path: str | Path, index: str = "", scope: str = "") -> None:
-        """The state in `path`: the cursors of the index whose identity is `index` (MilvusConfig.identity; ""
-        for a caller that only reads version memos), in `scope` ("": the serving collection's; else a generation
-        being built)."""
+        """The state in `path`: the cursors and version memos of the index whose identity is `index`
+        (MilvusConfig.identity), in `scope` ("": the serving collection's; else a generation being built)."""
         self.path = Path(path)
         self.index_key = hashlib.sha256(index.encode()).hexdigest()[:16]  # never the URI itself: it may hold a user
         self.scope = scope
@@ -53,7 +58,9 @@ class SourceState:
         # cursors only narrow discovery: a damaged file is rebuilt, and the next run lists everything
         self._db = open_or_rebuild(self.path, _CURSOR_TABLE, "source state")
         self._db.execute("drop table if exists cursor")  # cursors that named no index (see above)
+        self._db.execute("drop table if exists version_memo")  # a memo that named no index: one full read
         self._db.execute(_MEMO_TABLE)
+        self._db.execute(OUTCOME_TABLE)
         self._db.commit()
 
     def get(self, source: str, documents: int) -> dict[str, Any]:
@@ -82,9 +89,13 @@ class SourceState:
         )
         self._db.commit()
 
+    def outcomes(self, source: str) -> Outcomes:
+        """What the last runs of this index and scope did with the source's documents the collection lacks."""
+        return Outcomes(self._db, self.index_key, self.scope, source)
+
     def versions(self, source: str) -> SavedVersions:
         """The source's version memo in this scope, loaded whole; `save()` it once discovery has listed all."""
-        return SavedVersions(self._db, self.scope, source)
+        return SavedVersions(self._db, (self.index_key, self.scope, source))
 
     def adopt(self, scope: str) -> None:
         """The cursors saved under `scope` (a generation that now serves) become the serving ones; the serving
@@ -94,14 +105,21 @@ class SourceState:
             self._db.execute(
                 "update source_cursor set scope = '' where index_key = ? and scope = ?", (self.index_key, scope)
             )
-            self._db.execute("delete from version_memo where scope = ''")
-            self._db.execute("update version_memo set scope = '' where scope = ?", (scope,))
+            self._db.execute("delete from file_version where index_key = ? and scope = ''", (self.index_key,))
+            self._db.execute(
+                "update file_version set scope = '' where index_key = ? and scope = ?", (self.index_key, scope)
+            )
+            self._db.execute("delete from document_outcome where index_key = ? and scope = ''", (self.index_key,))
+            self._db.execute(
+                "update document_outcome set scope = '' where index_key = ? and scope = ?", (self.index_key, scope)
+            )
 
     def forget(self, scope: str) -> None:
         """Drop the cursors of a generation that was abandoned."""
         with self._db:
             self._db.execute("delete from source_cursor where index_key = ? and scope = ?", (self.index_key, scope))
-            self._db.execute("delete from version_memo where scope = ?", (scope,))
+            self._db.execute("delete from file_version where index_key = ? and scope = ?", (self.index_key, scope))
+            self._db.execute("delete from document_outcome where index_key = ? and scope = ?", (self.index_key, scope))
 
     def close(self) -> None:
         self._db.close()
@@ -112,10 +130,12 @@ class SavedVersions:
     discovery starts, written in one transaction by `save()` when it has listed everything. A file not seen by
     that discovery (gone, now unreadable, or changed and not yet remembered) loses its entry."""
 
-    def __init__(self, db: Connection, scope: str, source: str) -> None:
-        self._db, self._key = db, (scope, source)
+    def __init__(self, db: Connection, key: tuple[str, str, str]) -> None:
+        """`key`: (index key, scope, source)."""
+        self._db, self._key = db, key
         rows = db.execute(
-            "select path, size, mtime_ns, ctime_ns, inode, version from version_memo where scope = ? and source = ?",
+            "select path, size, mtime_ns, ctime_ns, inode, version from file_version"
+            " where index_key = ? and scope = ? and source = ?",
             self._key,
         )
         self._known: dict[str, tuple[Stat, str]] = {
@@ -142,9 +162,12 @@ class SavedVersions:
         if not gone and not new:
             return
         with self._db:
-            self._db.executemany("delete from version_memo where scope = ? and source = ? and path = ?", gone)
             self._db.executemany(
-                "insert or replace into version_memo (scope, source, path, size, mtime_ns, ctime_ns, inode, version)"
-                " values (?, ?, ?, ?, ?, ?, ?, ?)",
+                "delete from file_version where index_key = ? and scope = ? and source = ? and path = ?", gone
+            )
+            self._db.executemany(
+                "insert or replace into file_version"
+                " (index_key, scope, source, path, size, mtime_ns, ctime_ns, inode, version)"
+                " values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 new,
             )

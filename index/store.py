@@ -201,6 +201,14 @@ class MilvusStore:
         self.bring_in_step()
         return self.derived.ledger(source_name)
 
+    def mark(self) -> str | None:
+        """The collection's mark (index/derived.py): a new one after each writer's flush, cleared by its first
+        write; None while a write is unsealed, or without a derived ledger (then the ledger is read again)."""
+        if self.derived is None:
+            return None
+        found = collection_mark(self.client, self.collection)
+        return found if found and found != UNSEALED else None
+
     def bring_in_step(self, force: bool = False) -> bool:
         """Rebuild the derived ledger from the collection when it is not in step with it (or `force`): one scan of
         every row, without vectors. Only a writer calls this (it holds the writer slot). Whether it rebuilt."""

@@ -1,17 +1,6 @@
-"""The expectations Cairn holds its index to, and running them with great-expectations.
-
-Suites (one validation per source, and per source and content type for the size bands):
-- sizes: full_text token_count in the parent band (mostly 0.95; a document shorter than the band's floor,
-  hence a single section, is exempt from it and from the health check), abstracts in the abstract band (a
-  section shorter than that band's floor, whose abstract cannot fill it, exempt), children
-  in the child band (mostly 0.95), except one per section (its smallest), which holds the remainder of a
-  text that does not divide evenly and may be short by design (it must still hold text: text_length),
-  and definitions, which are children of their own whatever their length;
-- metadata: tenant_id, version_hash, temporal_start, source_uri, document_id not null; at least one ACL
-  group; enums within their sets; temporal_start <= temporal_end; chunk_id unique; every child's parent
-  present; no empty text; both embeddings present with the model's dimension;
-- health: chunk_health_score (defined in chunkers/health.py: 1.0 for a section inside the band that was
-  neither merged nor split, lowered for each merge, split and distance outside the band) >= health_min.
+"""Running the expectations (quality/expectations.py) with great-expectations over a frame of row figures:
+each row's outcome as two bit masks (the checks that looked at it, the checks it failed), from which every
+report's results are counted (quality/tallies.py).
 
 GE runs in a file context inside the report folder, so its Data Docs are written there too.
 """
@@ -19,13 +8,18 @@ GE runs in a file context inside the report folder, so its Data Docs are written
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from cairn.quality.expectations import Check, checked_masks, suites
 from cairn.schemas.config import CairnConfig
-from cairn.schemas.records import ChunkType, ContentType, Environment, Severity, SourceType
+
+log = logging.getLogger(__name__)
+ROW = "row_number"  # the frame's position, what great-expectations names each unexpected row by
 
 
 @dataclass
@@ -35,7 +29,7 @@ class Result:
     column: str
     success: bool
     unexpected_percent: float
-    element_count: int
+    element_count: int  # the rows the check looked at (great-expectations' element count less its missing count)
     examples: list[dict] = field(default_factory=list)
     params: dict = field(default_factory=dict)  # what the expectation asked: min_value, max_value, mostly, value_set...
 
@@ -76,127 +70,20 @@ class Result:
         return ", ".join(parts)
 
 
-def bands(config: CairnConfig, source: str, content_type: str) -> dict[str, float]:
-    q, c = config.quality, config.chunking
-    out = {
-        "parent_min_tokens": q.parent_min_tokens or c.parent_min_tokens,
-        "parent_max_tokens": q.parent_max_tokens or c.parent_max_tokens,
-        "parent_mostly": q.parent_mostly,
-        "abstract_min_tokens": c.abstract_min_tokens,
-        "abstract_max_tokens": c.abstract_max_tokens,
-        "abstract_mostly": q.abstract_mostly,
-        "child_min_tokens": c.child_min_tokens,
-        "child_max_tokens": c.child_max_tokens,
-        "child_mostly": q.child_mostly,
-        "health_min": q.health_min,
-        "health_mostly": q.health_mostly,
-    }
-    for key in (content_type, source, f"{source}.{content_type}"):  # most specific last
-        out.update(q.overrides.get(key, {}))
-    return out
-
-
-def size_expectations(b: dict) -> list[tuple[str, object]]:
-    import great_expectations as gx
-    from great_expectations.expectations.row_conditions import Column
-
-    E = gx.expectations
-    # A document shorter than the band's floor is one section by necessity (a small Terraform file, a
-    # README): neither its size nor the health that follows from it is held against the chunker.
-    is_parent = Column("chunk_type") == "full_text"
-    sized = dict(
-        row_condition=(is_parent & (Column("whole_document") == False))  # noqa: E712
-        | (is_parent & (Column("token_count") >= b["parent_min_tokens"]))
-    )
-    # An abstract is drawn from its section, so a section shorter than the abstract band's floor (a short
-    # document, whole) cannot fill it: it is not held against the abstract (the first ingest of a small healthy
-    # wiki failed here, a false alarm).
-    abstracted = dict(row_condition=is_parent & (Column("token_count") >= b["abstract_min_tokens"]))
-    child = dict(row_condition=(Column("chunk_type") == "child") & (Column("is_remainder") == False))  # noqa: E712
-    return [
-        (
-            "full_text token_count",
-            E.ExpectColumnValuesToBeBetween(
-                column="token_count",
-                min_value=b["parent_min_tokens"],
-                max_value=b["parent_max_tokens"],
-                mostly=b["parent_mostly"],
-                **sized,
-            ),
-        ),
-        (
-            "abstract_token_count",
-            E.ExpectColumnValuesToBeBetween(
-                column="abstract_token_count",
-                min_value=b["abstract_min_tokens"],
-                max_value=b["abstract_max_tokens"],
-                mostly=b["abstract_mostly"],
-                **abstracted,
-            ),
-        ),
-        (
-            "child token_count",
-            E.ExpectColumnValuesToBeBetween(
-                column="token_count",
-                min_value=b["child_min_tokens"],
-                max_value=b["child_max_tokens"],
-                mostly=b["child_mostly"],
-                **child,
-            ),
-        ),
-        (
-            "chunk_health_score",
-            E.ExpectColumnValuesToBeBetween(
-                column="chunk_health_score",
-                min_value=b["health_min"],
-                max_value=1.0,
-                mostly=b["health_mostly"],
-                **sized,
-            ),
-        ),
-    ]
-
-
-def metadata_expectations(dim: int) -> list[tuple[str, object]]:
-    import great_expectations as gx
-
-    E = gx.expectations
-    out = [
-        (c, E.ExpectColumnValuesToNotBeNull(column=c))
-        for c in ("tenant_id", "version_hash", "temporal_start", "source_uri", "document_id")
-    ]
-    out += [
-        ("acl_size", E.ExpectColumnValuesToBeBetween(column="acl_size", min_value=1)),
-        ("chunk_type", E.ExpectColumnValuesToBeInSet(column="chunk_type", value_set=[m.value for m in ChunkType])),
-        (
-            "content_type",
-            E.ExpectColumnValuesToBeInSet(column="content_type", value_set=[m.value for m in ContentType]),
-        ),
-        ("source_type", E.ExpectColumnValuesToBeInSet(column="source_type", value_set=[m.value for m in SourceType])),
-        ("environment", E.ExpectColumnValuesToBeInSet(column="environment", value_set=[m.value for m in Environment])),
-        ("severity", E.ExpectColumnValuesToBeInSet(column="severity", value_set=[m.value for m in Severity])),
-        (
-            "temporal_end >= temporal_start",
-            E.ExpectColumnPairValuesAToBeGreaterThanB(
-                column_A="temporal_end", column_B="temporal_start", or_equal=True
-            ),
-        ),
-        ("chunk_id", E.ExpectColumnValuesToBeUnique(column="chunk_id")),
-        ("parent_exists", E.ExpectColumnValuesToBeInSet(column="parent_exists", value_set=[True])),
-        ("text_length", E.ExpectColumnValuesToBeBetween(column="text_length", min_value=1)),
-        ("abstract_embedding_dim", E.ExpectColumnValuesToBeInSet(column="abstract_embedding_dim", value_set=[dim])),
-        ("full_text_embedding_dim", E.ExpectColumnValuesToBeInSet(column="full_text_embedding_dim", value_set=[dim])),
-    ]
-    return out
+def expectation_name(kind: str) -> str:
+    """great-expectations' own name of an expectation class: ExpectColumnValuesToBeUnique ->
+    expect_column_values_to_be_unique."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
 
 
 def _quiet_gx() -> None:
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
 
 
-def validate(frame: pd.DataFrame, config: CairnConfig, dim: int, folder: Path) -> list[Result]:
-    """Run every suite over the frame in a GE file context under `folder`, then build its Data Docs once
-    (a checkpoint per suite rebuilt them after each one: 0.7 s a suite, most of a small run's report)."""
+def validate(frame: pd.DataFrame, config: CairnConfig, dim: int, folder: Path) -> pd.DataFrame:
+    """Every suite over the frame in a GE file context under `folder` (its Data Docs built once at the end: a
+    checkpoint per suite rebuilt them after each one, 0.7 s a suite); the frame's rows with their outcomes, as
+    quality/tallies.py reads them: `checked` and `failed` bit masks (a check's slot is its bit)."""
     import great_expectations as gx
     from great_expectations.core.result_format import ResultFormat
 
@@ -207,21 +94,17 @@ def validate(frame: pd.DataFrame, config: CairnConfig, dim: int, folder: Path) -
     except Exception:  # noqa: BLE001 - older layouts: bars only clutter the log, and their absence is harmless
         pass
     source_ds = context.data_sources.add_pandas("cairn")
-    result_format = {"result_format": ResultFormat.COMPLETE, "unexpected_index_column_names": ["chunk_id"]}
-    results: list[Result] = []
-    groups: list[tuple[str, pd.DataFrame, list]] = []
-    for source, rows in frame.groupby("source_name", dropna=False):
-        groups.append((str(source), rows, metadata_expectations(dim)))
-        for content_type, typed in rows.groupby("content_type", dropna=False):
-            groups.append(
-                (f"{source}.{content_type}", typed, size_expectations(bands(config, str(source), str(content_type))))
-            )
-    for number, (suite_name, rows, expectations) in enumerate(groups):
+    result_format = {"result_format": ResultFormat.COMPLETE, "unexpected_index_column_names": [ROW]}
+    frame = frame.reset_index(drop=True)
+    frame[ROW] = np.arange(len(frame))
+    checked = checked_masks(frame, config, dim)
+    failed = np.zeros(len(frame), dtype=np.int64)
+    for number, (suite_name, rows, checks) in enumerate(suites(frame, config, dim)):
         asset = source_ds.add_dataframe_asset(f"rows_{number}")
         batch = asset.add_batch_definition_whole_dataframe("all")
         # the whole suite in one store write (adding expectations one by one rewrote the suite's file each time)
-        suite = context.suites.add(gx.ExpectationSuite(name=suite_name, expectations=[e for _, e in expectations]))
-        labels = {added.id: label for (label, _), added in zip(expectations, suite.expectations, strict=True)}
+        suite = context.suites.add(gx.ExpectationSuite(name=suite_name, expectations=[c.expectation() for c in checks]))
+        by_id = {added.id: check for check, added in zip(checks, suite.expectations, strict=True)}
         definition = context.validation_definitions.add(
             gx.ValidationDefinition(name=suite_name, data=batch, suite=suite)
         )
@@ -229,62 +112,43 @@ def validate(frame: pd.DataFrame, config: CairnConfig, dim: int, folder: Path) -
             batch_parameters={"dataframe": rows.reset_index(drop=True)}, result_format=result_format
         )
         for outcome in validation.results:
-            label = labels.get(outcome.expectation_config.id, outcome.expectation_config.type)
-            results.append(_result(suite_name, label, outcome, rows, config.quality.examples))
+            check = by_id[outcome.expectation_config.id]
+            data, looked = outcome.result or {}, check.looked_at(rows)
+            if _raised(outcome.exception_info):  # the check could not run: every row it looks at fails it
+                log.error("%s %s could not run: %s", suite_name, check.label, outcome.exception_info)
+                failed[rows.loc[looked, ROW].to_numpy()] |= np.int64(1) << check.slot
+                continue
+            unexpected = [u[ROW] for u in data.get("unexpected_index_list") or [] if isinstance(u, dict)]
+            failed[np.asarray(unexpected, dtype=np.int64)] |= np.int64(1) << check.slot
+            _compare(suite_name, check, data, int(looked.sum()), len(set(unexpected)), bool(outcome.success))
     context.build_data_docs()  # from the validation results each run above stored
-    return results
+    return frame.assign(checked=checked, failed=failed).drop(columns=[ROW])
 
 
-def _result(suite: str, label: str, outcome, rows: pd.DataFrame, limit: int) -> Result:
-    data = outcome.result or {}
-    kind = outcome.expectation_config.type
-    unexpected = data.get("unexpected_index_list") or []
-    ids = [u.get("chunk_id") if isinstance(u, dict) else None for u in unexpected][:limit]
-    by_id = rows.set_index("chunk_id", drop=False) if "chunk_id" in rows else None
-    examples = []
-    for chunk_id in ids:
-        if by_id is not None and chunk_id in by_id.index:
-            row = by_id.loc[chunk_id]
-            row = row.iloc[0] if isinstance(row, pd.DataFrame) else row
-            examples.append(
-                {
-                    "chunk_id": chunk_id,
-                    "document_id": row.get("document_id"),
-                    "section_id": row.get("section_id"),
-                    "locator": row.get("locator"),
-                    "token_count": _plain(row.get("token_count")),
-                }
-            )
-        else:
-            examples.append({"chunk_id": chunk_id})
-    kwargs = outcome.expectation_config.kwargs or {}
-    return Result(
-        suite=suite,
-        expectation=kind,
-        column=label,
-        success=bool(outcome.success),
-        unexpected_percent=float(data.get("unexpected_percent") or 0.0),
-        element_count=int(data.get("element_count") or 0),
-        examples=examples,
-        params={k: _plain_param(kwargs[k]) for k in PARAMS if kwargs.get(k) is not None},
+def _raised(info) -> bool:
+    """Whether great-expectations' exception_info (one, or one per metric) says the check raised."""
+    if not isinstance(info, dict):
+        return False
+    return bool(info.get("raised_exception")) or any(
+        isinstance(v, dict) and v.get("raised_exception") for v in info.values()
     )
 
 
-PARAMS = ("min_value", "max_value", "mostly", "value_set", "or_equal")  # what an expectation's reader needs
-
-
-def _plain_param(value):
-    return (
-        sorted(value, key=str)
-        if isinstance(value, (set, frozenset))
-        else list(value)
-        if isinstance(value, tuple)
-        else value
-    )
-
-
-def _plain(value):
-    try:
-        return None if pd.isna(value) else int(value)
-    except (TypeError, ValueError):
-        return value
+def _compare(suite: str, check: Check, data: dict, looked: int, unexpected: int, success: bool) -> None:
+    """Cairn counts every report from the rows' masks: say so loudly if they ever disagree with great-expectations'
+    own counts (a changed library, a scope that no longer matches its row condition)."""
+    theirs = int(data.get("element_count") or 0) - int(data.get("missing_count") or 0)
+    if (theirs, int(data.get("unexpected_count") or 0)) != (looked, unexpected) or success != check.passes(
+        looked, unexpected
+    ):
+        log.warning(
+            "%s %s: great-expectations looked at %d rows and found %d unexpected (success %s); Cairn counted %d and"
+            " %d: the report counts Cairn's",
+            suite,
+            check.label,
+            theirs,
+            int(data.get("unexpected_count") or 0),
+            success,
+            looked,
+            unexpected,
+        )

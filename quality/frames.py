@@ -8,6 +8,7 @@ memory for the metadata only.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -17,25 +18,34 @@ from cairn.schemas.collection import DENSE_FIELDS
 from cairn.schemas.row_figures import FIGURE_FIELDS, figures
 
 if TYPE_CHECKING:
-    from cairn.index.derived import DerivedLedger
+    from cairn.index.derived import Rows
     from cairn.schemas.config import CairnConfig
 
 FIELDS = [*FIGURE_FIELDS, *DENSE_FIELDS]
 
 
 def served_frame(
-    config: CairnConfig, expr: str, figures_of: Callable[[DerivedLedger], Iterable[dict[str, Any]]] | None
-) -> pd.DataFrame:
-    """The frame of the rows `expr` selects in what the collection's name serves (NoCollection if nothing): from
-    their figures in the derived ledger (`figures_of` picks them) when it is in step with the collection, else, or
-    without `figures_of`, read from the collection itself (read_rows)."""
-    from cairn.index.derived import in_step_ledger
+    config: CairnConfig, dim: int, expr: str, rows: Rows | None, reading: Callable[[], None] = lambda: None
+) -> tuple[pd.DataFrame, tuple[Path, Rows] | None]:
+    """The frame of the rows to check in what the collection's name serves (NoCollection if nothing), and where
+    their outcomes are kept. With `rows` and a derived ledger in step with the collection: the figures of those of
+    `rows` that no one checked under today's expectations (quality/stored.py), and (the ledger's file, `rows`),
+    for write_report to keep their outcomes there and count every row of `rows`. Else, or without `rows`: every
+    row `expr` selects, read from the collection itself (read_rows), and None. `dim`: the model's; `reading` is
+    called before any row is read (when there are some to check: what starts great-expectations' import)."""
+    from cairn.index.derived import Rows, in_step_ledger
     from cairn.index.generations import open_serving
+    from cairn.quality.stored import unchecked_documents
 
     with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
-        if derived is not None and figures_of is not None:
-            return to_frame(figures_of(derived))
-        return read_rows(reader, expr)
+        if derived is None or rows is None:
+            reading()
+            return read_rows(reader, expr), None
+        stale = unchecked_documents(derived, rows, config, dim)
+        if stale:
+            reading()
+        figures = derived.figures(Rows(rows.source, rows.tenant, stale), stamped=True) if stale else ()
+        return to_frame(figures), (derived.path, rows)
 
 
 def read_rows(reader: CollectionReader, expr: str) -> pd.DataFrame:

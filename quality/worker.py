@@ -20,6 +20,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Writer = Callable[..., "QualityReport"]  # write_report's signature: (frame, config, dim, name, title)
+Writer = Callable[..., "QualityReport"]  # write_report's signature: (frame, config, dim, name, title, scope)
 
 _worker: _Worker | None = None
 _starting = threading.Lock()
@@ -98,7 +99,11 @@ class _Worker:
 def _serve(conn: Connection) -> None:
     """The worker: import great-expectations (the point of starting early), then write each report asked. At a
     lower priority: on two cores the run's model keeps both busy, and the import should take only what is idle
-    (not niced, a 1%-edit run at 20k pages gained nothing; niced, about 2 s of its 30)."""
+    (not niced, a 1%-edit run at 20k pages gained nothing; niced, about 2 s of its 30). Stopped by SIGTERM (what
+    multiprocessing sends a daemon when its parent exits) it exits as a process does, even mid-import: what
+    great-expectations' libraries registered with multiprocessing's resource tracker (a semaphore) is released, not
+    left behind for the tracker to warn about on the terminal at the parent's exit."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     os.nice(10)
     import great_expectations  # noqa: F401
 

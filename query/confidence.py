@@ -1,8 +1,15 @@
-"""Step 11: a confidence tier with its reason, low-relevance flags, and gap alerts."""
+"""Rules 4 and 5: a confidence tier with its reason, and gap alerts (the question's terms no returned text has).
+
+Rule 4's tiers, read from the matched chunks of the returned sections (each a child chunk with its calibrated
+combined score): HIGH when at least two are direct matches and the top one is above the high line; MEDIUM when
+the top is above the medium line; LOW above the low line; else SPECULATIVE. The lines are the spec's (0.85,
+0.75, 0.65, 0.45) mapped onto Cairn's combined scale ([query] confidence_*; docs/retrieval.md "Scores" says
+how). The reason counts the direct matches and names the sections they are in ("3 direct matches in Step 2")."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from cairn.query.gate import content_terms
 from cairn.query.types import Hit
@@ -10,25 +17,62 @@ from cairn.query.types import Hit
 HIGH, MEDIUM, LOW, SPECULATIVE = "HIGH", "MEDIUM", "LOW", "SPECULATIVE"
 NEGATIONS = frozenset({"not", "no"})  # content for the gate, never a "missing topic"
 _SEPARATORS = re.compile(r"[-_/.:@]+")
+PLACES_NAMED = 3  # sections a reason names at most
 
 
-def tier(hits: list[Hit], low_relevance: float) -> tuple[str, str]:
-    """HIGH: a strong hit backed by vectors and keywords; MEDIUM: a clear one; LOW: above the floor but weak;
-    SPECULATIVE: nothing, or only rescued / injected evidence. Judged on the hit with the best relevance
-    (`score`), which the list's order (fused) need not put first; the reason names that hit by its rank."""
+@dataclass(frozen=True)
+class Tiers:
+    """Rule 4's lines on the combined scale ([query] confidence_high, _direct, _medium, _low)."""
+
+    high: float  # the top match above this, and two direct matches: HIGH (spec 0.85)
+    direct: float  # a chunk above this is a direct match (spec 0.75)
+    medium: float  # the top match above this: MEDIUM (spec 0.65)
+    low: float  # above this: LOW, else SPECULATIVE (spec 0.45)
+    direct_needed: int = 2
+
+
+@dataclass(frozen=True)
+class Match:
+    """One matched chunk of a returned section: its score and where it is (the section's last citation label)."""
+
+    score: float
+    where: str
+
+
+def tier(hits: list[Hit], matches: list[Match], tiers: Tiers) -> tuple[str, str]:
+    """The tier and its reason, from the matched chunks of the ranked hits (`matches`; neighbours added by
+    expansion have none, a recall-injected section counts only as evidence beside ranked ones)."""
     if not hits:
         return SPECULATIVE, "no section passed the relevance floors"
     if all(h.recall_injected or "keyword_rescue" in h.flags for h in hits):
         return SPECULATIVE, "only a recall-guarantee or exact-term match, not a ranked answer"
-    rank, best = max(enumerate(hits, 1), key=lambda pair: (pair[1].score, -pair[0]))
-    said = f"result {rank}: relevance {best.score:.2f}"
-    if best.score >= 0.70 and best.vector_score >= 0.5 and best.keyword_score >= 0.5:
-        return HIGH, f"{said}, with vector ({best.vector_score:.2f}) and keyword ({best.keyword_score:.2f}) agreement"
-    if best.score >= 0.60:
-        return MEDIUM, said
-    if best.score >= low_relevance:
-        return LOW, f"{said}, just above the low-relevance line {low_relevance:.2f}"
-    return SPECULATIVE, f"{said}, below the low-relevance line {low_relevance:.2f}"
+    if not matches:
+        return SPECULATIVE, "no matched chunk, only sections added around others"
+    best = max(matches, key=lambda m: m.score)
+    direct = [m for m in matches if m.score > tiers.direct]
+    if len(direct) >= tiers.direct_needed and best.score > tiers.high:
+        return HIGH, f"{_count(direct)} (best {best.score:.2f})"
+    if best.score > tiers.medium:
+        if direct:
+            return MEDIUM, f"{_count(direct)} (best {best.score:.2f})"
+        return MEDIUM, f"found in context, no direct match: best {best.score:.2f} in {best.where}"
+    if best.score > tiers.low:
+        return LOW, f"inferred from related sections, no direct match: best {best.score:.2f} in {best.where}"
+    return SPECULATIVE, f"best match {best.score:.2f} in {best.where}, not above {tiers.low:.2f}"
+
+
+def _count(direct: list[Match]) -> str:
+    """ "3 direct matches in Step 2" / "3 direct matches: 2 in Step 2, 1 in Verify" (best places first)."""
+    places: dict[str, int] = {}
+    for m in sorted(direct, key=lambda m: -m.score):
+        places[m.where] = places.get(m.where, 0) + 1
+    n = len(direct)
+    said = f"{n} direct match{'es' if n > 1 else ''}"
+    if len(places) == 1:
+        return f"{said} in {next(iter(places))}"
+    named = [f"{count} in {where}" for where, count in list(places.items())[:PLACES_NAMED]]
+    more = len(places) - PLACES_NAMED
+    return f"{said}: {', '.join(named)}" + (f" and {more} more section{'s' if more > 1 else ''}" if more > 0 else "")
 
 
 def gaps(query: str, texts: list[str]) -> list[str]:

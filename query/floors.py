@@ -1,4 +1,8 @@
-"""Step 4: score floors and the exact-term rescue."""
+"""Rules 10 and 13: score floors and the exact-term rescue.
+
+With `floor_scope = "candidate"` (the default) the floors guard the citations: only candidates that pass them
+are ranked, cited and packed; the others are the weak ones, listed apart in the diagnostics. With "answer" the
+floors only decide whether the question has an answer, and every candidate is then ranked."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ class FloorOutcome:
     dropped: int = 0
     rescued: bool = False
     notes: list[str] = field(default_factory=list)
+    weak: list[Candidate] = field(default_factory=list)  # what the floors kept out, best first
 
 
 def passes(c: Candidate, combined_floor: float, vector_floor: float, keyword_override: float) -> bool:
@@ -44,6 +49,10 @@ class Floors:
     keyword_rescue: float
     scope: str
 
+    def admits(self, c: Candidate) -> bool:
+        """Whether this one candidate passes (the scope aside)."""
+        return passes(c, self.combined, self.vector, self.keyword_override)
+
     @classmethod
     def of(cls, settings: QueryConfig, scoped: bool = False) -> Floors:
         combined = settings.combined_floor_scoped if scoped else settings.combined_floor
@@ -56,9 +65,10 @@ def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOu
     """Whether the question has an answer here: some candidate passes the floors (else the exact-term
     rescue, else nothing). scope "answer": then every candidate stays, ranked, each judged by its own score
     (low relevance is flagged, not cut); scope "candidate": each candidate must pass on its own."""
-    passing = [c for c in ranked if passes(c, floors.combined, floors.vector, floors.keyword_override)]
+    passing = [c for c in ranked if floors.admits(c)]
     kept = ranked if passing and floors.scope == "answer" else passing
-    outcome = FloorOutcome(kept, dropped=len(ranked) - len(kept))
+    admitted = {id(c) for c in kept}
+    outcome = FloorOutcome(kept, dropped=len(ranked) - len(kept), weak=[c for c in ranked if id(c) not in admitted])
     if kept:
         return outcome
     # Exact-term questions ("what is FOO_BAR_TIMEOUT") can score low on vectors: keep the one strongest
@@ -70,5 +80,7 @@ def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOu
         if coverage >= floors.keyword_rescue:
             best.flags.append("keyword_rescue")
             outcome.kept, outcome.rescued = [best], True
+            outcome.weak = [c for c in ranked if c is not best]
+            outcome.dropped = len(outcome.weak)
             outcome.notes.append(f"kept one keyword match covering {coverage:.0%} of the query terms")
     return outcome

@@ -82,14 +82,16 @@ def named_terms(text: str) -> list[str]:
     return names
 
 
-def gate(text: str, min_terms: int) -> GateVerdict:
+def gate(text: str, min_terms: int, symptoms: bool = True) -> GateVerdict:
+    """Rule 9: enough content words, or an ID-like token; with `symptoms`, one word fewer when one of them names
+    what is wrong ("Node is unreachable")."""
     terms = content_terms(text)
     ids = id_like_tokens(text) + named_terms(text)
     if len(terms) >= min_terms:
         return GateVerdict(True, terms, ids, f"{len(terms)} content words")
     if ids:
         return GateVerdict(True, terms, ids, f"ID-like token {ids[0]!r}")
-    symptoms = [t for t in terms if t in SYMPTOMS]
-    if symptoms and len(terms) >= max(2, min_terms - 1):
-        return GateVerdict(True, terms, ids, f"the symptom {symptoms[0]!r} and what it affects")
+    named = [t for t in terms if t in SYMPTOMS] if symptoms else []
+    if named and len(terms) >= max(2, min_terms - 1):
+        return GateVerdict(True, terms, ids, f"the symptom {named[0]!r} and what it affects")
     return GateVerdict(False, terms, ids, f"{len(terms)} content word(s), fewer than {min_terms}, and no ID-like token")

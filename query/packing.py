@@ -1,5 +1,9 @@
-"""Step 9: context blocks within a token budget: adjacent sections of one document in document order,
-newest version per section, and blocks ordered front-and-back (the best at both ends of the context)."""
+"""Rules 16 and 24: the context blocks, within a token budget. The hits' sections are taken best first while they
+fit; a section whose enclosing section (`parent_section_id`) is not packed with it brings that section's
+abstract, its room reserved with it; then, per document in section order, adjacent sections under one parent
+(siblings, or a section and its first child) are merged into one block (their order kept), and the blocks are
+ordered front-and-back (the best at both ends of the context). A section too big for what is left gives its hit
+child chunks and its own abstract."""
 
 from __future__ import annotations
 
@@ -21,77 +25,157 @@ class ChildText(TypedDict):
 @dataclass
 class PackItem:
     rank: int
-    seed: Row  # the hit's parent row
-    neighbours: list[Row] = field(default_factory=list)  # adjacent sections (expansion), any order
+    seed: Row  # the hit's section (parent) row
     children: list[ChildText] = field(default_factory=list)  # the hit child rows
+    parent: Row | None = None  # the row of its enclosing section (parent_section_id), when it has one
+    cited: str = ""  # the hit's citation ("" = the row's own)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.seed["document_id"], self.seed["section_id"]
+
+    @property
+    def parent_key(self) -> tuple[str, str] | None:
+        enclosing = self.seed.get("parent_section_id") or ""
+        return (self.seed["document_id"], enclosing) if enclosing else None
+
+
+@dataclass
+class PackStats:
+    """What packing did (rule 18's telemetry)."""
+
+    sections: int = 0  # sections packed whole
+    merges: int = 0  # sections joined to an adjacent one of the same parent in one block
+    parent_abstracts: int = 0  # enclosing sections' abstracts brought by a lone child
+    fallbacks: int = 0  # sections too big for what was left, packed as their hit children
+    citations: int = 0  # citations the blocks carry
 
 
 def newest_per_section(rows: list[Row]) -> list[Row]:
-    """One row per (document, section): the newest version wins."""
+    """One row per (document, section): the newest version (updated_at, then validity start) wins."""
     best: dict[tuple[str, str], Row] = {}
     for row in rows:
         key = (row["document_id"], row["section_id"])
-        if key not in best or (row["temporal_start"], row["version_hash"]) > (
-            best[key]["temporal_start"],
-            best[key]["version_hash"],
-        ):
+        if key not in best or version_of(row) > version_of(best[key]):
             best[key] = row
     return list(best.values())
 
 
-def pack(items: list[PackItem], budget: int) -> list[Block]:
-    blocks: list[Block] = []
-    used: set[tuple[str, str]] = set()
+def version_of(row: Row) -> tuple[int, int, str]:
+    """What orders two versions of a document: updated_at (rule 15), then when it became valid, then the hash."""
+    return int(row.get("updated_at") or 0), int(row.get("temporal_start") or 0), row["version_hash"]
+
+
+def _abstract(row: Row | None) -> tuple[str, int]:
+    if row is None:
+        return "", 0
+    links = ParentLinks.from_row(row)
+    return links.abstract, links.abstract_token_count or 0
+
+
+def pack(items: list[PackItem], budget: int) -> tuple[list[Block], PackStats]:
+    stats = PackStats()
+    whole: dict[tuple[str, str], PackItem] = {}
+    reserved: dict[tuple[str, str], tuple[str, int]] = {}  # enclosing section -> its abstract, room reserved
+    fallbacks: list[Block] = []
+    seen: set[tuple[str, str]] = set()
     remaining = budget
     for item in sorted(items, key=lambda i: i.rank):
-        seed = item.seed
-        key = (seed["document_id"], seed["section_id"])
-        if key in used:
+        if item.key in seen:
             continue
-        if seed["token_count"] <= remaining:
-            rows = [seed]
-            remaining -= seed["token_count"]
-            used.add(key)
-            # neighbours nearest the seed first, while they fit; then read in document order
-            for row in sorted(item.neighbours, key=lambda r: abs(r["section_order"] - seed["section_order"])):
-                nkey = (row["document_id"], row["section_id"])
-                if nkey not in used and row["token_count"] <= remaining:
-                    rows.append(row)
-                    used.add(nkey)
-                    remaining -= row["token_count"]
-            rows.sort(key=lambda r: r["section_order"])
-            blocks.append(
-                Block(
-                    seed["document_id"],
-                    [r["section_id"] for r in rows],
-                    "\n\n".join(r["text"] for r in rows),
-                    sum(r["token_count"] for r in rows),
-                    [citation(r) for r in rows],
-                    item.rank,
-                )
-            )
+        seen.add(item.key)
+        parent_key = item.parent_key
+        text, tokens = _abstract(item.parent)
+        lone = parent_key is not None and parent_key not in whole and parent_key not in reserved and bool(text)
+        cost = int(item.seed["token_count"]) + (tokens if lone else 0)
+        # the enclosing section of a section packed earlier: packed whole, its reserved abstract is not needed
+        refund = reserved[item.key][1] if item.key in reserved else 0
+        if cost <= remaining + refund:
+            whole[item.key] = item
+            remaining += refund - cost
+            reserved.pop(item.key, None)
+            if lone and parent_key is not None:
+                reserved[parent_key] = (text, tokens)
             continue
-        # The section is too big for what is left: its hit children, with the section's abstract for context.
-        links = ParentLinks.from_row(seed)
-        abstract, abstract_tokens = links.abstract, links.abstract_token_count or 0
-        parts: list[str] = []
-        tokens = 0
-        for child in item.children:
-            if tokens + child["token_count"] <= remaining:
-                parts.append(child["text"])
-                tokens += child["token_count"]
-        if parts and abstract and tokens + abstract_tokens <= remaining:
-            parts.append(f"Section summary: {abstract}")
+        block = _children_block(item, remaining)
+        if block is not None:
+            remaining -= block.tokens
+            stats.fallbacks += 1
+            fallbacks.append(block)
+    blocks = _merge(list(whole.values()), reserved, stats) + fallbacks
+    stats.sections = len(whole)
+    stats.citations = sum(len(b.citations) for b in blocks)
+    return front_and_back(blocks), stats
+
+
+def _merge(packed: list[PackItem], reserved: dict[tuple[str, str], tuple[str, int]], stats: PackStats) -> list[Block]:
+    """Per document in section order, runs of adjacent sections of one subtree (_one_subtree) as one block each; a
+    run whose first section's parent is not packed opens with that parent's abstract (once per parent)."""
+    runs: list[list[PackItem]] = []
+    for item in sorted(packed, key=lambda i: (i.seed["document_id"], int(i.seed["section_order"]))):
+        last = runs[-1][-1] if runs else None
+        if last is not None and _one_subtree(last.seed, item.seed):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    blocks: list[Block] = []
+    opened: set[tuple[str, str]] = set()
+    for run in sorted(runs, key=lambda r: min(i.rank for i in r)):
+        parts, context, tokens = [], [], 0
+        parent_key = run[0].parent_key
+        if parent_key in reserved and parent_key not in opened and parent_key is not None:
+            text, abstract_tokens = reserved[parent_key]
+            parts.append(text)
+            context.append(parent_key[1])
             tokens += abstract_tokens
-        if parts:
-            remaining -= tokens
-            used.add(key)
-            blocks.append(
-                Block(
-                    seed["document_id"], [seed["section_id"]], "\n\n".join(parts), tokens, [citation(seed)], item.rank
-                )
+            opened.add(parent_key)
+            stats.parent_abstracts += 1
+        parts += [i.seed["text"] for i in run]
+        tokens += sum(int(i.seed["token_count"]) for i in run)
+        stats.merges += len(run) - 1
+        blocks.append(
+            Block(
+                run[0].seed["document_id"],
+                [i.seed["section_id"] for i in run],
+                "\n\n".join(parts),
+                tokens,
+                [i.cited or citation(i.seed) for i in run],
+                min(i.rank for i in run),
+                context,
             )
-    return front_and_back(blocks)
+        )
+    return blocks
+
+
+def _one_subtree(before: Row, after: Row) -> bool:
+    """Adjacent sections (consecutive section_order) of one document version under one parent: siblings sharing
+    `parent_section_id`, or a section followed by its own first child (the same heading's subtree)."""
+    if before["document_id"] != after["document_id"] or before["version_hash"] != after["version_hash"]:
+        return False
+    if int(after["section_order"]) != int(before["section_order"]) + 1:
+        return False
+    enclosing = after.get("parent_section_id") or ""
+    return enclosing == (before.get("parent_section_id") or "") or enclosing == before["section_id"]
+
+
+def _children_block(item: PackItem, remaining: int) -> Block | None:
+    """A section too big for what is left: its hit children, with the section's abstract for context."""
+    abstract, abstract_tokens = _abstract(item.seed)
+    parts: list[str] = []
+    tokens = 0
+    for child in item.children:
+        if tokens + child["token_count"] <= remaining:
+            parts.append(child["text"])
+            tokens += child["token_count"]
+    if parts and abstract and tokens + abstract_tokens <= remaining:
+        parts.append(f"Section summary: {abstract}")
+        tokens += abstract_tokens
+    if not parts:
+        return None
+    seed = item.seed
+    return Block(
+        seed["document_id"], [seed["section_id"]], "\n\n".join(parts), tokens, [item.cited or citation(seed)], item.rank
+    )
 
 
 def front_and_back(blocks: list[Block]) -> list[Block]:

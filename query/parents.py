@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from cairn.index.milvus import CollectionReader
 from cairn.query.filters import ACCESS_FIELDS, Access
-from cairn.query.packing import newest_per_section
+from cairn.query.packing import newest_per_section, version_of
 from cairn.query.types import Candidate, Row
+from cairn.schemas import stable_id
 from cairn.schemas.collection import OUTPUT_FIELDS
 from cairn.schemas.row_links import ParentLinks
 
@@ -18,20 +19,19 @@ from cairn.schemas.row_links import ParentLinks
 def one_version_per_document(rows: list[Row]) -> set[str]:
     """While a document is being replaced both versions are briefly current; an answer must never mix
     them. Returns the chunk ids to keep: per document, only the rows of its newest version."""
-    newest: dict[str, tuple[int, str]] = {}
+    newest: dict[str, tuple[int, int, str]] = {}
     for row in rows:
-        key = (int(row["temporal_start"]), row["version_hash"])
+        key = version_of(row)
         if row["document_id"] not in newest or key > newest[row["document_id"]]:
             newest[row["document_id"]] = key
-    return {r["chunk_id"] for r in rows if (int(r["temporal_start"]), r["version_hash"]) == newest[r["document_id"]]}
+    return {r["chunk_id"] for r in rows if version_of(r) == newest[r["document_id"]]}
 
 
 def fetch_parents(reader: CollectionReader, chunk_ids: list[str], access: Access) -> dict[str, Row]:
-    """The parent rows by chunk id, of one version per document."""
+    """The parent rows by chunk id that `access` admits (the caller keeps one version per document of what it
+    returns: one_version_per_document)."""
     # The ACL is checked again on the parents themselves: nothing leaves unchecked.
-    rows = [r for r in reader.rows(chunk_ids, list(OUTPUT_FIELDS)) if access.admits(r)]
-    keep = one_version_per_document(rows)
-    return {r["chunk_id"]: r for r in rows if r["chunk_id"] in keep}
+    return {r["chunk_id"]: r for r in reader.rows(chunk_ids, list(OUTPUT_FIELDS)) if access.admits(r)}
 
 
 def neighbours(reader: CollectionReader, seeds: list[Row], primary: str | None, access: Access) -> dict[str, list[Row]]:
@@ -53,6 +53,37 @@ def neighbours(reader: CollectionReader, seeds: list[Row], primary: str | None, 
         ]
         for seed in seeds
     }
+
+
+def section_row_ids(row: Row, section_id: str) -> list[str]:
+    """The ids the parent row of `section_id` (another section of `row`'s document version) may have: what
+    index/rows.py parent_chunk_id derives, stable_id(document, version key, section), the version key being the
+    hash for a version written current and hash@temporal_start for one written as history by a backfill."""
+    document, version = row["document_id"], row["version_hash"]
+    return [
+        stable_id(document, version, section_id),
+        stable_id(document, f"{version}@{int(row['temporal_start'])}", section_id),
+    ]
+
+
+def enclosing_sections(reader: CollectionReader, rows: list[Row], access: Access) -> dict[str, Row]:
+    """The parent row of each row's enclosing section (`parent_section_id`), by primary key, ACL-checked and of
+    the same document version; keyed by the enclosed row's chunk id (rows without one are left out)."""
+    wanted = {r["chunk_id"]: section_row_ids(r, r["parent_section_id"]) for r in rows if r.get("parent_section_id")}
+    found = {
+        r["chunk_id"]: r
+        for r in reader.rows([i for ids in wanted.values() for i in ids], list(OUTPUT_FIELDS))
+        if access.admits(r)
+    }
+    by_row = {r["chunk_id"]: r for r in rows}
+    out: dict[str, Row] = {}
+    for chunk_id, ids in wanted.items():
+        for i in ids:
+            parent = found.get(i)
+            if parent is not None and parent["version_hash"] == by_row[chunk_id]["version_hash"]:
+                out[chunk_id] = parent
+                break
+    return out
 
 
 def children_per_document(

@@ -10,9 +10,10 @@ search legs) and query/parents.py's (parent rows), through the generation query/
 
 Steps (each off with `[query] steps = { name = false }`, see schemas.config.QUERY_STEPS): gate -> transform ->
 hybrid search (dense full text, dense abstract, BM25; tenant + ACL + time pre-filter inside Milvus) ->
-fusion -> rerank (a borderline top only) -> floors (+ exact-term rescue) -> promotion to sections ->
-sparse-document recall -> dominance -> diversity -> parents fetched (ACL re-checked) -> expansion -> packing ->
-citations -> confidence + gaps -> one telemetry record.
+fusion -> rerank (a borderline top only) -> floors (+ exact-term rescue) -> promotion to sections (one version
+per document) -> dominance gate -> expansion -> diversity -> sparse-document recall -> the cut to k -> parents
+fetched (ACL re-checked) -> citations -> packing -> confidence + gaps -> one telemetry record (query/pipeline.py
+has the steps after the floors). An empty result says why (query/empty.py).
 """
 
 from __future__ import annotations
@@ -32,31 +33,23 @@ from cairn.errors import NoCollection, RetrievalError, StoreError
 from cairn.index.generations import open_serving
 from cairn.index.milvus import CollectionReader, Connection
 from cairn.query import confidence as conf
-from cairn.query.citations import citation, deep_link
+from cairn.query.empty import BELOW_FLOORS, TOO_VAGUE, Scope, message, why_nothing_found
 from cairn.query.filters import Access, AsOf, Filters, as_epoch, search_expr
 from cairn.query.floors import Floors, apply_floors
 from cairn.query.fusion import fuse, leg_weights
-from cairn.query.gate import GUIDANCE, gate
-from cairn.query.packing import ChildText, PackItem, pack
-from cairn.query.parents import children_per_document, fetch_parents, neighbours
+from cairn.query.gate import gate
+from cairn.query.hits import weak_hits
+from cairn.query.parents import fetch_parents
+from cairn.query.pipeline import Ask, Steps
 from cairn.query.rerank import in_band, rerank
 from cairn.query.search import Search
-from cairn.query.selection import (
-    SparseDocLimits,
-    by_continuity,
-    diversify,
-    dominant_document,
-    promote,
-    sparse_doc_recall,
-)
 from cairn.query.serving import ServedCollection
 from cairn.query.transform import load_transform, seeds
-from cairn.query.types import Block, Diagnostics, Hit, RetrievalResult
-from cairn.schemas import Principal, from_epoch
-from cairn.schemas.config import CairnConfig, MilvusConfig, QueryConfig, load_config
+from cairn.query.types import Block, Diagnostics, RetrievalResult
+from cairn.schemas import Principal
+from cairn.schemas.config import QUERY_STEPS, CairnConfig, MilvusConfig, QueryConfig, load_config
 
 log = logging.getLogger("cairn.query")
-NO_RESULTS = "No relevant documents were found for this question in what you can access."
 
 
 def connect(config: MilvusConfig) -> CollectionReader:
@@ -150,70 +143,74 @@ class Retriever:
         """Sections for `text` that `principal` may read, packed and cited. `as_of` (epoch seconds, an ISO date or
         date-time as `cairn query --as-of` takes, a date or a datetime; UTC unless it says otherwise) answers with
         what was valid then (superseded versions kept as history included); `filters` narrows by metadata
-        (see query.filters.FILTER_FIELDS); `doc_tag` scopes to one document family."""
+        (see query.filters.FILTER_FIELDS); `doc_tag` scopes to one document family. An empty result says why
+        (`empty_reason`, query/empty.py)."""
         if not isinstance(principal, Principal):
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
         as_of = as_epoch(as_of)
         expr = search_expr(principal, as_of, doc_tag, filters)  # validates every argument before any work
-        key: tuple[Hashable, ...] = (
-            principal.tenant,
-            principal.groups,
-            " ".join(text.lower().split()),
-            k,
-            doc_tag,
-            as_of,
-            json.dumps(filters, sort_keys=True),
-            json.dumps(self.settings.steps, sort_keys=True),
-        )
-        if self.settings.cache_ttl_seconds > 0:
-            cached = self._cache.get(key)
-            if cached and cached[0] > time.monotonic():
-                result = copy.deepcopy(cached[1])
+        ask = Ask(text, principal, k, expr, Access(principal, as_of), Scope(doc_tag, filters, as_of))
+        cached = self.settings.cache_ttl_seconds > 0
+        if cached:
+            self.reader, self.encoder = self.serving.current()  # a switched generation is another cache key
+            key = self._cache_key(ask)
+            hit = self._cache.get(key)
+            if hit and hit[0] > time.monotonic():
+                result = copy.deepcopy(hit[1])
                 result.diagnostics["cache"] = "hit"
                 return result
         try:
             self.reader, self.encoder = self.serving.current()
-            result = self._retrieve(text, principal, k, expr, Access(principal, as_of), doc_tag is not None)
+            result = self._retrieve(ask)
         except MilvusException:  # the generation read was dropped by a switch, or the engine restarted: once more
             self.reader, self.encoder = self.serving.recover()
-            result = self._retrieve(text, principal, k, expr, Access(principal, as_of), doc_tag is not None)
-        if self.settings.cache_ttl_seconds > 0:
+            result = self._retrieve(ask)
+        if cached:
             if len(self._cache) >= self.settings.cache_size:
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = (time.monotonic() + self.settings.cache_ttl_seconds, copy.deepcopy(result))
+            self._cache[self._cache_key(ask)] = (
+                time.monotonic() + self.settings.cache_ttl_seconds,
+                copy.deepcopy(result),
+            )
         log.info(json.dumps({"event": "query", "tenant": principal.tenant, **result.diagnostics}, default=str))
         return result
 
+    def _cache_key(self, ask: Ask) -> tuple[Hashable, ...]:
+        """Rule 8's key (tenant, normalised question, k, rerank flag: every step switch) with what else changes
+        an answer: the groups, the scope, and the generation read (a reindex switch must not serve old rows)."""
+        scope = ask.scope
+        return (
+            ask.principal.tenant,
+            ask.principal.groups,
+            " ".join(ask.text.lower().split()),
+            ask.k,
+            scope.doc_tag,
+            scope.as_of,
+            json.dumps(scope.filters, sort_keys=True),
+            json.dumps({step: self.settings.enabled(step) for step in QUERY_STEPS}, sort_keys=True),
+            self.serving.collection,
+        )
+
     # ---- the pipeline --------------------------------------------------------------------------------
-    def _retrieve(
-        self, text: str, principal: Principal, k: int, expr: str, access: Access, scoped: bool = False
-    ) -> RetrievalResult:
+    def _retrieve(self, ask: Ask) -> RetrievalResult:
+        text, k, access, scoped = ask.text, ask.k, ask.access, ask.scoped
         s, on, clock = self.settings, self.settings.enabled, _Clock()
         trace: Diagnostics = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
         # scoped to one document family (doc_tag), the caller has already named what the question is about
-        verdict = gate(text, s.gate_min_terms_scoped if scoped else s.gate_min_terms)
+        verdict = gate(text, s.gate_min_terms_scoped if scoped else s.gate_min_terms, s.gate_symptoms)
         trace["gate"] = verdict.reason
         if on("gate") and not verdict.passed:
             clock.lap("gate")
-            trace["timings_ms"] = clock.total()
-            return RetrievalResult(
-                text,
-                [],
-                status="guidance",
-                message=GUIDANCE,
-                confidence=conf.SPECULATIVE,
-                confidence_reason="query too vague to search",
-                diagnostics=trace,
-            )
+            return self._empty(ask, trace, clock, TOO_VAGUE, "query too vague to search")
 
-        texts, trace["transform"] = seeds(text, self.transform if on("transform") else None)
+        texts, trace["transform"] = seeds(text, self.transform if on("transform") else None, s.transform_replaces_query)
         vectors = [v.tolist() for v in self.encoder.encode_queries(texts)]
         clock.lap("embed")
 
         search = Search(self.reader, s, self.encoder.identity)
-        found = search.legs(text, vectors, expr, max(s.candidates, k * 4))
+        found = search.legs(text, vectors, ask.expr, max(s.candidates, k * 4))
         clock.lap("search")
         keyword_on = on("keyword_leg")
         dense_on = on("dense_leg") or on("abstract_leg")
@@ -223,6 +220,7 @@ class Retriever:
         trace["vector_max"] = round(max((c.vector for c in ranked), default=0.0), 4)
         trace["keyword_max"] = round(max((c.keyword for c in ranked), default=0.0), 4)
         trace["combined_top"] = round(max((c.combined for c in ranked), default=0.0), 4)
+        trace["chunks"] = {"searched": len(ranked)}
         clock.lap("fusion")
 
         trace["rerank_used"], trace["rerank_ms"] = False, 0.0
@@ -236,123 +234,51 @@ class Retriever:
             clock.lap("rerank")
 
         kept = ranked
+        floors = Floors.of(s, scoped)
         if on("floors"):
-            outcome = apply_floors(text, ranked, Floors.of(s, scoped))
+            outcome = apply_floors(text, ranked, floors)
             kept = outcome.kept
             trace["floors"] = {"dropped": outcome.dropped, "rescued": outcome.rescued, "notes": outcome.notes}
+            trace["weak_hits"] = weak_hits(outcome.weak, kept, k)
             clock.lap("floors")
+        trace["chunks"]["passed_floors"] = len(kept)
         if not kept:
-            trace["timings_ms"] = clock.total()
-            return RetrievalResult(
-                text,
-                [],
-                status="no_results",
-                message=NO_RESULTS,
-                confidence=conf.SPECULATIVE,
-                confidence_reason="no section passed the relevance floors",
-                diagnostics=trace,
-            )
+            if found.candidates:
+                return self._empty(ask, trace, clock, BELOW_FLOORS, "no section passed the relevance floors")
+            reason = why_nothing_found(self.reader, ask.principal, ask.scope, on("dense_leg"))
+            return self._empty(ask, trace, clock, reason, "nothing found to search")
 
-        sections = promote(kept)
-        trace["injections"] = 0
-        if on("sparse_doc_recall"):
-            dense_by_distance = sorted(found.dense, key=lambda c: -c.vector)[: s.sparse_doc_top]
-            docs = {c.document_id for c in dense_by_distance if 1.0 - c.vector <= s.sparse_doc_max_distance}
-            counts = children_per_document(
-                self.reader, docs - {x.document_id for x in sections[:k]}, dense_by_distance, access
-            )
-            limits = SparseDocLimits(s.sparse_doc_max_chunks, s.sparse_doc_max_distance, s.sparse_doc_max_injections)
-            sections, injected = sparse_doc_recall(sections, dense_by_distance, counts, k, limits)
-            trace["injections"] = len(injected)
-            clock.lap("sparse_doc_recall")
-        primary = dominant_document(sections, k, s.dominance_share) if on("dominance") else None
-        if primary:
-            sections = by_continuity(sections, primary)
-        trace["primary_document"] = primary
-        chosen = diversify(sections, k, s.per_document, s.diversity_drop) if on("diversity") else sections[:k]
+        steps = Steps(self.reader, s, ask, floors, trace)
+        chosen, rows, primary = steps.select(kept, found)
         clock.lap("selection")
-
-        parents = fetch_parents(self.reader, [x.parent_chunk_id for x in chosen], access)
+        pairs = steps.hits(chosen, rows, primary, found)
+        hits = [hit for _, hit in pairs]
         clock.lap("fetch")
-        hits: list[Hit] = []
-        for seed in chosen:
-            row = parents.get(seed.parent_chunk_id)
-            if row is None:
-                continue
-            updated = from_epoch(row["updated_at"])
-            hits.append(
-                Hit(
-                    chunk_id=row["chunk_id"],
-                    document_id=row["document_id"],
-                    section_id=row["section_id"],
-                    breadcrumbs=list(row["breadcrumbs"]),
-                    title=row["title"],
-                    source_uri=row["source_uri"],
-                    score=round(seed.combined, 6),
-                    text=row["text"],
-                    citation=citation(row),
-                    version_hash=row["version_hash"],
-                    updated_at=updated.isoformat() if updated else None,
-                    doc_tag=row["doc_tag"],
-                    deep_link=deep_link(row),
-                    locator=row["locator"],
-                    fused=round(seed.fused, 6),
-                    vector_score=round(seed.vector, 6),
-                    keyword_score=round(seed.keyword_norm, 6),
-                    low_relevance=seed.combined < s.low_relevance,
-                    recall_injected=seed.recall_injected,
-                    reason=seed.reason,
-                    flags=list(dict.fromkeys(seed.flags)),
-                    matched_chunk_ids=seed.children,
-                )
-            )
-        trace["primary_doc_fraction"] = (
-            round(sum(h.document_id == primary for h in hits) / len(hits), 4) if primary and hits else None
-        )
-
         blocks: list[Block] = []
-        if on("packing"):
-            adjacent = (
-                neighbours(
-                    self.reader,
-                    [parents[x.parent_chunk_id] for x in chosen if x.parent_chunk_id in parents],
-                    primary,
-                    access,
-                )
-                if on("expansion")
-                else {}
-            )
-            child_rows = {c.chunk_id: c for c in found.candidates}
-            items = [
-                PackItem(
-                    rank,
-                    parents[h.chunk_id],
-                    adjacent.get(h.chunk_id, []),
-                    [
-                        ChildText(text=child_rows[c].text, token_count=child_rows[c].token_count)
-                        for c in h.matched_chunk_ids
-                        if c in child_rows
-                    ],
-                )
-                for rank, h in enumerate(hits, 1)
-            ]
-            blocks = pack(items, s.token_budget)
-            trace["expanded_sections"] = sum(len(v) for v in adjacent.values())
+        if on("packing") and hits:
+            blocks = steps.pack(pairs, rows, found)
             clock.lap("packing")
-
-        tier, reason = conf.tier(hits, s.low_relevance)
+        tier, reason = steps.account(pairs, primary)
         found_gaps = conf.gaps(text, [" ".join([h.title, *h.breadcrumbs, h.text]) for h in hits]) if on("gaps") else []
         trace["timings_ms"] = clock.total()
+        if not hits:  # every chosen section was refused by the ACL re-check or replaced meanwhile: rare
+            return self._empty(ask, trace, clock, BELOW_FLOORS, "no section could be read")
+        return RetrievalResult(text, hits, blocks, "ok", "", tier, reason, found_gaps, trace)
+
+    def _empty(self, ask: Ask, trace: Diagnostics, clock: _Clock, why: str, said: str) -> RetrievalResult:
+        """An empty result that says why (query/empty.py): guidance for a vague question, else no_results."""
+        trace["timings_ms"] = clock.total()
+        weak = trace.get("weak_hits") or []
+        best = max((w["score"] for w in weak), default=None) if why == BELOW_FLOORS else None
         return RetrievalResult(
-            text,
-            hits,
-            blocks,
-            "ok" if hits else "no_results",
-            "" if hits else NO_RESULTS,
-            tier,
-            reason,
-            found_gaps,
-            trace,
+            ask.text,
+            [],
+            status="guidance" if why == TOO_VAGUE else "no_results",
+            message=message(why, ask.principal, ask.scope, best),
+            confidence=conf.SPECULATIVE,
+            confidence_reason=said,
+            diagnostics=trace,
+            empty_reason=why,
         )
 
     def close(self) -> None:

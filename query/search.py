@@ -21,6 +21,9 @@ CHILD_FIELDS = [
     "breadcrumbs",
     "text",
     "token_count",
+    "version_hash",
+    "updated_at",
+    "temporal_start",
 ]
 DENSE_LEGS = (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg"))  # (field, step)
 
@@ -65,6 +68,9 @@ class Search:
                     list(e["breadcrumbs"]),
                     e["text"],
                     e["token_count"],
+                    version_hash=e.get("version_hash") or "",
+                    updated_at=int(e.get("updated_at") or 0),
+                    temporal_start=int(e.get("temporal_start") or 0),
                 )
             return found[cid]
 
@@ -75,7 +81,8 @@ class Search:
                     c = candidate(hit)
                     c.vector = max(c.vector, self.relevance(float(hit["distance"])))
                     ranking.append(c.chunk_id)
-                    if field == "full_text_embedding":
+                    if field == "full_text_embedding":  # Milvus's COSINE "distance" is the cosine itself
+                        c.distance = min(c.distance if c.distance is not None else 2.0, 1.0 - float(hit["distance"]))
                         dense.setdefault(c.chunk_id, c)
                 rankings.append(ranking)
         if on("keyword_leg"):
@@ -100,7 +107,9 @@ class Search:
             return
         by_id = {c.chunk_id: c for c in candidates}
         for row in self.reader.rows(list(by_id), ["full_text_embedding"]):
-            by_id[row["chunk_id"]].vector = self.relevance(cosine(row["full_text_embedding"], query_vector))
+            raw = cosine(row["full_text_embedding"], query_vector)
+            by_id[row["chunk_id"]].vector = self.relevance(raw)
+            by_id[row["chunk_id"]].distance = 1.0 - raw
 
 
 def cosine(vector: list[float], query_vector: list[float]) -> float:

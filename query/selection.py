@@ -1,10 +1,14 @@
-"""Steps 5-8 over ranked children: promotion to sections, the sparse-document recall guarantee,
-the dominant-document gate, and per-document diversity. Pure functions; the retriever does the I/O."""
+"""The steps over ranked children that decide which sections answer, in the order retrieve() runs them:
+promotion to sections (one version per document), the dominant-document gate (rules 20-21), per-document
+diversity (rule 12) and the short-document recall guarantee (rules 1-2). Pure functions; the retriever does
+the I/O. Neighbour expansion (rule 23) is query/expansion.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cairn.query.citations import trail
 from cairn.query.types import Candidate
 
 
@@ -23,6 +27,35 @@ class Seed:
     flags: list[str] = field(default_factory=list)
     recall_injected: bool = False
     reason: str = ""
+    labels: int = 1  # citation labels (title and headings): the last key of the order (rule 21)
+    distance: float | None = None  # raw cosine distance of its closest chunk (dense leg), None if unscored
+    child_scores: list[float] = field(default_factory=list)  # each child's combined score, as `children`
+    section_id: str = ""
+    version: tuple[int, int, str] = (0, 0, "")  # (updated_at, temporal_start, hash) of its version (rule 15)
+    expanded_from: str = ""  # a neighbour added by expansion: the parent chunk id of the seed it neighbours
+    place: str = ""  # its citation's last label, once cited (what a confidence reason names)
+
+
+def seed_of(c: Candidate) -> Seed:
+    """The section of a child, scored by that child."""
+    return Seed(
+        c.parent_chunk_id,
+        c.document_id,
+        c.section_order,
+        c.fused,
+        c.combined,
+        c.vector,
+        c.keyword_norm,
+        [c.chunk_id],
+        list(c.flags),
+        c.recall_injected,
+        c.reason,
+        labels=len(trail(c.title, c.breadcrumbs)),
+        distance=c.distance,
+        child_scores=[c.combined],
+        section_id=c.section_id,
+        version=c.version,
+    )
 
 
 def promote(ranked: list[Candidate]) -> list[Seed]:
@@ -31,104 +64,92 @@ def promote(ranked: list[Candidate]) -> list[Seed]:
     for c in ranked:
         seed = seeds.get(c.parent_chunk_id)
         if seed is None:
-            seeds[c.parent_chunk_id] = Seed(
-                c.parent_chunk_id,
-                c.document_id,
-                c.section_order,
-                c.fused,
-                c.combined,
-                c.vector,
-                c.keyword_norm,
-                [c.chunk_id],
-                list(c.flags),
-                c.recall_injected,
-                c.reason,
-            )
+            seeds[c.parent_chunk_id] = seed_of(c)
         else:
             seed.children.append(c.chunk_id)
+            seed.child_scores.append(c.combined)
             seed.combined = max(seed.combined, c.combined)
             seed.vector = max(seed.vector, c.vector)
             seed.keyword_norm = max(seed.keyword_norm, c.keyword_norm)
+            if c.distance is not None and (seed.distance is None or c.distance < seed.distance):
+                seed.distance = c.distance
     return list(seeds.values())
 
 
+def newest_version(seeds: list[Seed]) -> tuple[list[Seed], int]:
+    """Rule 15: of a document found in two versions (both briefly current while it is replaced, or two history
+    versions), only the sections of the newest (updated_at, then version hash) stay. Returns (kept, dropped)."""
+    newest: dict[str, tuple[int, int, str]] = {}
+    for s in seeds:
+        if s.document_id not in newest or s.version > newest[s.document_id]:
+            newest[s.document_id] = s.version
+    kept = [s for s in seeds if s.version == newest[s.document_id]]
+    return kept, len(seeds) - len(kept)
+
+
 @dataclass(frozen=True)
-class SparseDocLimits:
-    """When the sparse-document guarantee fires ([query] sparse_doc_*)."""
+class Dominance:
+    """Rule 20's verdict over the top-k seeds: the document holding the largest share of their fused score
+    (the dominance score), and whether it dominates (`primary`)."""
 
-    max_chunks: int = 2  # a document this short or shorter
-    max_distance: float = 0.20  # whose best chunk is this close (cosine distance)
-    max_injections: int = 1  # at most this many documents injected per query
+    document: str | None  # the document with the largest share (None: no seeds)
+    score: float  # its share of the top seeds' fused score, in [0, 1]
+    sections: int  # its sections among the top seeds
+    documents: int  # distinct documents among the top seeds
+    primary: str | None  # `document` when it dominates, else None
 
 
-def sparse_doc_recall(
-    selected: list[Seed], dense: list[Candidate], chunk_counts: dict[str, int], k: int, limits: SparseDocLimits
-) -> tuple[list[Seed], list[Seed]]:
-    """SD-MRG: a short document (<= max_chunks children) loses every fusion to long ones that match with many
-    chunks. If its best chunk is among the dense candidates with cosine distance <= max_distance and the
-    document is not selected, inject that chunk's section once (counting toward k; it displaces the last).
-
-    `dense` is the full-text leg's candidates in raw distance order. Returns (new selection, injected)."""
-    max_chunks, max_distance, max_injections = limits.max_chunks, limits.max_distance, limits.max_injections
-    present = {s.document_id for s in selected[:k]}
-    injected: list[Seed] = []
-    for c in dense:
-        if len(injected) >= max_injections:
-            break
-        if c.document_id in present or 1.0 - c.vector > max_distance:
-            continue
-        if chunk_counts.get(c.document_id, max_chunks + 1) > max_chunks:
-            continue
-        seed = Seed(
-            c.parent_chunk_id,
-            c.document_id,
-            c.section_order,
-            c.fused,
-            c.combined,
-            c.vector,
-            c.keyword_norm,
-            [c.chunk_id],
-            ["recall_injected"],
-            True,
-            "sparse_doc_recall",
-        )
-        injected.append(seed)
-        present.add(c.document_id)
-    if not injected:
-        return selected, []
-    kept = [s for s in selected if s.parent_chunk_id not in {i.parent_chunk_id for i in injected}]
-    room = max(0, k - len(injected))
-    return kept[:room] + injected + kept[room:], injected
+def dominance(seeds: list[Seed], k: int, share: float) -> Dominance:
+    """A document dominates when it holds at least `share` of the top-k seeds' fused score with two or more
+    sections (one section is a best hit, not a main document)."""
+    top = seeds[:k]
+    total = sum(max(s.fused, 0.0) for s in top)
+    per_doc: dict[str, float] = {}
+    for s in top:
+        per_doc[s.document_id] = per_doc.get(s.document_id, 0.0) + max(s.fused, 0.0)
+    if not per_doc or total <= 0:
+        return Dominance(None, 0.0, 0, len(per_doc), None)
+    doc, score = max(per_doc.items(), key=lambda item: (item[1], item[0]))
+    sections = sum(s.document_id == doc for s in top)
+    dominates = score / total >= share and sections >= 2
+    return Dominance(doc, round(score / total, 4), sections, len(per_doc), doc if dominates else None)
 
 
 def dominant_document(seeds: list[Seed], k: int, share: float) -> str | None:
     """The document holding at least `share` of the top-k seeds' fused score, if one does."""
-    top = seeds[:k]
-    total = sum(s.fused for s in top)
-    if total <= 0:
-        return None
-    per_doc: dict[str, float] = {}
-    for s in top:
-        per_doc[s.document_id] = per_doc.get(s.document_id, 0.0) + s.fused
-    doc, score = max(per_doc.items(), key=lambda item: item[1])
-    return doc if score / total >= share and sum(s.document_id == doc for s in top) >= 2 else None
+    return dominance(seeds, k, share).primary
 
 
-def by_continuity(seeds: list[Seed], primary: str) -> list[Seed]:
-    """Seeds of the primary document first (so its sections read in one run), each group by fused score."""
-    return sorted(seeds, key=lambda s: (s.document_id != primary, -s.fused))
+def order_key(primary: str | None) -> Callable[[Seed], tuple[bool, float, int, str]]:
+    """Rule 21: the primary document first, then the fused score, then the number of citation labels (the
+    more precise heading path first), then the id (a total, deterministic order)."""
+    return lambda s: (s.document_id != primary, -s.fused, -s.labels, s.parent_chunk_id)
 
 
-def diversify(seeds: list[Seed], k: int, per_document: int, drop: float) -> list[Seed]:
-    """At most `per_document` sections of one document, unless every other document's best remaining
-    section scores more than `drop` below it (then the dominant document is simply the answer)."""
+def gate(seeds: list[Seed], primary: str | None) -> tuple[list[Seed], int]:
+    """Rule 20: when a document dominates, the answer comes from it: the other documents' seeds are dropped.
+    Returns (kept, dropped)."""
+    if primary is None:
+        return seeds, 0
+    kept = [s for s in seeds if s.document_id == primary]
+    return kept, len(seeds) - len(kept)
+
+
+def by_continuity(seeds: list[Seed], primary: str | None) -> list[Seed]:
+    """Seeds in rule 21's order: the primary document's first (its sections read in one run), by fused score."""
+    return sorted(seeds, key=order_key(primary))
+
+
+def diversify(seeds: list[Seed], per_document: int, drop: float) -> list[Seed]:
+    """Rule 12: at most `per_document` sections of one document before the other documents are considered,
+    unless every other document's best remaining section scores more than `drop` below it (then the document
+    is simply the answer). Every seed stays, in the order the caps give: the deferred ones come last, so that
+    truncation takes them only when nothing else is left."""
     chosen: list[Seed] = []
     deferred: list[Seed] = []
     count: dict[str, int] = {}
     for i, seed in enumerate(seeds):
-        if len(chosen) >= k:
-            break
-        if count.get(seed.document_id, 0) < per_document or seed.recall_injected:
+        if count.get(seed.document_id, 0) < per_document:
             chosen.append(seed)
             count[seed.document_id] = count.get(seed.document_id, 0) + 1
             continue
@@ -138,8 +159,58 @@ def diversify(seeds: list[Seed], k: int, per_document: int, drop: float) -> list
             count[seed.document_id] += 1
         else:
             deferred.append(seed)
-    for seed in deferred:  # only if there was not enough else to fill k
-        if len(chosen) >= k:
+    return chosen + deferred
+
+
+@dataclass(frozen=True)
+class SparseDocLimits:
+    """When the sparse-document guarantee fires ([query] sparse_doc_*)."""
+
+    max_chunks: int = 2  # a document this short or shorter
+    max_distance: float = 0.20  # whose closest chunk is this close (raw cosine distance)
+    max_injections: int = 1  # at most this many documents injected per query
+    top: int = 20  # topN: the guarantee looks at the max(3 x k, top) closest chunks (rule 1's K)
+
+    def window(self, k: int) -> int:
+        """Rule 1's K = max(3 x limit, topN): how many chunks, by raw distance, the guarantee inspects."""
+        return max(3 * k, self.top)
+
+
+def sparse_doc_recall(
+    ranked: list[Seed],
+    dense: list[Candidate],
+    chunk_counts: dict[str, int],
+    k: int,
+    limits: SparseDocLimits,
+    admissible: Callable[[Candidate], bool] = lambda c: True,
+) -> tuple[list[Seed], list[Seed]]:
+    """Rules 1-2 (SD-MRG), applied to the final order (after the gate, the re-sort and the caps) just before it
+    is cut to k, so nothing after it can push an injected section out. A short document (<= max_chunks
+    children) loses every fusion to long ones that match with many chunks: if one of its chunks is among the K
+    closest by raw distance (K = limits.window(k)), within max_distance, the document has no section in the
+    top k, and the chunk is `admissible` (it passes the floors: the guarantee bypasses no other cap), its best
+    chunk's section is injected, once per document and at most max_injections, at the last place of the top k
+    (it counts toward k: it displaces the k-th).
+
+    `dense`: the full-text leg's candidates (any order). Returns (new order, injected)."""
+    present = {s.document_id for s in ranked[:k]}
+    window = sorted((c for c in dense if c.distance is not None), key=lambda c: (c.distance, c.chunk_id))
+    injected: list[Seed] = []
+    for c in window[: limits.window(k)]:
+        if len(injected) >= limits.max_injections:
             break
-        chosen.append(seed)
-    return chosen
+        if c.document_id in present or c.distance is None or c.distance > limits.max_distance:
+            continue
+        if chunk_counts.get(c.document_id, limits.max_chunks + 1) > limits.max_chunks or not admissible(c):
+            continue
+        seed = seed_of(c)  # its best chunk: the window is in distance order
+        seed.flags.append("recall_injected")
+        seed.recall_injected, seed.reason = True, "sparse_doc_recall"
+        injected.append(seed)
+        present.add(c.document_id)
+    if not injected:
+        return ranked, []
+    ids = {i.parent_chunk_id for i in injected}
+    kept = [s for s in ranked if s.parent_chunk_id not in ids]
+    room = max(0, min(k, len(kept) + len(injected)) - len(injected))
+    return kept[:room] + injected + kept[room:], injected

@@ -30,6 +30,15 @@ class Candidate:
     flags: list[str] = field(default_factory=list)
     recall_injected: bool = False
     reason: str = ""
+    distance: float | None = None  # raw cosine distance (1 - cosine of the encoder) from the full-text dense leg
+    version_hash: str = ""
+    updated_at: int = 0  # epoch seconds: of two versions of one document, the newer is kept (rule 15)
+    temporal_start: int = 0
+
+    @property
+    def version(self) -> tuple[int, int, str]:
+        """What orders two versions of its document: updated_at, then when it became valid, then the hash."""
+        return self.updated_at, self.temporal_start, self.version_hash
 
 
 @dataclass
@@ -58,6 +67,10 @@ class Hit:
     reason: str = ""
     flags: list[str] = field(default_factory=list)
     matched_chunk_ids: list[str] = field(default_factory=list)
+    # raw cosine distance of the section's closest chunk (the dense leg's, before any calibration); what the
+    # short-document guarantee judged an injected hit by (rule 2); None when no dense leg scored it
+    distance: float | None = None
+    tenant: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,6 +86,9 @@ class Block:
     tokens: int
     citations: list[str]
     rank: int  # of the hit that seeded it (1 = best)
+    # the enclosing sections (parent_section_id) whose abstract opens the block: a section packed without its
+    # parent brings the parent's abstract (rule 16)
+    context_from: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,6 +98,28 @@ class FloorsTrace(TypedDict):
     dropped: int  # candidates the floors cut
     rescued: bool  # nothing passed, and one exact-term keyword match was kept
     notes: list[str]
+
+
+class WeakHit(TypedDict):
+    """A section kept out by the floors (rule 10): listed for diagnostics, never cited nor packed."""
+
+    chunk_id: str  # the section's (parent) row
+    document_id: str
+    section_id: str
+    title: str
+    score: float  # its best child's combined score
+    vector_score: float
+
+
+class DominanceTrace(TypedDict, total=False):
+    """Rule 20's verdict (absent keys: the step did not run)."""
+
+    score: float  # the top document's share of the top-k seeds' fused score (the dominance score, rule 25)
+    document: str | None  # that document
+    documents: int  # distinct documents among the top-k seeds
+    primary: str | None  # the document the answer was gated to, None when nothing dominates
+    gated_out: int  # sections of other documents the gate dropped
+    note: str  # what happened, in words (e.g. nothing dominates: results from several documents)
 
 
 class Diagnostics(TypedDict, total=False):
@@ -98,10 +136,16 @@ class Diagnostics(TypedDict, total=False):
     rerank_used: bool  # the top was borderline and the reranker reordered the top candidates (rule 11)
     rerank_ms: float  # the reranker's time (0.0 when it did not run)
     floors: FloorsTrace
-    injections: int  # sections the sparse-document guarantee injected
+    weak_hits: list[WeakHit]  # sections the floors kept out, best first (at most k)
+    chunks: dict[str, int]  # rule 18: how many candidates each stage had, in pipeline order
+    dedupe: dict[str, int]  # rule 18: dropped as the same section ("same_section") or an older version
+    dominance: DominanceTrace
+    injections: int  # sections the sparse-document guarantee injected that are in the result
     primary_document: str | None
-    primary_doc_fraction: float | None
-    expanded_sections: int
+    primary_doc_fraction: float | None  # share of the result's sections from the primary document (rule 25)
+    documents: dict[str, int]  # rule 25: sections per document in the result
+    expanded_sections: int  # neighbour sections (rule 23) in the result
+    pack: dict[str, int]  # rule 18: sections packed, merges, parent abstracts, fallbacks, citations added
     timings_ms: dict[str, float]  # per stage, and "total"
     cache: str  # "hit" when answered from the cache
 
@@ -117,6 +161,8 @@ class RetrievalResult:
     confidence_reason: str = ""
     gaps: list[str] = field(default_factory=list)  # requested terms no retrieved text contains
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    # why there are no hits (query/empty.py): too_vague | no_access | out_of_scope | below_floors; "" with hits
+    empty_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,4 +175,5 @@ class RetrievalResult:
             "results": [h.to_dict() for h in self.hits],
             "blocks": [b.to_dict() for b in self.blocks],
             "diagnostics": self.diagnostics,
+            "empty_reason": self.empty_reason,
         }

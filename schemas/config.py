@@ -2,7 +2,8 @@
 tables here, `[query]` in schemas/query_config.py, `[[sources]]` in schemas/source_config.py).
 
 Where the file comes from: `--config PATH`, else $CAIRN_CONFIG, else `data/cairn.toml`.
-Relative paths inside it resolve against the current working directory (run Cairn from the repo root).
+Relative paths inside it resolve against the file's folder; what Cairn writes lives under `[index] dir` unless a
+key of its own says otherwise (schemas/paths.py).
 Secrets never live in the file: $CAIRN_MILVUS_TOKEN (or [milvus] token_env) and $CAIRN_MILVUS_URI override;
 $CAIRN_QUERY_MODEL overrides [embedding] query_model.
 """
@@ -20,6 +21,8 @@ from pydantic_core import ErrorDetails
 
 from cairn.errors import ConfigError
 from cairn.schemas.metrics_config import MetricsConfig
+from cairn.schemas.paths import IndexConfig, resolve_paths
+from cairn.schemas.quality_config import QUALITY_BANDS, QualityConfig
 from cairn.schemas.query_config import QUERY_STEPS, QueryConfig
 from cairn.schemas.runner_config import RunnerConfig
 from cairn.schemas.serve_config import ServeConfig, ServePrincipal
@@ -32,7 +35,7 @@ from cairn.schemas.source_config import (
     WikiSourceConfig,
     _Strict,
 )
-from cairn.schemas.values import s3_uri
+from cairn.schemas.values import shown_default
 
 # What `from cairn.schemas.config import ...` offers: every table (the [query] and [[sources]] models live in
 # their own modules) and the loading functions, with the error they raise.
@@ -46,6 +49,7 @@ __all__ = [
     "ChunkingConfig",
     "ConfigError",
     "EmbeddingConfig",
+    "IndexConfig",
     "MetricsConfig",
     "GitSourceConfig",
     "MilvusConfig",
@@ -68,7 +72,11 @@ DEFAULT_CONFIG = Path("data/cairn.toml")
 
 
 class MilvusConfig(_Strict):
-    uri: str = "data/index/cairn.db"  # a path ending in .db = Milvus Lite; http(s)://host:port = a server
+    uri: str = Field(
+        default="data/index/cairn.db",
+        description="a path ending in .db = Milvus Lite; http(s)://host:port = a server",
+        json_schema_extra=shown_default("cairn.db"),
+    )
     collection: str = Field(
         default="cairn",
         description="the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)",
@@ -113,13 +121,21 @@ class EmbeddingConfig(_Strict):
             "interchangeable)"
         ),
     )
-    onnx_cache: str = "data/index/models"  # where the onnx-int8 export is written on first use, then reused
+    onnx_cache: str = Field(
+        default="data/index/models",
+        description="where the onnx-int8 export is written on first use, then reused",
+        json_schema_extra=shown_default("models"),
+    )
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
     # less, and the activations stay in cache. Measured on 308 prometheus-operator / 400 openshift runbook
     # inputs, torch, 2 cores, seconds: batch 4: 8.6 / 12.2, 8: 9.3 / 12.8, 16: 9.6 / 14.8, 32: 10.4 / 17.8,
     # 64: 12.6 / 19.6 (onnx-int8 alike; `python -m bench.embedding` prints the sweep).
     batch_size: int = 8  # texts per forward pass (small is faster on a CPU: less padding)
-    cache_path: str = "data/index/embeddings.sqlite"  # (model identity, text hash) -> vector; never embed twice
+    cache_path: str = Field(
+        default="data/index/embeddings.sqlite",
+        description="(model identity, text hash) -> vector; never embed twice",
+        json_schema_extra=shown_default("embeddings.sqlite"),
+    )
     query_model: str = Field(
         default="",
         description=(
@@ -171,66 +187,6 @@ class ChunkingConfig(_Strict):
         return self
 
 
-class QualityConfig(_Strict):
-    """Data-quality checks (quality/): size bands per chunk type, `mostly` = the share of rows that must pass.
-    `overrides` narrows bands per source, per content type, or per "source.content_type" (most specific
-    wins), e.g. overrides = { incident = { parent_min_tokens = 150 } }."""
-
-    on_ingest: bool = True  # check the rows each ingest or backfill wrote, and write a report for it
-    report_dir: str = "data/reports"  # one folder per run or `cairn report` below this
-    keep_reports: int = 50  # older report folders are removed (0 keeps them all)
-    report_uri: str | None = None  # s3://bucket/prefix: each report folder is uploaded there too
-    s3_endpoint_url: str | None = None  # overrides [s3] endpoint_url for the upload only
-    s3_region: str | None = None  # overrides [s3] region for the upload only
-    parent_min_tokens: int | None = None  # None = the chunking band
-    parent_max_tokens: int | None = None  # None = the chunking band
-    parent_mostly: float = 0.95  # share of parents that must be inside the band
-    abstract_mostly: float = 0.95  # share of abstracts inside 100-200 tokens (the chunking band)
-    child_mostly: float = 0.95  # one child per section (the remainder, its smallest) is not held to the band
-    health_min: float = 0.5  # chunk_health_score at least this
-    health_mostly: float = 0.90  # for this share of sections
-    examples: int = 5  # failing rows named per expectation
-    overrides: dict[str, dict[str, float]] = Field(
-        default_factory=dict,
-        description=(
-            'narrower bands per source, content type or "source.content_type", e.g. '
-            "{ incident = { parent_min_tokens = 150 } }"
-        ),
-    )
-
-    @field_validator("report_uri")
-    @classmethod
-    def _bucket(cls, value: str | None) -> str | None:
-        return s3_uri(value) if value is not None else None
-
-    @field_validator("overrides")
-    @classmethod
-    def _known_bands(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        for where, band in value.items():
-            for key in band:
-                if key not in QUALITY_BANDS:
-                    close = difflib.get_close_matches(key, QUALITY_BANDS, n=1, cutoff=0.6)
-                    hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(QUALITY_BANDS)}"
-                    raise ValueError(f"{where}: unknown band {key!r}{hint}")
-        return value
-
-
-# What [quality] overrides may narrow (quality/checks.py reads them): the size bands and the shares held to them.
-QUALITY_BANDS = (
-    "parent_min_tokens",
-    "parent_max_tokens",
-    "parent_mostly",
-    "abstract_min_tokens",
-    "abstract_max_tokens",
-    "abstract_mostly",
-    "child_min_tokens",
-    "child_max_tokens",
-    "child_mostly",
-    "health_min",
-    "health_mostly",
-)
-
-
 class S3Config(_Strict):
     """S3 for sources read from `uri = "s3://bucket/prefix"` and for report uploads. A source may override
     with its own `s3_endpoint_url` / `s3_region` keys. Credentials are never read from the file: only the
@@ -248,9 +204,21 @@ class S3Config(_Strict):
         description="attempts per S3 call, the first included (503 SlowDown, 5xx, throttling, timeouts)",
     )
     retry_mode: Literal["standard", "adaptive"] = "standard"  # adaptive also slows the client down when throttled
+    connect_timeout_seconds: float = Field(
+        default=10, gt=0, description="per connection attempt to S3 (each attempt is retried)"
+    )
+    read_timeout_seconds: float = Field(
+        default=60,
+        gt=0,
+        description=(
+            "per socket read of an S3 answer (boto3 bounds each read, not a whole answer: a listing as a whole is "
+            "bounded by its source's listing_budget_seconds)"
+        ),
+    )
 
 
 class CairnConfig(_Strict):
+    index: IndexConfig = Field(default_factory=IndexConfig)
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
@@ -261,8 +229,23 @@ class CairnConfig(_Strict):
     serve: ServeConfig = Field(default_factory=ServeConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     sources: list[SourceConfig] = Field(default_factory=list)
-    state_path: str = "data/index/state.sqlite"  # per-source cursors (last commit, high-water mark)
+    state_path: str = Field(
+        default="data/index/state.sqlite",
+        description=(
+            "per-source cursors (last commit, high-water mark), folder files' version memos and what the last runs "
+            "skipped or refused; the derived ledgers (ledgers/) and cairn serve's feedback live beside it"
+        ),
+        json_schema_extra=shown_default("state.sqlite"),
+    )
     config_path: str | None = None
+
+    @model_validator(mode="after")
+    def _paths_placed(self, info: ValidationInfo) -> CairnConfig:
+        """Every path absolute, read against the file's folder (`base` in the validation context), and what the
+        file leaves unset under [index] dir (schemas/paths.py)."""
+        base = (info.context or {}).get("base")
+        resolve_paths(self, Path(base) if base is not None else None)
+        return self
 
     @model_validator(mode="after")
     def _unique_sources(self) -> CairnConfig:
@@ -318,24 +301,32 @@ def load_config(path: str | os.PathLike[str] | None = None) -> CairnConfig:
         ) from None
     except OSError as exc:  # a folder, unreadable: the reason in one line, not a traceback
         raise ConfigError(f"config file {config_path} cannot be read: {exc.strerror or exc}") from None
-    return parse_config(raw, str(config_path))
+    return parse_config(raw, str(config_path), base=config_path.parent)
 
 
-def parse_config(raw: dict[str, Any], origin: str = "<config>") -> CairnConfig:
-    """Validate a parsed config table (what `load_config` read from `origin`), the environment's overrides applied."""
+def parse_config(raw: dict[str, Any], origin: str = "<config>", base: Path | None = None) -> CairnConfig:
+    """Validate a parsed config table (what `load_config` read from `origin`), the environment's overrides applied;
+    its relative paths are read against `base` (the file's folder; None: the working directory)."""
     raw = dict(raw)
     raw.setdefault("milvus", {})
     raw["milvus"] = dict(raw["milvus"])
-    if os.environ.get("CAIRN_MILVUS_URI"):
-        raw["milvus"]["uri"] = os.environ["CAIRN_MILVUS_URI"]
+    if os.environ.get("CAIRN_MILVUS_URI"):  # not in the file: a relative path is the working directory's
+        raw["milvus"]["uri"] = _from_cwd(os.environ["CAIRN_MILVUS_URI"])
     if os.environ.get("CAIRN_QUERY_MODEL"):
-        raw["embedding"] = {**raw.get("embedding", {}), "query_model": os.environ["CAIRN_QUERY_MODEL"]}
+        raw["embedding"] = {**raw.get("embedding", {}), "query_model": _from_cwd(os.environ["CAIRN_QUERY_MODEL"])}
     if "token" in raw["milvus"]:
         raise ConfigError(f"{origin}: [milvus] token must not be written in the file; set $CAIRN_MILVUS_TOKEN")
     try:
-        return CairnConfig(**raw, config_path=origin)
+        return CairnConfig.model_validate({**raw, "config_path": origin}, context={"base": base})
     except ValidationError as exc:
         raise ConfigError(f"{origin}: " + "; ".join(_problem(err, raw) for err in exc.errors())) from None
+
+
+def _from_cwd(value: str) -> str:
+    """A path from the environment, absolute against the working directory (a URL as it is)."""
+    if "://" in value or Path(value).is_absolute():
+        return value
+    return str(Path(value).absolute())
 
 
 _CREDENTIAL_WORDS = ("secret", "password", "token", "access_key", "credential")

@@ -25,8 +25,13 @@ class QueryConfig(_Strict):
         default=2,
         description="the same for a question scoped to one document family (doc_tag): the scope names the subject",
     )
+    # one word fewer when one names a symptom: "Node is unreachable." is the one dev alert summary of 112 that 3 words
+    # alone would turn away (README, ablation table)
+    gate_symptoms: bool = True  # a symptom word ("unreachable", "full", "lagging") counts for the missing word
     # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
     transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
+    # rule 7 (HyDE): the hook's text is embedded instead of the question; off, beside it (multi-query)
+    transform_replaces_query: bool = False  # the dense legs embed what `transform` returns instead of the question
     # 3. fusion of the dense (full text, abstract) and BM25 legs
     # weighted by default, measured on the three dev sets at once (README, ablation table): under bge-small-en-v1.5
     # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.741 / 0.705), level on the runbooks, and the list
@@ -59,14 +64,13 @@ class QueryConfig(_Strict):
     vector_floor: float = 0.15  # and under this cosine, unless BM25 ranks it first above keyword_override
     keyword_override: float = 0.9  # keyword rank 1 at or above this (normalised) skips the vector floor
     keyword_rescue: float = 0.5  # share of the query's content terms the one rescued keyword hit must contain
-    # answer by default, measured (README, ablation table): cutting each candidate at the floors dropped
-    # relevant sections ranked below a passing one (CUAD nDCG@10 -0.011 under bge-small-en-v1.5, -0.049 under
-    # all-MiniLM-L6-v2; SciFact and the runbooks the same either way under bge)
+    # candidate by default (rule 10: the floors guard the citations; the weak candidates are listed apart in the
+    # diagnostics); "answer" ranks every candidate once one passes, measured in the README's ablation table
     floor_scope: Literal["answer", "candidate"] = Field(
-        default="answer",
+        default="candidate",
         description=(
-            "answer: the floors decide whether the question has an answer (one candidate passes), then the ranking "
-            "decides; candidate: each candidate must pass"
+            "candidate: only candidates that pass the floors are cited and packed; answer: the floors decide whether "
+            "the question has an answer (one candidate passes), then every candidate is ranked"
         ),
     )
     # 4b. the opportunistic rerank (rule 11, query/rerank.py; it replaced the second pass of 0.5)
@@ -98,21 +102,35 @@ class QueryConfig(_Strict):
         le=1.0,
         description="1.0: the reranker's order; below: w x its score + (1 - w) x the fusion's, each scaled over the N",
     )
-    # 5. sparse-document recall guarantee (SD-MRG)
+    # 5. sparse-document recall guarantee (SD-MRG, rules 1-3)
     sparse_doc_max_chunks: int = 2  # sparse-document recall: a document of at most this many children
-    sparse_doc_max_distance: float = 0.20  # cosine distance of the document's best chunk
-    sparse_doc_top: int = 20  # candidates by raw dense distance inspected
+    sparse_doc_max_distance: float = 0.20  # raw cosine distance (the encoder's own, uncalibrated) of its best chunk
+    sparse_doc_top: int = 20  # topN: the chunks inspected by raw distance are the max(3 x k, topN) closest
     sparse_doc_max_injections: int = 1  # documents injected at most per query
-    # 6. dominance gate and adjacency expansion
-    dominance_share: float = 0.6  # share of the top seeds' fused score held by one document
-    expansion_weight: float = 0.5  # an expanded neighbour scores this fraction of its seed, never above it
+    # 6. dominance gate (rules 20-21) and adjacency expansion (rule 23)
+    dominance_share: float = 0.6  # share of the top seeds' fused score held by one document (then: only it answers)
+    dominance_gate: bool = Field(
+        default=True,
+        description="a dominant document's sections alone answer (rule 20); false: they come first, others follow",
+    )
+    expansion_seeds: int = Field(default=3, ge=0)  # expansion: neighbours of the first N seeds are added
+    expansion_weight: float = Field(
+        default=0.5, ge=0.0, lt=1.0, description="an expanded neighbour scores this fraction of its seed (< 1)"
+    )
     # 7. diversity
     per_document: int = 2  # diversity: sections per document at most
     diversity_drop: float = 0.15  # unless the next document scores this much worse
     # 9. packing
     token_budget: int = 1400  # packing: tokens of context returned at most
-    # 11. confidence
-    low_relevance: float = 0.50  # a hit under this combined score is flagged low relevance (confidence)
+    # 11. confidence: rule 4's tiers and rule 13's flag, the spec's lines (0.85, 0.75, 0.65, 0.45; 0.50) on its
+    # 0.65 / 0.35 score mapped onto the combined score by `python -m bench.calibrate_tiers` (the two scores of the
+    # same dev candidates, quantiles matched: combined = 0.791 x spec + 0.110 for unscoped questions; scoped
+    # questions' fit, 0.863 x spec + 0.036, gives lines 0.01-0.04 lower)
+    low_relevance: float = 0.50  # a hit under this combined score is flagged low relevance (spec 0.50, mapped 0.51)
+    confidence_high: float = 0.78  # HIGH: the top matched chunk above this, with two direct matches (spec 0.85)
+    confidence_direct: float = 0.70  # a matched chunk above this is a direct match (spec 0.75)
+    confidence_medium: float = 0.62  # MEDIUM: the top matched chunk above this (spec 0.65)
+    confidence_low: float = 0.47  # LOW: above this; else SPECULATIVE (spec 0.45)
     # 12. telemetry cache
     cache_ttl_seconds: float = 0.0  # 0 = no cache
     cache_size: int = 256  # entries of the per-process result cache
@@ -160,6 +178,15 @@ class QueryConfig(_Strict):
         if unknown:
             raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(QUERY_STEPS)}")
         return value
+
+    @model_validator(mode="after")
+    def _tiers_in_order(self) -> QueryConfig:
+        if not self.confidence_low < self.confidence_medium < self.confidence_high:
+            raise ValueError(
+                "confidence_low < confidence_medium < confidence_high, got "
+                f"{self.confidence_low} / {self.confidence_medium} / {self.confidence_high}"
+            )
+        return self
 
     def enabled(self, step: str) -> bool:
         step = "rerank" if step == "second_pass" else step  # 0.5's name (DEPRECATED_KEYS)

@@ -18,6 +18,7 @@ from cairn.schemas.source_config import SOURCE_MODELS, AccessRule, SourceBase
 _FIELD_LINE = re.compile(r"^    (\w+): [^#]*?#\s*(.+)$")
 
 TABLES: list[tuple[str, type[BaseModel]]] = [
+    ("[index]", settings.IndexConfig),
     ("[milvus]", settings.MilvusConfig),
     ("[embedding]", settings.EmbeddingConfig),
     ("[chunking]", settings.ChunkingConfig),
@@ -34,6 +35,9 @@ TABLES: list[tuple[str, type[BaseModel]]] = [
 def _default(field: FieldInfo) -> str:
     if field.is_required():
         return "required"
+    extra = field.json_schema_extra
+    if isinstance(extra, dict) and "shown_default" in extra:
+        return f"`{extra['shown_default']}`"
     return "`" + json.dumps(field.get_default(call_default_factory=True), default=str) + "`"
 
 
@@ -66,6 +70,38 @@ def _table(model: type[BaseModel], skip: Set[str] = frozenset()) -> list[str]:
     return rows
 
 
+FILES = [
+    "## Where Cairn's files go",
+    "",
+    "Relative paths in the file are read against the file's own folder (`data/cairn.toml`: against `data/`);",
+    "`$CAIRN_MILVUS_URI` and `$CAIRN_QUERY_MODEL` against the working directory. Everything Cairn writes for an",
+    "index lives under one folder, `[index] dir`, unless its own key says otherwise:",
+    "",
+    "| what | key | default |",
+    "|---|---|---|",
+    "| the folder itself | `[index] dir` | the folder of a Milvus Lite `[milvus] uri` the file sets, else `data/index`"
+    " beside the file |",
+    "| the Milvus Lite index (and its `.lock`) | `[milvus] uri` | `<dir>/cairn.db` |",
+    "| cursors, folder files' version memos, what the last runs skipped or refused | `state_path` |"
+    " `<dir>/state.sqlite` |",
+    "| the derived ledgers (one SQLite file per collection) | beside `state_path` | `<dir>/ledgers/` |",
+    "| `cairn serve`'s feedback | `[serve] feedback_path` | `<dir>/feedback.sqlite` (beside `state_path`) |",
+    "| the embedding cache | `[embedding] cache_path` | `<dir>/embeddings.sqlite` |",
+    "| the onnx-int8 export of a model | `[embedding] onnx_cache` | `<dir>/models` |",
+    "| a git source's mirror | `[[sources]] cache_dir` | `<dir>/git` |",
+    "| data-quality reports | `[quality] report_dir` | `<dir>/reports` |",
+    "",
+    "**Moved**: relative paths were read against the working directory, and these defaults were `data/index/...`",
+    "and `data/reports` of the working directory, whatever `[milvus] uri` said. A configuration written that way",
+    "keeps working: a relative path of a key that existed then which names nothing beside the file but something",
+    "in the working directory is read there, with a warning saying how to write it; so is `data/index` of the",
+    "working directory when the file sets neither `[index] dir` nor a Lite `uri` and only that folder exists.",
+    "A file set with `[milvus] uri` alone now sits beside the Lite index: where cursors, cache or mirrors moved",
+    "that way, the next run starts them afresh (every source listed once, a mirror cloned again; documents the",
+    "collection holds unchanged are neither re-read nor re-embedded): move the files along to skip that.",
+]
+
+
 def render() -> str:
     """The whole reference page as Markdown."""
     out = [
@@ -78,6 +114,12 @@ def render() -> str:
         "fail later (a `transform` that cannot be imported, a backend the model does not run with, an S3 URI",
         "without a bucket, an unknown placeholder or severity, a time that is not ISO) is refused when the file",
         "is loaded, naming the key, the source and the file.",
+        "",
+        *FILES,
+        "",
+        "## top-level keys",
+        "",
+        *_table(settings.CairnConfig, skip=set(settings.CairnConfig.model_fields) - {"state_path"}),
         "",
     ]
     for title, model in TABLES:

@@ -1,4 +1,5 @@
-"""The run report: every input of a run has exactly one outcome in it."""
+"""The run report: every input of a run has exactly one outcome in it (seen = indexed + unchanged + skipped +
+failed; deleted counts documents the source no longer has)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,17 @@ class Failure:
     source: str
     document: str  # the input's locator (path, key, incident id) so a person can find it
     error: str
+    policy: bool = False  # refused by a policy (an ACL wider than the source grants, no ACL), not broken
+
+
+@dataclass
+class Skipped:
+    """An input that holds nothing to index (an empty file, front matter only): seen, not indexed, not failed."""
+
+    source: str
+    document: str
+    reason: str
+    read: bool = True  # False: skipped at this version by an earlier run, and not read again
 
 
 @dataclass
@@ -24,6 +36,10 @@ class DocumentCounts:
     unchanged: int = 0
     deleted: int = 0
     failed: int = 0
+    skipped: int = 0  # nothing to index in them (seen = indexed + unchanged + skipped + failed)
+
+
+COUNTS = ("seen", "indexed", "unchanged", "deleted", "failed", "skipped")
 
 
 @dataclass
@@ -38,12 +54,19 @@ class SourceReport:
     rows_written: int = 0
     failures: list[Failure] = field(default_factory=list)
     warnings: list[Failure] = field(default_factory=list)  # indexed, with a caveat (a PDF's scanned pages)
+    skipped: list[Skipped] = field(default_factory=list)
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
 
-    def fail(self, source: str, document: str, error: str) -> None:
-        """Count one failed input; the message is stored without any URL's credentials."""
+    def fail(self, source: str, document: str, error: str, policy: bool = False) -> None:
+        """Count one failed input (`policy`: a policy refused it); the message is stored without any URL's
+        credentials."""
         self.documents.failed += 1
-        self.failures.append(Failure(source, redact(document), redact(error)))
+        self.failures.append(Failure(source, redact(document), redact(error), policy))
+
+    def skip(self, source: str, document: str, reason: str, read: bool = True) -> None:
+        """Count one input with nothing to index (`read`: this run read it, else it was remembered)."""
+        self.documents.skipped += 1
+        self.skipped.append(Skipped(source, redact(document), redact(reason), read))
 
     def warn(self, source: str, document: str, warning: str) -> None:
         """Note a caveat about an indexed input (it counts as indexed, not failed)."""
@@ -64,6 +87,7 @@ class RunReport:
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
     warnings: list[Failure] = field(default_factory=list)  # indexed, with a caveat (a PDF's scanned pages)
+    skipped: list[Skipped] = field(default_factory=list)  # nothing to index in them, each with its reason
     sources: list[str] = field(default_factory=list)
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
     # {"success", "report_dir", "failed": [...], "seconds"} when a data-quality report was written
@@ -85,12 +109,13 @@ class RunReport:
     def close_source(self, name: str, part: SourceReport, seconds: float = 0.0) -> None:
         """Fold one source's part in and record how that source went: ok, partial (some documents failed)
         or failed (the source as a whole, with its error), with its embeddings and its `seconds`."""
-        for count in ("seen", "indexed", "unchanged", "deleted", "failed"):
+        for count in COUNTS:
             setattr(self.documents, count, getattr(self.documents, count) + getattr(part.documents, count))
         for total in ("sections", "chunks", "tokens", "embeddings_computed", "rows_written"):
             setattr(self, total, getattr(self, total) + getattr(part, total))
         self.failures.extend(part.failures)
         self.warnings.extend(part.warnings)
+        self.skipped.extend(part.skipped)
         for source, ids in part.written_documents.items():
             self.written_documents.setdefault(source, []).extend(ids)
         self.sources.append(name)

@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, VARCHAR_FIELDS, acl_key
 from cairn.schemas.records import Severity, parse_day
-from cairn.schemas.values import s3_uri, template
+from cairn.schemas.values import s3_uri, shown_default, template
 
 
 def _fits(kind: str, value: str, limit: int) -> str:
@@ -107,7 +107,11 @@ class SourceBase(_Strict):
         ),
     )
     keep_history: bool = Field(
-        default=False, description="superseded versions keep their rows (temporal_end = when replaced)"
+        default=False,
+        description=(
+            "superseded versions keep their rows (temporal_end = when replaced), so `query --as-of` answers with "
+            "what a document said then; a git source also loads its past versions (history_depth)"
+        ),
     )
     listing_budget_seconds: float = Field(
         default=3600,
@@ -116,6 +120,15 @@ class SourceBase(_Strict):
             "a source still listing its documents this long after its sync began (a stalled or endless API) fails, "
             "saying so, and the run goes on with the next source; indexing is not limited (a first ingest takes "
             "hours), each request, file and parse being bounded on its own"
+        ),
+    )
+    max_documents: int = Field(
+        default=1_000_000,
+        ge=1,
+        description=(
+            "a source listing more documents than this fails, saying so, and the run goes on with the next source "
+            "(discovery holds each listed document's id and version, a few hundred bytes each, until the source is "
+            "indexed)"
         ),
     )
     quality_policy: Literal["warn", "fail"] = Field(
@@ -229,7 +242,28 @@ class GitSourceConfig(SourceBase):
     )
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     max_file_bytes: int = Field(default=1_000_000, ge=1, description="a larger file is refused with the reason")
-    cache_dir: str = Field(default="data/index/git", description="where the repository is mirrored")
+    history_depth: int = Field(
+        default=20,
+        ge=0,
+        description=(
+            "keep_history: the first run also loads the past versions the last history_depth commits replaced, so "
+            "as-of questions answer back to the oldest of them; later runs add those of the commits since; 0: none "
+            "(`cairn backfill --commits N` loads them)"
+        ),
+    )
+    cache_dir: str = Field(
+        default="data/index/git",
+        description="where the repository is mirrored (a folder per source)",
+        json_schema_extra=shown_default("git"),
+    )
+    timeout_seconds: float = Field(
+        default=600,
+        gt=0,
+        description=(
+            "per clone, fetch or ls-remote of the repository: git and its transport helpers are killed at this "
+            "limit and the source fails, saying so"
+        ),
+    )
     service: str = Field(
         default="", max_length=VARCHAR_FIELDS["service_name"], description="default service_name of its files"
     )
@@ -300,6 +334,14 @@ class PagerDutySourceConfig(SourceBase):
     )
     access: list[AccessRule] = Field(default_factory=list, description="tenant and ACL per team or service")
     max_incident_bytes: int = Field(default=5_000_000, ge=1, description="a larger incident is refused, not held")
+    max_listing_bytes: int = Field(
+        default=100_000_000,
+        ge=1,
+        description=(
+            "what a listing may receive from the API (or read from an export's incidents*.json files) in all: "
+            "each incident listed is held until it is loaded; past it the source fails, saying so"
+        ),
+    )
 
     @field_validator("since", "until")
     @classmethod

@@ -11,6 +11,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import JsonValue
+
 
 def import_callable(spec: str) -> Callable[..., Any]:
     """The function a "package.module:function" setting names (importing its module)."""
@@ -44,3 +46,9 @@ def template(value: str, fields: tuple[str, ...]) -> str:
     except (ValueError, IndexError, AttributeError) as exc:
         raise ValueError(f"{value!r}: {exc}; it may use {allowed}") from None
     return value
+
+
+def shown_default(under_dir: str) -> dict[str, JsonValue]:
+    """A path field's `json_schema_extra`: its default lives under [index] dir (schemas/paths.py), which is what
+    the configuration reference shows instead of the model's own default."""
+    return {"shown_default": f"<[index] dir>/{under_dir}"}

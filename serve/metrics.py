@@ -17,6 +17,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from cairn.query import RetrievalResult
+from cairn.query.empty import REASONS
 from cairn.serve.errors import Busy, Unavailable
 from cairn.serve.feedback import FeedbackStore
 
@@ -74,13 +75,20 @@ class ServiceMetrics:
             buckets=FRACTIONS,
             registry=into,
         )
+        self.dominance = Histogram(
+            "cairn_dominance_score",
+            "share of the top sections' score held by the answer's leading document (unscoped questions)",
+            buckets=FRACTIONS,
+            registry=into,
+        )
+        self.empty = Counter("cairn_empty_results", "answers without sections, by why", ["reason"], registry=into)
         self.documents = Histogram(
             "cairn_documents_per_answer", "distinct documents in an answer", buckets=COUNTS, registry=into
         )
         self.low_relevance = Counter("cairn_low_relevance_hits", "sections served flagged low relevance", registry=into)
         self.rescues = Counter("cairn_keyword_rescues", "answers kept by the exact-term keyword rescue", registry=into)
         self.floor_dropped = Counter("cairn_floor_dropped_candidates", "candidates the floors cut", registry=into)
-        self.expanded = Counter("cairn_expanded_sections", "neighbour sections added by expansion", registry=into)
+        self.expanded = Counter("cairn_expanded_sections", "neighbour sections (expansion) in answers", registry=into)
         self.reranked = Counter(
             "cairn_reranked", "answers whose top candidates the reranker reordered (rule 11)", registry=into
         )
@@ -99,6 +107,8 @@ class ServiceMetrics:
             self.requests.labels(status)
         for reason in REJECTIONS:
             self.rejected.labels(reason)
+        for reason in REASONS:
+            self.empty.labels(reason)
         if shared:
             MultiProcessCollector(self.registry)
         self.registry.register(FeedbackRates(feedback))
@@ -108,6 +118,8 @@ class ServiceMetrics:
         trace = result.diagnostics
         self.requests.labels(result.status).inc()
         self.seconds.labels(result.status).observe(seconds)
+        if result.empty_reason:
+            self.empty.labels(result.empty_reason).inc()
         if trace.get("cache") == "hit":
             self.cache_hits.inc()
             return  # neither the index nor the stages ran for this answer
@@ -120,6 +132,8 @@ class ServiceMetrics:
             self.primary_fraction.observe(trace["primary_doc_fraction"] or 0.0)
         if result.hits:
             self.documents.observe(len({h.document_id for h in result.hits}))
+        if "score" in trace.get("dominance", {}):
+            self.dominance.observe(trace["dominance"]["score"])
         self.low_relevance.inc(sum(h.low_relevance for h in result.hits))
         floors = trace.get("floors")
         if floors:

@@ -23,6 +23,7 @@ from cairn.sources.base import (
     document_id,
     source_cursor,
     source_history,
+    source_recent_history,
 )
 
 _CONNECTORS = {
@@ -56,4 +57,5 @@ __all__ = [
     "open_source",
     "source_cursor",
     "source_history",
+    "source_recent_history",
 ]

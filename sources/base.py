@@ -13,7 +13,9 @@ documents it did not yield is skipped for that run.
 
 `history(since, until, limit)` is optional: past versions (refs with their own version_hash) valid at
 some time in the window, or written by the last `limit` changes (commits), for a history backfill;
-load() of such a ref returns a document with is_current False and its temporal bounds set.
+load() of such a ref returns a document with is_current False and its temporal bounds set. So is
+`recent_history(depth)`: the past versions an ordinary run of a keep_history source adds (those the changes
+since its cursor replaced; with no cursor, those the last `depth` changes replaced).
 
 Every connector is a `Connector`: it holds the source's config and the mark its cursor saved, names its
 documents with `document_id` (one rule for every source type), and builds its SourceDocuments with `document()`,
@@ -28,7 +30,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
-from cairn.errors import DocumentError, SourceError  # sources.base names them for connectors too
+# sources.base names them for connectors too
+from cairn.errors import DocumentError, DocumentRefused, NothingToIndex, SourceError  # noqa: F401
 from cairn.schemas import DocumentRef, SourceDocument, SourceType, stable_id
 from cairn.schemas.source_config import SourceBase
 
@@ -50,6 +53,13 @@ class Source(Protocol):
 
     def check_budget(self, doing: str) -> None:
         """SourceError when the source has listed past its budget (`doing`: how far it got)."""
+
+    def check_listing(self, listed: int) -> None:
+        """SourceError when the listing, `listed` documents so far, is past the source's time budget or its
+        max_documents."""
+
+    def budget_left(self) -> float:
+        """Seconds left of the source's listing budget (0 or less: spent)."""
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
         """Every document the source holds now, cheaply (no parsing): enough to skip unchanged ones."""
@@ -102,6 +112,13 @@ def source_history(
     return method(since, until, limit) if callable(method) else None
 
 
+def source_recent_history(source: Source, depth: int) -> Iterator[DocumentRef] | None:
+    """keep_history's past versions for an ordinary run (those the commits since the last run replaced; on a
+    first run, those of the last `depth` commits), or None when the source keeps no history."""
+    method = getattr(source, "recent_history", None)
+    return method(depth) if callable(method) else None
+
+
 def document_id(source_type: SourceType, source_name: str, locator: str) -> str:
     """A document's id: the same for the same source and locator on every run and release (a new rule would
     re-index every document of every user)."""
@@ -138,12 +155,26 @@ class Connector(Generic[ConfigT]):
 
     def check_budget(self, doing: str) -> None:
         """SourceError once the source has listed for longer than its `listing_budget_seconds` (checked between
-        documents listed; a single request is bounded by its own timeout)."""
+        documents listed and by the discover step's watch, flows/discovery.py)."""
         if time.monotonic() > self.deadline:
             raise SourceError(
                 f"source {self.name!r} ran past its listing budget ({self.config.listing_budget_seconds:g} s, "
                 f"listing_budget_seconds) while {doing}: nothing was indexed or removed for it this run"
             )
+
+    def check_listing(self, listed: int) -> None:
+        """SourceError once the listing, `listed` documents so far, is past the time budget or max_documents
+        (checked as documents arrive, and by a store as it pages: before it holds them all)."""
+        self.check_budget(f"listing ({listed:,} documents listed)")
+        if listed > self.config.max_documents:
+            raise SourceError(
+                f"source {self.name!r} listed more than its max_documents ({self.config.max_documents:,}): nothing "
+                "was indexed or removed for it this run; raise max_documents if the source really holds that many, "
+                "or narrow it"
+            )
+
+    def budget_left(self) -> float:
+        return self.deadline - time.monotonic()
 
     def cursor(self) -> dict | None:
         """The cursor to save once the run's writes landed (None: nothing to save)."""
@@ -164,9 +195,9 @@ class Connector(Generic[ConfigT]):
         return DiscoveryFailure(locator, self.document_id(locator), reason)
 
     def granted(self, locator: str, tenant: str, acl: list[str]) -> Grant:
-        """The tenant and ACL a document gets; DocumentError when the ACL is empty (no ACL, no row)."""
+        """The tenant and ACL a document gets; DocumentRefused when the ACL is empty (no ACL, no row)."""
         if not acl:
-            raise DocumentError(locator, f"no access control list: {self.no_acl_advice}")
+            raise DocumentRefused(locator, f"no access control list: {self.no_acl_advice}")
         return Grant(tenant, list(acl))
 
     def document(self, locator: str, version_hash: str, grant: Grant, **read: Any) -> SourceDocument:

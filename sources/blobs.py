@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 from cairn.schemas.config import S3Config
 from cairn.schemas.source_config import PdfSourceConfig, WikiSourceConfig
 from cairn.sources.base import DocumentError, FileStat, SourceError
+
+Watch = Callable[[int], None]  # told how many entries a listing holds so far; raises SourceError to stop it
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,9 @@ def s3_client(endpoint_url: str | None = None, region: str | None = None, s3: S3
     """A boto3 S3 client; credentials from the default chain (environment, profile, instance role).
 
     Transient failures (503 SlowDown, other 5xx, throttling, timeouts, refused connections) are retried by
-    botocore with capped exponential backoff and jitter, `[s3] retry_attempts` attempts in all."""
+    botocore with capped exponential backoff and jitter, `[s3] retry_attempts` attempts in all. Each connection
+    attempt waits `[s3] connect_timeout_seconds`, each socket read `read_timeout_seconds` (boto3 has no deadline
+    for a whole answer: a source's listing is bounded as a whole by its listing_budget_seconds)."""
     import boto3
     from botocore.config import Config
 
@@ -65,8 +69,8 @@ def s3_client(endpoint_url: str | None = None, region: str | None = None, s3: S3
         endpoint_url=endpoint_url,
         region_name=region,
         config=Config(
-            connect_timeout=10,
-            read_timeout=60,
+            connect_timeout=s3.connect_timeout_seconds,
+            read_timeout=s3.read_timeout_seconds,
             retries={"total_max_attempts": s3.retry_attempts, "mode": s3.retry_mode},
         ),
     )
@@ -91,7 +95,9 @@ class FolderStore:
         self.source_name = source_name
         self._real_root: Path | None = None
 
-    def list(self, suffixes: tuple[str, ...]) -> Iterator[Blob]:
+    def list(self, suffixes: tuple[str, ...], watch: Watch | None = None) -> Iterator[Blob]:
+        """The files under the root whose names end in `suffixes`, sorted by key; `watch(count)` is told how many
+        it holds as it walks (it raises to stop a listing past its source's caps, before it holds everything)."""
         if not self.root.is_dir():
             raise SourceError(f"source {self.source_name!r}: folder {self.root} does not exist")
         found = []
@@ -113,6 +119,8 @@ class FolderStore:
                 continue
             seen = FileStat(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
             found.append(Blob(key, stat.st_size, None, int(stat.st_mtime), stat=seen))
+            if watch is not None:
+                watch(len(found))
         yield from sorted(found, key=lambda b: b.key)
 
     def _walk(self) -> Iterator[os.DirEntry[str]]:
@@ -194,6 +202,7 @@ class S3Store:
         self.source_name = source_name
         self.endpoint_url = s3.endpoint_url
         self.page_size = s3.page_size
+        self.s3 = s3
         self.client = client or s3_client(s3.endpoint_url, s3.region, s3)
 
     @property
@@ -203,7 +212,9 @@ class S3Store:
     def _full_key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
-    def list(self, suffixes: tuple[str, ...]) -> Iterator[Blob]:
+    def list(self, suffixes: tuple[str, ...], watch: Watch | None = None) -> Iterator[Blob]:
+        """The objects under the prefix whose keys end in `suffixes`, sorted by key; `watch(count)` is told how
+        many it holds after each page (it raises to stop a listing past its source's caps)."""
         prefix = f"{self.prefix}/" if self.prefix else ""
         paginator = self.client.get_paginator("list_objects_v2")
         found = []
@@ -217,6 +228,10 @@ class S3Store:
                     found.append(
                         Blob(key, int(obj["Size"]), obj["ETag"].strip('"'), int(obj["LastModified"].timestamp()))
                     )
+                if watch is not None:
+                    watch(len(found))
+        except SourceError:
+            raise  # the watch's: a cap met
         except Exception as exc:  # noqa: BLE001  botocore's hierarchy is wide; each case gets its own advice
             raise SourceError(
                 f"source {self.source_name!r}: cannot list {self.root_uri}/: {self._explain(exc)}"
@@ -229,6 +244,7 @@ class S3Store:
             EndpointConnectionError,
             NoCredentialsError,
             PartialCredentialsError,
+            ReadTimeoutError,
         )
 
         endpoint = safe_endpoint(self.endpoint_url)
@@ -266,6 +282,13 @@ class S3Store:
             return (
                 "no usable AWS credentials; set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
                 "in the environment (never in the config file)"
+            )
+        if isinstance(exc, ReadTimeoutError):
+            attempts = self.s3.retry_attempts
+            return (
+                f"no answer from {endpoint} within [s3] read_timeout_seconds ({self.s3.read_timeout_seconds:g} s) "
+                f"after {attempts} attempt{'s' if attempts != 1 else ''}; check the endpoint and the network, or "
+                "raise read_timeout_seconds"
             )
         if isinstance(exc, EndpointConnectionError) or "connect" in type(exc).__name__.lower():
             return (

@@ -44,7 +44,7 @@ class BlobSource(Connector[FilesConfigT]):
         self.memo: VersionMemo = memo or NoMemo()
 
     def discover(self) -> Iterator[DocumentRef | DiscoveryFailure]:
-        for blob in self.store.list(self.suffixes):
+        for blob in self.store.list(self.suffixes, watch=self.check_listing):
             if blob.problem:
                 yield self.failure(blob.key, blob.problem)
                 continue

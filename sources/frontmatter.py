@@ -34,17 +34,38 @@ class FrontMatterError(CairnError, ValueError):
     """Front matter that cannot be read; the wiki source reports it as the page's failure."""
 
 
-def split_front_matter(text: str) -> tuple[dict, str]:
-    """(metadata, body). A page without a leading '---' line has no front matter."""
+class AccessRefused(FrontMatterError):
+    """Front matter that the source's access policy refuses (a wider ACL, an empty one, another tenant): the
+    page fails as refused by policy (cairn.errors.DocumentRefused)."""
+
+
+# What a page of front matter only (a Hugo section's _index.md, an archetype) is skipped with: nothing to index.
+FRONT_MATTER_ONLY = "front matter only: nothing to index"
+
+
+def _split(text: str) -> tuple[str | None, str]:
+    """(the front matter block, unparsed, or None; the body)."""
     if not text.startswith("---\n"):
-        return {}, text
+        return None, text
     end = text.find("\n---", 4)
     while end != -1 and text[end + 4 : end + 5] not in ("\n", ""):
         end = text.find("\n---", end + 4)
     if end == -1:
         raise FrontMatterError("front matter opened with '---' is never closed")
-    block = text[4:end]
-    body = text[end + 4 :].lstrip("\n")
+    return text[4:end], text[end + 4 :].lstrip("\n")
+
+
+def has_content(text: str) -> bool:
+    """Whether a page holds anything besides its front matter, which is not parsed for this: a page of front
+    matter only has nothing to index whatever that front matter says (a Hugo archetype's is a template)."""
+    return bool(_split(text)[1].strip())
+
+
+def split_front_matter(text: str) -> tuple[dict, str]:
+    """(metadata, body). A page without a leading '---' line has no front matter."""
+    block, body = _split(text)
+    if block is None:
+        return {}, text
     try:
         meta = yaml.safe_load(block) if block.strip() else {}
     except yaml.YAMLError as exc:
@@ -106,7 +127,7 @@ def narrowed_access(meta: dict, source: WikiSourceConfig | GitSourceConfig) -> t
     tenant, acl, ceiling = source.tenant, source.acl, source.acl_ceiling
     declared_tenant = string(meta, "tenant")
     if declared_tenant is not None and declared_tenant != tenant:
-        raise FrontMatterError(
+        raise AccessRefused(
             f"front matter tenant {declared_tenant!r} is not the source's tenant {tenant!r}: "
             "a page cannot move to another tenant"
         )
@@ -114,13 +135,13 @@ def narrowed_access(meta: dict, source: WikiSourceConfig | GitSourceConfig) -> t
         return tenant, list(acl)
     declared = string_list(meta, "acl") or []
     if not declared:
-        raise FrontMatterError(
+        raise AccessRefused(
             "front matter acl is empty: nobody could read the page (remove the key to use the source's acl)"
         )
     ceiling = acl if ceiling is None else ceiling
     wider = sorted(set(declared) - set(ceiling)) if ceiling else []
     if wider:
-        raise FrontMatterError(
+        raise AccessRefused(
             f"front matter acl names groups the source does not grant: {', '.join(wider)} "
             "(a page may narrow its source's acl, never widen it; see acl_ceiling)"
         )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Iterator
 from datetime import datetime
@@ -26,12 +27,24 @@ from cairn.redact import redact
 from cairn.schemas import ContentType, DocumentRef, SourceDocument, SourceType
 from cairn.schemas.source_config import GitSourceConfig
 from cairn.sources import frontmatter as fm
-from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, SourceError
+from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, DocumentRefused, NothingToIndex, SourceError
 from cairn.sources.gitauth import REMOTE_COMMANDS, split_credentials
-from cairn.sources.gitlog import LOG_FORMAT, RECORD, Commit, Version, content_type_of, matches, parse_commit, parse_raw
+from cairn.sources.gitlog import (
+    LOG_FORMAT,
+    RECORD,
+    Commit,
+    PastVersion,
+    Version,
+    content_type_of,
+    matches,
+    parse_commit,
+    parse_raw,
+    past_versions,
+    span_start,
+)
 from cairn.sources.wiki import decode_markdown
 
-GIT_TIMEOUT = 600  # seconds for a clone or fetch
+LOCAL_TIMEOUT = 120  # seconds for a git command on the mirror (no network): a hang guard
 _SUBMODULE_MODE = "160000"
 
 
@@ -54,8 +67,15 @@ class GitSource(Connector[GitSourceConfig]):
     # ---- the mirror -------------------------------------------------------------------------------
 
     def _git(
-        self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None, stdin: bytes | None = None
+        self,
+        *args: str,
+        check: bool = True,
+        timeout: float = LOCAL_TIMEOUT,
+        cwd: Path | None = None,
+        stdin: bytes | None = None,
     ) -> str:
+        """git's output; its own process group, killed whole at `timeout` (git runs a clone's transport in a
+        helper process of its own, which would otherwise outlive it, connection and all)."""
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_ASKPASS="", SSH_ASKPASS="")
         command = ["git", "-c", "core.quotePath=false", *args]
         if args[0] in REMOTE_COMMANDS:
@@ -63,18 +83,30 @@ class GitSource(Connector[GitSourceConfig]):
             env.update(self.auth.env)
         if cwd is None:
             command[1:1] = ["--git-dir", str(self.mirror)]
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
         try:
-            done = subprocess.run(
-                command, capture_output=True, env=env, timeout=timeout, cwd=cwd, check=False, input=stdin
-            )
+            out, err = process.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
+            _kill_group(process)
+            which = "the source's timeout_seconds" if args[0] in REMOTE_COMMANDS else "a local git command's limit"
             raise SourceError(
-                f"source {self.name!r}: git {args[0]} on {self.shown} timed out after {timeout:.0f} s"
+                f"source {self.name!r}: git {args[0]} on {self.shown} timed out after {timeout:g} s ({which})"
             ) from None
-        if check and done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise _GitFailed(redact(message[-1]) if message else f"git {args[0]} exited {done.returncode}")
-        return done.stdout.decode("utf-8", "surrogateescape")
+        except BaseException:
+            _kill_group(process)
+            raise
+        if check and process.returncode != 0:
+            message = err.decode("utf-8", "replace").strip().splitlines()
+            raise _GitFailed(redact(message[-1]) if message else f"git {args[0]} exited {process.returncode}")
+        return out.decode("utf-8", "surrogateescape")
 
     def _remote(self) -> str:
         if "://" in self.repo or re.match(r"^[\w.-]+@[\w.-]+:", self.repo):
@@ -95,7 +127,7 @@ class GitSource(Connector[GitSourceConfig]):
                     "--quiet",
                     remote,
                     str(self.mirror),
-                    timeout=GIT_TIMEOUT,
+                    timeout=self.config.timeout_seconds,
                     cwd=self.mirror.parent,
                 )
                 self._drop_broken_refs()  # a local clone copies refs as they are, broken ones included
@@ -113,7 +145,7 @@ class GitSource(Connector[GitSourceConfig]):
         points to an object it does not have fails a whole mirror fetch (`not our ref`), and a broken ref in
         the mirror fails any fetch, yet this source reads only its own ref."""
         try:
-            self._git("fetch", "--prune", "--quiet", "origin", timeout=GIT_TIMEOUT)
+            self._git("fetch", "--prune", "--quiet", "origin", timeout=self.config.timeout_seconds)
             return
         except _GitFailed as everything:
             failure = everything
@@ -125,13 +157,13 @@ class GitSource(Connector[GitSourceConfig]):
         if target is None:
             raise _GitFailed(f"ref {self.ref!r} is not on the remote, and fetching every ref failed: {failure}")
         try:
-            self._git("fetch", "--quiet", "origin", f"+{target}:{target}", timeout=GIT_TIMEOUT)
+            self._git("fetch", "--quiet", "origin", f"+{target}:{target}", timeout=self.config.timeout_seconds)
         except _GitFailed as exc:
             raise _GitFailed(f"cannot fetch ref {self.ref!r} ({target}): {exc}") from None
 
     def _remote_ref_name(self) -> str | None:
         """The full name (refs/heads/main) of the source's ref on the remote, or None (a commit id, or absent)."""
-        listing = self._git("ls-remote", "--symref", "origin", self.ref, timeout=GIT_TIMEOUT)
+        listing = self._git("ls-remote", "--symref", "origin", self.ref, timeout=self.config.timeout_seconds)
         names = []
         for line in listing.splitlines():
             if line.startswith("ref: "):
@@ -219,36 +251,39 @@ class GitSource(Connector[GitSourceConfig]):
     ) -> Iterator[DocumentRef]:
         """Past versions (not the ones current at the ref) that were valid at some time in [since, until),
         or that the last `limit` commits wrote, oldest first; each ref's locator is "path@commit"."""
-        head = self.head()
-        log = self._git("log", "--first-parent", "-m", "--raw", "--no-abbrev", "-M", "--reverse", LOG_FORMAT, head.sha)
-        commits = [parse_raw(record) for record in log.split(RECORD) if record.strip()]
+        commits = self._log()
         lo = int(since.timestamp()) if since else None
         hi = int(until.timestamp()) if until else None
         if limit is not None:
             recent = {c.sha for c, _ in commits[-limit:]} if limit > 0 else set()
-        alive: dict[str, Version] = {}
-        past: list[Version] = []
-
-        def end(path: str, when: int) -> None:
-            version = alive.pop(path, None)
-            if version is not None:
-                past.append(Version(version.path, version.blob, version.commit, when))
-
-        for commit, changes in commits:
-            for status, blob, old_path, new_path in changes:
-                end(old_path, commit.time)
-                if status != "D" and new_path:
-                    end(new_path, commit.time)
-                    alive[new_path] = Version(new_path, blob, commit)
-        for version in sorted(past, key=lambda v: v.commit.time):
+        for past in past_versions(commits):
+            version = past.version
             wanted = recent if limit is not None else None
             in_window = (lo is None or version.end > lo) and (hi is None or version.commit.time < hi)
             if (wanted is not None and version.commit.sha not in wanted) or (wanted is None and not in_window):
                 continue
-            if not self._included(version.path):
-                continue
-            if version.end <= version.commit.time:
-                continue  # replaced in the same second: never observable
+            yield from self._past_ref(past)
+
+    def recent_history(self, depth: int) -> Iterator[DocumentRef]:
+        """keep_history's own history, with no backfill: the past versions that the commits since the last run
+        replaced (valid at some time since), or, on a first run (no cursor on the ref's line), those the last
+        `depth` commits replaced: as-of questions answer back to the oldest of those commits."""
+        commits = self._log()
+        start = span_start([c for c, _ in commits], self.resumed_mark, depth)
+        for past in past_versions(commits):
+            if past.ended_by >= start:
+                yield from self._past_ref(past)
+
+    def _log(self) -> list[tuple[Commit, list[tuple[str, str, str, str]]]]:
+        """The ref's first-parent log with each commit's changes, oldest first."""
+        head = self.head()
+        log = self._git("log", "--first-parent", "-m", "--raw", "--no-abbrev", "-M", "--reverse", LOG_FORMAT, head.sha)
+        return [parse_raw(record) for record in log.split(RECORD) if record.strip()]
+
+    def _past_ref(self, past: PastVersion) -> Iterator[DocumentRef]:
+        """The ref of a past version that is included and was ever observable (not replaced in the same second)."""
+        version = past.version
+        if self._included(version.path) and version.end > version.commit.time:
             locator = f"{version.path}@{version.commit.sha[:12]}"
             self._past[locator] = version
             yield DocumentRef(self.name, locator, self.document_id(version.path), version.blob)
@@ -294,8 +329,6 @@ class GitSource(Connector[GitSourceConfig]):
 
     def _document(self, version: Version, raw: bytes, current: bool) -> SourceDocument:
         path = version.path
-        if not raw.strip():
-            raise DocumentError(path, "empty file")
         if b"\x00" in raw[:8192]:
             raise DocumentError(path, "binary file (contains NUL bytes): not indexed")
         text = decode_markdown(path, raw)
@@ -304,6 +337,8 @@ class GitSource(Connector[GitSourceConfig]):
         title = path
         if content_type in (ContentType.RUNBOOK, ContentType.README):
             try:
+                if not fm.has_content(text):
+                    raise NothingToIndex(path, fm.FRONT_MATTER_ONLY)
                 meta, text = fm.split_front_matter(text)
             except ValueError as exc:
                 raise DocumentError(path, str(exc)) from None
@@ -311,9 +346,11 @@ class GitSource(Connector[GitSourceConfig]):
             title = fm.string(meta, "title") or (heading.group(1).strip() if heading else path)
             content_type = ContentType.parse(fm.string(meta, "content_type"), content_type)
         if not text.strip():
-            raise DocumentError(path, "no content after the front matter")
+            raise NothingToIndex(path, "empty file (or only white space): nothing to index")
         try:
             grant = self.granted(path, *fm.narrowed_access(meta, self.config))
+        except fm.AccessRefused as exc:
+            raise DocumentRefused(path, str(exc)) from None
         except ValueError as exc:
             raise DocumentError(path, str(exc)) from None
         commit = version.commit
@@ -344,3 +381,12 @@ class GitSource(Connector[GitSourceConfig]):
 
 class _GitFailed(SourceError):
     pass
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kill a git command and every process it started (its session), and reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()

@@ -96,3 +96,44 @@ def parse_raw(record: str) -> tuple[Commit, list[tuple[str, str, str, str]]]:
             old_path = ""  # a copy leaves its source in place
         changes.append((status, blob, old_path, new_path))
     return parse_commit(header.strip()), changes
+
+
+Change = tuple[str, str, str, str]  # (status, new blob, old path, new path) of `git log --raw`
+
+
+@dataclass(frozen=True)
+class PastVersion:
+    """A version no longer current at the ref: `version.end` is when the commit at `ended_by` (its index in the
+    log, oldest first) changed, renamed or deleted it."""
+
+    version: Version
+    ended_by: int
+
+
+def past_versions(commits: list[tuple[Commit, list[Change]]]) -> list[PastVersion]:
+    """Every version the first-parent log (oldest first) wrote and a later commit replaced, oldest first."""
+    alive: dict[str, Version] = {}
+    past: list[PastVersion] = []
+
+    def end(path: str, index: int, when: int) -> None:
+        version = alive.pop(path, None)
+        if version is not None:
+            past.append(PastVersion(Version(version.path, version.blob, version.commit, when), index))
+
+    for index, (commit, changes) in enumerate(commits):
+        for status, blob, old_path, new_path in changes:
+            end(old_path, index, commit.time)
+            if status != "D" and new_path:
+                end(new_path, index, commit.time)
+                alive[new_path] = Version(new_path, blob, commit)
+    return sorted(past, key=lambda p: p.version.commit.time)
+
+
+def span_start(commits: list[Commit], since_sha: str | None, depth: int) -> int:
+    """Where the history a run loads starts, as an index into the first-parent log (oldest first): after the commit
+    `since_sha` (the last run's) when it is on that line, else `depth` commits before the head (0: the whole log
+    when it is shorter; len(commits): nothing)."""
+    shas = [c.sha for c in commits]
+    if since_sha in shas:
+        return shas.index(since_sha) + 1
+    return max(0, len(commits) - depth)

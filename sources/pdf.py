@@ -31,7 +31,7 @@ from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocumen
 from cairn.schemas.config import S3Config
 from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas.source_config import PdfSourceConfig
-from cairn.sources.base import DocumentError, VersionMemo
+from cairn.sources.base import DocumentError, NothingToIndex, VersionMemo
 from cairn.sources.blobs import Blob
 from cairn.sources.blobsource import BlobSource
 from cairn.sources.pdfparse import WORKER
@@ -111,7 +111,7 @@ def body_text(blocks: list[tuple[int, str]], page_count: int, pages_without_text
             continue
         pages[page - 1].append(text)
     if not any(pages):
-        raise DocumentError(locator, "only headers, footers and page numbers: no body text")
+        raise NothingToIndex(locator, "only headers, footers and page numbers, no body text: nothing to index")
     while len(pages) > 1 and not pages[-1] and len(pages) not in pages_without_text:
         pages.pop()  # blank trailing pages hold nothing to cite
     return PdfText(pages, list(pages_without_text))

@@ -12,7 +12,7 @@ from pathlib import Path
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType
 from cairn.schemas.source_config import WikiSourceConfig
 from cairn.sources import frontmatter as fm
-from cairn.sources.base import DocumentError
+from cairn.sources.base import DocumentError, DocumentRefused, NothingToIndex
 from cairn.sources.blobsource import BlobSource
 
 
@@ -40,8 +40,12 @@ class WikiSource(BlobSource[WikiSourceConfig]):
         text = decode_markdown(ref.locator, raw)
         version = blob.version or version_hash(raw)  # what was read, even if it changed since discovery
         try:
+            if not fm.has_content(text):
+                raise NothingToIndex(ref.locator, fm.FRONT_MATTER_ONLY)
             meta, body = fm.split_front_matter(text)
             return self._document(ref, meta, body, version, blob.modified)
+        except fm.AccessRefused as exc:  # the page asks for access its source does not grant
+            raise DocumentRefused(ref.locator, str(exc)) from None
         except ValueError as exc:  # FrontMatterError and enum parse errors name the key
             raise DocumentError(ref.locator, str(exc)) from None
 
@@ -49,8 +53,6 @@ class WikiSource(BlobSource[WikiSourceConfig]):
         return self.config.uri_base + locator if self.config.uri_base else self.store.uri(locator)
 
     def _document(self, ref: DocumentRef, meta: dict, body: str, version: str, mtime: int) -> SourceDocument:
-        if not body.strip():
-            raise DocumentError(ref.locator, "no Markdown content after the front matter")
         grant = self.granted(ref.locator, *fm.narrowed_access(meta, self.config))
         updated = fm.timestamp(meta, "updated") or mtime
         heading = fm.H1.search(body)
@@ -76,9 +78,9 @@ class WikiSource(BlobSource[WikiSourceConfig]):
 
 
 def decode_markdown(locator: str, raw: bytes) -> str:
-    """UTF-8 text with LF line ends, or a DocumentError that says why not."""
+    """UTF-8 text with LF line ends, or a DocumentError that says why not (NothingToIndex: an empty file)."""
     if not raw.strip():
-        raise DocumentError(locator, "empty file")
+        raise NothingToIndex(locator, "empty file (or only white space): nothing to index")
     if b"\x00" in raw[:8192]:
         raise DocumentError(locator, "binary file (contains NUL bytes), not Markdown")
     try:

@@ -194,6 +194,17 @@ def toml_value(value) -> str:
     return json.dumps(value)
 
 
+def sample_copy(folder: Path) -> Path:
+    """The sample corpus and its config (data/, without an index or reports) copied to `folder`/data: its paths
+    are read against the config's folder, so the copy's index, cursors and reports land in the copy. Returns the
+    copied config's path."""
+    import shutil
+
+    target = folder / "data"
+    shutil.copytree(REPO / "data", target, ignore=shutil.ignore_patterns("index", "reports"))
+    return target / "cairn.toml"
+
+
 def write_config(
     path: Path,
     index_dir: Path,

@@ -2,8 +2,10 @@
 
 It serves /incidents (offset/limit/more, since/until on created_at, statuses[]), /incidents/{id},
 /incidents/{id}/{log_entries,notes,alerts} and /log_entries?since=; checks the token header; and can be
-told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, "truncate", or "drip": the
-headers, then the body a byte every 50 ms), or to say `more` for ever (`endless`).
+told to fail a path a number of times first (`faults[path] = [429, 500, ...]`, "truncate", "drip": the
+headers, then the body a byte every 50 ms, "drip-headers": the status line and headers themselves a byte every
+50 ms, about a minute of them, or "hold": no answer until the test sets `release`, then the usual one), or to say
+`more` for ever (`endless`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class FakePagerDuty:
         self.faults: dict[str, list] = defaultdict(list)
         self.requests: list[tuple[str, dict]] = []
         self.endless = False  # every page says there is more
+        self.release = threading.Event()  # ends a "hold"
+        self.abandoned = 0  # answers a client hung up on before their headers were all sent ("drip-headers")
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,12 +70,17 @@ class FakePagerDuty:
         self.requests.append((url.path, query))
         if handler.headers.get("Authorization") != f"Token token={self.token}":
             return self._send(handler, 401, {"error": {"message": "Unauthorized", "code": 2006}})
+        if self.faults[url.path] and self.faults[url.path][0] == "hold":
+            self.faults[url.path].pop(0)
+            self.release.wait(300)  # a hang guard: the test releases it
         if self.faults[url.path]:
             fault = self.faults[url.path].pop(0)
             if fault == "truncate":
                 return self._send(handler, 200, b'{"incidents": [{"id": "P')
             if fault == "drip":
                 return self._drip(handler, json.dumps({"incidents": self.incidents}).encode())
+            if fault == "drip-headers":
+                return self._drip_headers(handler, json.dumps({"incidents": self.incidents}).encode())
             return self._send(
                 handler, fault, {"error": {"message": "fault"}}, {"Retry-After": "0.05"} if fault == 429 else None
             )
@@ -121,3 +130,18 @@ class FakePagerDuty:
                 time.sleep(0.05)
         except OSError:  # the client gave up
             pass
+
+    def _drip_headers(self, handler, data: bytes) -> None:
+        """A server that answers each read at once, a byte at a time: no single read ever waits long."""
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        head += "".join(f"X-Padding-{n}: {'x' * 12}\r\n" for n in range(40))
+        head += f"Content-Length: {len(data)}\r\n\r\n"
+        try:
+            for byte in head.encode():
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+                time.sleep(0.05)
+            handler.wfile.write(data)
+        except OSError:  # the client gave up
+            self.abandoned += 1
+        handler.close_connection = True

@@ -30,8 +30,9 @@ from typing import Any
 from cairn.redact import redact
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType
 from cairn.schemas.source_config import PagerDutySourceConfig
+from cairn.sources import httpget
 from cairn.sources.base import Connector, DiscoveryFailure, DocumentError, SourceError
-from cairn.sources.pagerduty.api import ApiError, PagerDutyApi, RetryPolicy, checked_id, segment
+from cairn.sources.pagerduty.api import ApiError, ListingTooLarge, PagerDutyApi, RetryPolicy, checked_id, segment
 from cairn.sources.pagerduty.render import incident_heading, render
 
 DEFAULT_SEVERITY = {"P1": "sev1", "P2": "sev2", "P3": "sev3", "P4": "sev4", "P5": "sev5", "high": "sev2", "low": "sev4"}
@@ -143,8 +144,13 @@ class PagerDutySource(Connector[PagerDutySourceConfig]):
                 mark = datetime.fromisoformat(self.resumed_mark.replace("Z", "+00:00"))
                 window = mark - timedelta(minutes=self.config.overlap_minutes)
                 changed = []
+                cap = self.config.max_listing_bytes
                 for entry in api.pages(
-                    "/log_entries", "log_entries", {"since": window.isoformat(), "is_overview": "true"}
+                    "/log_entries",
+                    "log_entries",
+                    {"since": window.isoformat(), "is_overview": "true"},
+                    max_bytes=cap,
+                    cap="max_listing_bytes",
                 ):
                     incident_id = (entry.get("incident") or {}).get("id") if isinstance(entry, dict) else None
                     if incident_id and incident_id not in changed:
@@ -154,7 +160,8 @@ class PagerDutySource(Connector[PagerDutySourceConfig]):
                         checked_id(incident_id)
                     except ValueError:
                         continue  # never put into a URL; the full listing of a later run reports it
-                    yield "/incidents", api.get(f"/incidents/{segment(incident_id)}").get("incident")
+                    incident, _ = api.fetch(f"/incidents/{segment(incident_id)}", max_bytes=self.max_bytes)
+                    yield "/incidents", incident.get("incident")
                 return
             self.complete = not (since or until or any(filters.values()))
             params: dict[str, str | list[str]] = {k: v for k, v in filters.items() if v}
@@ -164,8 +171,16 @@ class PagerDutySource(Connector[PagerDutySourceConfig]):
                 params["until"] = until
             if not since and not until:
                 params["date_range"] = "all"
-            for incident in api.pages("/incidents", "incidents", params):
+            listing = api.pages(
+                "/incidents", "incidents", params, max_bytes=self.config.max_listing_bytes, cap="max_listing_bytes"
+            )
+            for incident in listing:
                 yield "/incidents", incident
+        except httpget.TooLarge as exc:  # one incident of an incremental run
+            raise SourceError(
+                f"source {self.name!r}: PagerDuty API at {redact(self.api_url)}: an incident over the source's "
+                f"max_incident_bytes ({exc.limit:,} bytes): stopped"
+            ) from None
         except ApiError as exc:
             raise SourceError(
                 f"source {self.name!r}: PagerDuty API at {redact(self.api_url)}: {redact(str(exc))}"
@@ -178,7 +193,15 @@ class PagerDutySource(Connector[PagerDutySourceConfig]):
         pages = sorted(folder.glob("incidents*.json"))
         if not pages:
             raise SourceError(f"source {self.name!r}: no incidents*.json in {folder}")
+        held, cap = 0, self.config.max_listing_bytes
         for page in pages:
+            held += page.stat().st_size
+            if held > cap:
+                raise SourceError(
+                    f"source {self.name!r}: the export's incidents*.json files passed the source's max_listing_bytes "
+                    f"({cap:,} bytes) at {page.name}: stopped (split the export into sources, or raise "
+                    "max_listing_bytes)"
+                )
             try:
                 data = json.loads(page.read_text(encoding="utf-8"))
                 incidents = data["incidents"]
@@ -240,7 +263,8 @@ class PagerDutySource(Connector[PagerDutySourceConfig]):
         def fetch(part: str) -> list:
             items, size = [], 0
             try:
-                for item in api.pages(f"/incidents/{segment(incident_id)}/{part}", part):
+                path = f"/incidents/{segment(incident_id)}/{part}"
+                for item in api.pages(path, part, max_bytes=self.max_bytes, cap="max_incident_bytes"):
                     size += len(json.dumps(item, default=str))
                     if size > self.max_bytes:  # stop paging: the incident is refused, not held
                         raise DocumentError(
@@ -249,6 +273,10 @@ class PagerDutySource(Connector[PagerDutySourceConfig]):
                             "the rest was not fetched",
                         )
                     items.append(item)
+            except ListingTooLarge:
+                raise DocumentError(
+                    incident_id, f"{part} are over the source's max_incident_bytes ({self.max_bytes:,}); not held"
+                ) from None
             except ApiError as exc:
                 raise DocumentError(incident_id, f"{part}: {exc.reason}") from None
             return items

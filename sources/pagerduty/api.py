@@ -3,9 +3,9 @@
 Token auth (`Authorization: Token token=...`); offset/limit pagination following `more`, up to PagerDuty's own
 end of offset pagination (MAX_OFFSET: an API that says `more` past it is refused, not followed for ever); HTTP 429
 honours Retry-After; 5xx, timeouts and truncated bodies are retried with capped exponential backoff. `timeout`
-bounds each attempt's body as a whole, not only each socket read (a server dripping a byte a second held an
-ingest for minutes). The token is held only in the request header: it never appears in a log line, an exception
-or a report.
+bounds each attempt as a whole, from connecting to its headers and the last byte of its body, not only each socket
+read (sources/httpget.py: a server dripping a byte a second held an ingest for minutes). The token is held only
+in the request header: it never appears in a log line, an exception or a report.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cairn.errors import SourceError
+from cairn.sources import httpget
 
 MAX_OFFSET = 10_000  # PagerDuty's classic pagination ends here: offset + limit may not pass it
 
@@ -32,6 +33,19 @@ class ApiError(SourceError):
         self.path = path
         self.status = status
         self.reason = reason
+
+
+class ListingTooLarge(ApiError):
+    """A paginated listing whose answers passed what the source may hold (`limit` bytes, the setting `cap`)."""
+
+    def __init__(self, path: str, cap: str, limit: int) -> None:
+        super().__init__(
+            path,
+            200,
+            f"the answers of this listing passed the source's {cap} ({limit:,} bytes): stopped (narrow the source "
+            f"with since/until or statuses, or raise {cap})",
+        )
+        self.limit = limit
 
 
 @dataclass
@@ -58,7 +72,16 @@ class PagerDutyApi:
     def __repr__(self) -> str:  # never show the token
         return f"PagerDutyApi({self.base_url!r})"
 
-    def get(self, path: str, params: dict | None = None) -> dict:
+    def get(self, path: str, params: dict | None = None, max_bytes: int | None = None) -> dict:
+        """The JSON object at `path`; ApiError when it fails for good, or (not retried) when its body is over
+        `max_bytes` (refused as it is read, never held whole)."""
+        try:
+            return self.fetch(path, params, max_bytes)[0]
+        except httpget.TooLarge as exc:
+            raise ApiError(path, 200, f"the answer is over {exc.limit:,} bytes") from None
+
+    def fetch(self, path: str, params: dict | None = None, max_bytes: int | None = None) -> tuple[dict, int]:
+        """`get`'s object and the size of the body it came in; httpget.TooLarge past `max_bytes`."""
         query = urllib.parse.urlencode(
             [(k, v) for k, values in (params or {}).items() for v in (values if isinstance(values, list) else [values])]
         )
@@ -71,9 +94,7 @@ class PagerDutyApi:
         for attempt in range(self.retry.attempts):
             self.requests_made += 1
             try:
-                deadline = time.monotonic() + self.timeout
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    body = _read_until(response, deadline, self.timeout)
+                body = httpget.get(request, self.timeout, max_bytes)
                 try:
                     data = json.loads(body)
                 except ValueError:
@@ -82,7 +103,7 @@ class PagerDutyApi:
                     continue
                 if not isinstance(data, dict):
                     raise ApiError(path, 200, f"expected a JSON object, got {type(data).__name__}")
-                return data
+                return data, len(body)
             except urllib.error.HTTPError as exc:
                 if exc.code == 429:
                     last = "rate limited (429)"
@@ -105,9 +126,12 @@ class PagerDutyApi:
                 time.sleep(self.retry.delay(attempt))
         raise ApiError(path, 0, f"gave up after {self.retry.attempts} attempts ({last})")
 
-    def pages(self, path: str, key: str, params: dict | None = None) -> Iterator[dict]:
-        """Every item of a paginated list endpoint, following `more` with offset/limit."""
-        offset = 0
+    def pages(
+        self, path: str, key: str, params: dict | None = None, max_bytes: int | None = None, cap: str = ""
+    ) -> Iterator[dict]:
+        """Every item of a paginated list endpoint, following `more` with offset/limit. `max_bytes`: what its
+        answers may add up to (`cap` names the setting): ListingTooLarge past it, refused as it is read."""
+        offset = received = 0
         while True:
             if offset + self.page_size > MAX_OFFSET:
                 raise ApiError(
@@ -116,7 +140,13 @@ class PagerDutyApi:
                     f"the API still said `more` after {offset:,} items, where PagerDuty's pagination ends: stopped"
                     " (narrow the source with since/until or statuses)",
                 )
-            page = self.get(path, {**(params or {}), "limit": self.page_size, "offset": offset})
+            params_now = {**(params or {}), "limit": self.page_size, "offset": offset}
+            try:
+                page, size = self.fetch(path, params_now, None if max_bytes is None else max_bytes - received)
+            except httpget.TooLarge:
+                assert max_bytes is not None  # fetch only refuses a body past a limit it was given
+                raise ListingTooLarge(path, cap, max_bytes) from None
+            received += size
             items = page.get(key)
             if not isinstance(items, list):
                 raise ApiError(path, 200, f"response has no '{key}' list")
@@ -124,16 +154,6 @@ class PagerDutyApi:
             if not page.get("more") or not items:
                 return
             offset += len(items)
-
-
-def _read_until(response, deadline: float, timeout: float) -> bytes:
-    """The whole body, or TimeoutError once `deadline` passes (checked after every chunk that arrives)."""
-    chunks = []
-    while chunk := response.read1(65536):
-        chunks.append(chunk)
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the response took longer than {timeout:g} s")
-    return b"".join(chunks)
 
 
 INCIDENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # PagerDuty object ids are letters and digits; - and _ are harmless

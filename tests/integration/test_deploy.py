@@ -18,21 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, free_port
+from tests.conftest import REPO, free_port, sample_copy
 
 PREFECT = [sys.executable, "-m", "prefect"]
 FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 
 
 def scratch_config(tmp_path: Path) -> Path:
-    """data/cairn.toml as it is (same sources, same settings), with the index, caches and reports in tmp_path and
-    the sample data by absolute path; data-quality checks at ingest are left to the report deployment."""
-    text = (REPO / "data" / "cairn.toml").read_text(encoding="utf-8")
-    text = text.replace('"data/index/', f'"{tmp_path}/index/').replace('"data/reports"', f'"{tmp_path}/reports"')
-    text = text.replace('"data/', f'"{REPO}/data/')
-    text = text.replace("[quality]\n", "[quality]\non_ingest = false\n", 1)
-    assert "data/index" not in text.replace(str(tmp_path), "")
-    path = tmp_path / "cairn.toml"
+    """data/cairn.toml as it is (same sources, same settings) in a copy of data/ under tmp_path, where its index,
+    caches and reports land; data-quality checks at ingest are left to the report deployment."""
+    path = sample_copy(tmp_path)
+    text = path.read_text(encoding="utf-8").replace("[quality]\n", "[quality]\non_ingest = false\n", 1)
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -160,13 +160,20 @@ def test_status_and_report_read_the_ledger_and_say_so(indexed, capsys):
     assert verdicts(from_ledger) == verdicts(from_scan)
 
 
-def test_a_derived_ledger_of_another_format_is_rebuilt(indexed):
+def test_a_derived_ledger_of_another_format_is_left_alone_by_readers_and_rebuilt_by_the_writer(indexed, capsys):
+    import sqlite3
+
     config = load_config(indexed)
     path = ledger_path(config)
     with DerivedLedger(path) as derived:
         with derived._db:
             derived._db.execute("update meta set value = '0' where key = 'format'")
-    with DerivedLedger(path) as reopened:  # a file an older Cairn wrote: emptied and unsealed
+    before = sqlite3.connect(path).execute("select count(*) from chunk").fetchone()[0]
+    assert before > 0
+    assert main(["status", "--json", "--config", str(indexed)]) == 0  # a reader (another Cairn's file, mid-upgrade)
+    assert json.loads(capsys.readouterr().out)["counted_from"] == "collection scan"
+    assert sqlite3.connect(path).execute("select count(*) from chunk").fetchone()[0] == before, "left as it was"
+    with DerivedLedger(path) as reopened:  # a writer: emptied and unsealed
         assert reopened.mark == "" and reopened.counts() == {}
     assert ingest_flow(config_path=str(indexed))["documents"]["unchanged"] == 4
     assert_matches_the_collection(config)

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from cairn.flows.ingest import ingest_flow
 from cairn.flows.noop import unchanged_run
 from cairn.flows.options import RunOptions, Window
@@ -74,3 +76,72 @@ def test_an_unchanged_ingest_from_the_shell_starts_no_prefect_server(tmp_path, p
     assert report["documents"]["unchanged"] == first["documents"]["indexed"] > 0
     assert report["embeddings_computed"] == 0
     assert not list(home.rglob("*.db")), "a Prefect server was started for a run with nothing to do"
+
+
+def _wiki_and_pagerduty(tmp_path, api_url: str):
+    """The acme wiki and a PagerDuty source `pd` over `api_url`, in one config."""
+    from tests.conftest import write_config
+
+    corpus.build(tmp_path / "wiki")
+    pd = {"name": "pd", "type": "pagerduty", "api_url": api_url, "token_env": "CAIRN_TEST_PD_TOKEN", "tenant": "acme"}
+    wiki = {"name": "w", "type": "wiki", "path": str(tmp_path / "wiki" / "acme"), "tenant": "acme"}
+    sources = [{**wiki, "acl": ["sre"], "acl_ceiling": corpus.ACME_GROUPS}, {**pd, "acl": ["sre"]}]
+    return write_config(tmp_path / "c.toml", tmp_path / "index", sources)
+
+
+def test_the_no_op_check_lists_outside_the_writer_lock(tmp_path, prefect_server, monkeypatch):
+    import threading
+
+    from cairn.index.lock import writer_lock
+    from tests.integration.test_pagerduty import sample
+    from tests.pagerduty_server import TOKEN, FakePagerDuty
+
+    monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", TOKEN)
+    with FakePagerDuty(*sample()) as api:
+        config_path = _wiki_and_pagerduty(tmp_path, api.url)
+        ingest_flow(config_path=str(config_path))
+        config = load_config(config_path)
+        api.faults["/log_entries"] = ["hold"]  # the check's listing of pd (since its mark) waits on the API
+        answers: list = []
+        check = threading.Thread(target=lambda: answers.append(unchanged_without_a_server(config)), daemon=True)
+        check.start()
+        try:
+            for _ in range(3000):  # a hang guard
+                if "/log_entries" in api.paths():
+                    break
+                check.join(0.1)
+            assert "/log_entries" in api.paths()
+            with writer_lock(config.milvus, 0.0):  # free while the check lists: another run could write
+                pass
+        finally:
+            api.release.set()
+        check.join(300)
+    assert answers and answers[0] is not None  # and then it answered: nothing to do
+    assert answers[0]["per_source"]["w"]["unchanged"] == 3 and answers[0]["per_source"]["pd"]["status"] == "ok"
+
+
+def test_a_source_whose_listing_failed_in_the_no_op_check_is_not_listed_again_by_the_run(
+    tmp_path, prefect_server, monkeypatch
+):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from cairn.errors import SourcesFailed
+    from tests.integration.test_pagerduty import sample
+    from tests.pagerduty_server import FakePagerDuty
+
+    monkeypatch.setenv("CAIRN_TEST_PD_TOKEN", "a token the API refuses")
+    with FakePagerDuty(*sample()) as api:
+        config_path = _wiki_and_pagerduty(tmp_path, api.url)
+        with pytest.raises(SourcesFailed):  # the first run: the wiki written, pd refused
+            ingest_flow(config_path=str(config_path))
+        failed: dict[str, str] = {}
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):
+            assert unchanged_run(load_config(config_path), failed=failed) is None
+        assert list(failed) == ["pd"] and "401 Unauthorized" in failed["pd"]
+        asked = len(api.requests)
+        with pytest.raises(SourcesFailed) as run:
+            ingest_flow(config_path=str(config_path), listing_failed=failed)
+        assert len(api.requests) == asked  # not listed a second time
+    report = run.value.report
+    assert [(f["source"], f["error"]) for f in report["failures"]] == [("pd", failed["pd"])]
+    assert report["per_source"]["w"]["unchanged"] == 3

@@ -223,8 +223,8 @@ def test_history_backfill_answers_as_of_a_past_day(repo, tmp_path, prefect_serve
 
     repo.write("runbooks/restart.md", RESTART_V2.format(filler=FILLER))
     repo.commit("drain first", "2025-03-04T10:00:00+00:00")
-    config = git_config(tmp_path, repo.root, keep_history=True)
-    ingest_flow(config_path=str(config))
+    config = git_config(tmp_path, repo.root, keep_history=True, history_depth=0)  # no history without the backfill
+    assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 5
     report = backfill_flow(config_path=str(config), source="infra", commits=2)
     assert report["documents"]["indexed"] == 6 and not report["failures"]  # 5 current + the runbook's past version
     retriever = Retriever.from_config(config)
@@ -236,6 +236,47 @@ def test_history_backfill_answers_as_of_a_past_day(repo, tmp_path, prefect_serve
         retriever.close()
     assert "Pause the invoices queue" in now
     assert "Announce the restart" in then and "Pause the invoices queue" not in then
+
+
+def as_of(config, day: str | None) -> str:
+    from cairn.query import Principal, Retriever
+
+    retriever = Retriever.from_config(config)
+    try:
+        when = epoch(day) if day else None
+        return " ".join(
+            h.text
+            for h in retriever.retrieve(
+                "steps to restart the billing worker", Principal("acme", ["sre"]), k=3, as_of=when
+            ).hits
+        )
+    finally:
+        retriever.close()
+
+
+def test_keep_history_loads_past_versions_on_the_first_run_and_only_new_ones_after(repo, tmp_path, prefect_server):
+    """No backfill: the first run of a keep_history source loads what its last history_depth commits replaced,
+    so as-of questions answer from there; a later run adds the versions its new commits replaced, no more."""
+    repo.write("runbooks/restart.md", RESTART_V2.format(filler=FILLER))
+    repo.commit("drain first", "2025-03-04T10:00:00+00:00")
+    config = git_config(tmp_path, repo.root, keep_history=True)
+    first = ingest_flow(config_path=str(config))
+    assert first["documents"]["indexed"] == 6 and not first["failures"]  # 5 current + the runbook's first version
+    then = as_of(config, "2025-02-01")
+    assert "Announce the restart" in then and "Pause the invoices queue" not in then
+    assert "Pause the invoices queue" in as_of(config, None)
+
+    repo.write("runbooks/restart.md", RESTART_V2.format(filler=FILLER) + "\n## Verify\n\nWatch the queue drain.\n")
+    repo.commit("verify step", "2025-05-06T10:00:00+00:00")
+    second = ingest_flow(config_path=str(config))
+    assert second["documents"]["indexed"] == 2  # the runbook now, and the version the new commit replaced
+    march = as_of(config, "2025-04-01")
+    assert "Pause the invoices queue" in march and "Watch the queue drain" not in march
+    past = sorted((r["temporal_start"], r["temporal_end"]) for r in rows(config) if not r["is_current"])
+    assert {
+        (epoch("2025-01-10T09:00:00+00:00"), epoch("2025-03-04T10:00:00+00:00")),
+        (epoch("2025-03-04T10:00:00+00:00"), epoch("2025-05-06T10:00:00+00:00")),
+    } == set(past)
 
 
 def test_the_sample_bundle_is_built_from_the_files_in_data(tmp_path):

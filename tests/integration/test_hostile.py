@@ -32,9 +32,10 @@ PROSE = (
     "dashboard before moving on to the next node in the pool. "
 )
 
-# (source, input) -> a phrase its failure must carry; every other input must be indexed
+# (source, input) -> a phrase its failure (or its skip: nothing to index in it) must carry; every other input
+# must be indexed
+EXPECTED_SKIPPED = {("wiki", "empty.md"): "empty file"}
 EXPECTED_FAILURES = {
-    ("wiki", "empty.md"): "empty file",
     ("wiki", "image.md"): "binary file",
     ("wiki", "latin1.md"): "not valid UTF-8 (byte 0xe9",
     ("wiki", "huge.md"): "over the source's max_file_bytes",
@@ -276,13 +277,16 @@ def test_a_hostile_corpus_is_ingested_with_every_input_accounted_for_and_memory_
     for key, phrase in EXPECTED_FAILURES.items():
         assert phrase in failures[key], (key, failures[key])
     assert indexed(hostile_config) == EXPECTED_INDEXED
+    skipped = {(s["source"], s["document"]): s["reason"] for s in report["skipped"]}
+    assert set(skipped) == set(EXPECTED_SKIPPED) and all(p in skipped[k] for k, p in EXPECTED_SKIPPED.items())
 
     d = report["documents"]
-    assert d["seen"] == len(EXPECTED_FAILURES) + len(EXPECTED_INDEXED) == 32
-    assert d["seen"] == d["indexed"] + d["unchanged"] + d["failed"]
-    assert (d["indexed"], d["failed"], d["unchanged"], d["deleted"]) == (
+    assert d["seen"] == len(EXPECTED_FAILURES) + len(EXPECTED_SKIPPED) + len(EXPECTED_INDEXED) == 32
+    assert d["seen"] == d["indexed"] + d["unchanged"] + d["skipped"] + d["failed"]
+    assert (d["indexed"], d["failed"], d["skipped"], d["unchanged"], d["deleted"]) == (
         len(EXPECTED_INDEXED),
         len(EXPECTED_FAILURES),
+        len(EXPECTED_SKIPPED),
         0,
         0,
     )

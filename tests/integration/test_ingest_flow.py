@@ -80,7 +80,7 @@ def retrieve(config_path, text, tenant, groups, k=8):
 def test_ingest_writes_parents_and_children_with_full_metadata(wiki):
     root, pages, config = wiki
     report = ingest_flow(config_path=str(config))
-    assert report["documents"] == {"seen": 4, "indexed": 4, "unchanged": 0, "deleted": 0, "failed": 0}
+    assert report["documents"] == {"seen": 4, "indexed": 4, "unchanged": 0, "deleted": 0, "failed": 0, "skipped": 0}
     stored = rows(config)
     parents = [r for r in stored.values() if r["chunk_type"] == ChunkType.FULL_TEXT.value]
     children = [r for r in stored.values() if r["chunk_type"] == ChunkType.CHILD.value]
@@ -136,11 +136,12 @@ def test_bad_files_are_reported_and_the_rest_indexed(wiki):
     (root / "acme" / "frontmatter.md").write_text("---\nacl: [unclosed\n---\n# x\n")
     report = ingest_flow(config_path=str(config))
     reasons = {f["document"]: f["error"] for f in report["failures"]}
-    assert set(reasons) == {"broken.md", "empty.md", "frontmatter.md"}
-    assert "UTF-8" in reasons["broken.md"] and "empty" in reasons["empty.md"] and "YAML" in reasons["frontmatter.md"]
-    assert report["documents"]["indexed"] == 4 and report["documents"]["failed"] == 3
+    assert set(reasons) == {"broken.md", "frontmatter.md"}
+    assert "UTF-8" in reasons["broken.md"] and "YAML" in reasons["frontmatter.md"]
+    assert [(s["document"], "empty file" in s["reason"]) for s in report["skipped"]] == [("empty.md", True)]
+    assert report["documents"]["indexed"] == 4 and report["documents"]["failed"] == 2
     d = report["documents"]
-    assert d["seen"] == d["indexed"] + d["unchanged"] + d["failed"]
+    assert d["seen"] == d["indexed"] + d["unchanged"] + d["skipped"] + d["failed"]
 
 
 def test_query_finds_the_section_and_cites_it(wiki):

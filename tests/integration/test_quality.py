@@ -123,8 +123,36 @@ def test_reports_show_parameters_per_source_counts_a_trend_and_latest_leads_to_t
     latest = os.path.join(os.path.dirname(second.report_dir), "latest")
     assert os.path.realpath(latest) == os.path.realpath(second.report_dir)
     page = open(os.path.join(latest, "index.html"), encoding="utf-8").read()
-    assert "<h2>Per source</h2>" in page and "<h2>Trend</h2>" in page and "mostly 0.95" in page
+    assert '<section id="sources">' in page and '<section id="trend">' in page and "mostly 0.95" in page
     assert json.load(open(os.path.join(latest, "summary.json")))["trend"][-1]["failed"] == 1
+
+
+def test_a_one_tenant_report_keeps_out_of_the_trend_and_latest_and_the_page_charts_every_band(collection):
+    from cairn.quality import quality_report
+
+    config, store, rows = collection
+    first = check_rows(config, "is_current == true", 384, reader=store.reader, name="first")
+    one_tenant = quality_report(config, 384, tenant="acme")  # every row here, yet not a full report
+    last = check_rows(config, "is_current == true", 384, reader=store.reader, name="last")
+
+    assert one_tenant.scope == {"kind": "tenant", "description": "one tenant acme only"}
+    assert [t["report"] for t in one_tenant.trend] == [os.path.basename(first.report_dir)]
+    assert [t["report"] for t in last.trend] == [os.path.basename(r.report_dir) for r in (first, last)]
+    root = os.path.dirname(last.report_dir)
+    assert os.path.realpath(os.path.join(root, "latest")) == os.path.realpath(last.report_dir)
+
+    page = open(os.path.join(one_tenant.report_dir, "index.html"), encoding="utf-8").read()
+    header = page[: page.index("</header>")]
+    assert "<dt>scope</dt><dd>one tenant acme only</dd>" in header
+    assert f"<dt>index</dt><dd>collection {config.milvus.collection} at {config.milvus.uri}</dd>" in header
+    assert "This report is not a full one" in page
+    parents = sum(r["chunk_type"] == "full_text" for r in rows)
+    band = f"{config.chunking.abstract_min_tokens}-{config.chunking.abstract_max_tokens}"
+    for title in (f"sections: 100% of {parents} in band", f"abstracts: 100% of {parents} in band"):
+        assert f'aria-label="{title}"' in page, title  # every parent judged, every one inside its band
+    assert f"(SLA {band})" in page and 'aria-label="children: ' in page and 'aria-label="section health: ' in page
+    summary = json.load(open(os.path.join(one_tenant.report_dir, "summary.json")))
+    assert summary["per_source"]["guides"]["sections"] == parents and summary["scope"]["kind"] == "tenant"
 
 
 def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(collection):

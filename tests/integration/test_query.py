@@ -175,7 +175,7 @@ def test_vague_question_gets_guidance_and_unrelated_one_no_results(collection):
 
 
 @pytest.mark.core
-def test_a_hit_is_packed_with_its_neighbours_in_document_order_and_cited(collection):
+def test_a_hit_is_packed_with_the_adjacent_sections_of_its_heading_in_document_order_and_cited(collection):
     retriever, _ = collection
     result = retriever.retrieve(
         "restart payments-api with kubectl rollout restart deployment", Principal("acme", ["sre"]), k=3

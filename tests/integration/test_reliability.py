@@ -163,6 +163,6 @@ def test_a_source_past_its_listing_budget_fails_alone_saying_so(tmp_path, prefec
     assert report["per_source"]["good"]["status"] == "ok" and report["per_source"]["good"]["indexed"] == 3
     assert [(f["source"], f["document"]) for f in report["failures"]] == [("slow", "*")]
     assert report["failures"][0]["error"] == (
-        "source 'slow' ran past its listing budget (1e-09 s, listing_budget_seconds) while listing (0 documents "
+        "source 'slow' ran past its listing budget (1e-09 s, listing_budget_seconds) while listing (1 documents "
         "listed): nothing was indexed or removed for it this run"
     )

@@ -93,4 +93,4 @@ def test_the_table_shows_each_size_side_by_side_and_a_dash_for_what_did_not_run(
     assert lines[0] == "| lite store | 200 pages | 2,000 pages |"
     assert "| first ingest, wall s (ms/document) | 30.2 (151.2) | 30.2 (151.2) |" in lines
     assert "| `cairn status`, s | 2.4 | 2.4 |" in lines
-    assert "| `cairn report`, s | - | - |" in lines
+    assert "| `cairn report` (over what changed: rows checked now), s | - | - |" in lines

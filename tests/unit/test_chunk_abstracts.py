@@ -94,3 +94,22 @@ def test_the_abstract_is_deterministic():
 def test_idf_is_higher_for_terms_in_fewer_sections():
     idf = document_idf(["gateway restart", "gateway rollback", "gateway scale"])
     assert idf["restart"] > idf["gateway"]
+
+
+def test_a_sentences_score_is_the_same_whatever_order_its_terms_come_in(monkeypatch):
+    """Terms are a set, iterated in an order that changes from one process to the next (string hashing): a plain
+    float sum then differed in its last bits, and a tie between two sentences went another way, so the same
+    section could get another abstract on another run."""
+    import random
+
+    from cairn.chunkers import abstracts
+
+    words = [f"term{n}" for n in range(40)]
+    idf = {word: 1.0 + n / 7 for n, word in enumerate(words)}  # values whose sums round differently by order
+    candidate = abstracts._Candidate(0, " ".join(words), "prose")
+    scores = set()
+    for seed in range(30):
+        order = random.Random(seed).sample(words, len(words))
+        monkeypatch.setattr(abstracts, "terms", lambda text, order=order: order)
+        scores.add(abstracts._score(candidate, idf, 1.0))
+    assert len(scores) == 1

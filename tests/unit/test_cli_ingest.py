@@ -10,14 +10,15 @@ import pytest
 
 from cairn.cli.app import main
 from cairn.cli.exits import Outcome
-from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report, progress_kind
+from cairn.cli.flowrun import progress_kind
+from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report
 from cairn.errors import UsageError
 from cairn.flows.reconcile import Drift
 from tests.cli_args import parsed
 
 REPORT = {
     "run_id": "r1",
-    "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1},
+    "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1, "skipped": 0},
     "sections": 6,
     "chunks": 20,
     "tokens": 3000,
@@ -147,7 +148,10 @@ def test_a_run_shows_progress_lines_away_from_a_terminal_and_nothing_under_quiet
 def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys):
     assert print_run_report(REPORT, as_json=False) is Outcome.INPUTS_FAILED
     captured = capsys.readouterr()
-    assert "4 seen, 3 indexed, 0 unchanged, 0 deleted, 1 failed" in captured.out and "binary.md" not in captured.out
+    assert (
+        "4 seen, 3 indexed, 0 unchanged, 0 skipped, 0 deleted, 1 failed" in captured.out
+        and "binary.md" not in captured.out
+    )
     assert captured.err.strip() == "FAILED w: binary.md: binary file"
 
 
@@ -183,15 +187,20 @@ def test_a_drift_names_each_problem_under_its_source(capsys):
         documents_in_source=3,
         documents_indexed=2,
         rows_current=9,
-        missing=["new.md"],
+        missing=["new.md", "bad.md"],
+        failed={"bad.md": "binary file"},
         incomplete={"old.md": ["1 child rows missing"]},
         orphan_rows=2,
     )
-    print_drifts("found", [drift, Drift("p", 1, 1, 4)])
+    quiet = Drift("p", 1, 1, 4, refused={"wide.md": "front matter acl names groups"}, skipped={"_index.md": "empty"})
+    print_drifts("found", [drift, quiet])
     assert capsys.readouterr().out.splitlines() == [
         "[found] w: DRIFT: 3 in source, 2 indexed, 9 current rows",
-        "  missing: new.md",
+        "  missing: new.md (not ingested yet)",
+        "  missing: bad.md (failed at the last ingest: binary file)",
         "  incomplete: old.md: 1 child rows missing",
         "  orphan rows: 2",
         "[found] p: clean: 1 in source, 1 indexed, 4 current rows",
+        "  refused by policy (not drift): wide.md: front matter acl names groups",
+        "  skipped: 1 with nothing to index (e.g. _index.md)",
     ]

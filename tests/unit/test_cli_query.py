@@ -179,6 +179,12 @@ def test_a_result_without_hits_prints_its_message_and_gaps(capsys):
     assert json.loads(out.split("zzz\n", 1)[1]) == {}  # --explain: the (empty) trace as JSON
 
 
+def test_an_empty_result_prints_why_it_is_empty(capsys):
+    said = "Nothing in this index is readable by tenant 'x' with groups y: check the tenant and groups you ask as."
+    print_result(RetrievalResult("q", [], status="no_results", message=said, empty_reason="no_access"), explain=False)
+    assert capsys.readouterr().out == f"{said} [no_access]\n"
+
+
 def test_the_json_contract_keeps_its_keys():
     data = result_json(RetrievalResult("q", [hit("intro", 0.03, 0.7)], diagnostics={"x": 1}))
     assert list(data) == [
@@ -191,6 +197,7 @@ def test_the_json_contract_keeps_its_keys():
         "results",
         "blocks",
         "diagnostics",
+        "empty_reason",
         "ordered_by",
     ]
     assert {

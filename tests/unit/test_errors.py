@@ -179,3 +179,38 @@ def test_a_data_fault_among_the_first_refusals_keeps_the_store_from_being_blamed
             raise errors[item]
 
     assert sorted(_each_document(work, action, None, "x")) == sorted(errors)
+
+
+def test_a_write_the_storage_refuses_is_named_as_such_and_never_retried():
+    import errno
+    import sqlite3
+
+    from pymilvus.exceptions import MilvusException
+
+    from cairn.errors import storage_reason
+
+    full = sqlite3.connect(":memory:")
+    full.execute("create table t (x)")
+    full.execute("pragma max_page_count = 2")  # a database that can grow no more: SQLite's own "disk is full"
+    with pytest.raises(sqlite3.OperationalError) as sqlite_full:
+        full.executemany("insert into t values (?)", [("x" * 1000,)] * 100)
+    cases = {
+        sqlite_full.value: "no space left on the device",
+        OSError(errno.ENOSPC, "No space left on device"): "no space left on the device",
+        OSError(errno.EROFS, "Read-only file system"): "the file system is read-only",
+        MilvusException(message="failed to write segment: [Errno 28] No space left on device"): (
+            "no space left on the device"
+        ),
+    }
+    for exc, reason in cases.items():
+        assert storage_reason(exc) == reason, exc
+        assert fault_of(exc) is Fault.TERMINAL  # the same write fails again: no retry
+    try:
+        try:
+            raise OSError(errno.EROFS, "Read-only file system")
+        except OSError as cause:
+            raise RuntimeError("the engine gave up") from cause
+    except RuntimeError as chained:
+        assert storage_reason(chained) == "the file system is read-only"
+    assert storage_reason(OSError(errno.ECONNREFUSED, "Connection refused")) is None
+    assert storage_reason(ValueError("not a storage problem")) is None

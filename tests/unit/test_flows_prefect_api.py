@@ -70,3 +70,21 @@ def test_the_local_server_a_run_reports_to_is_not_a_configured_server():
         with reporting_to_local(local):
             assert not prefect_api_configured()
         assert prefect_api_configured()
+
+
+def test_runs_on_the_local_server_send_no_heartbeats_and_the_settings_come_back_after(tmp_path):
+    """A heartbeat only feeds automations that mark silent runs crashed, which the local server has none of; its
+    thread cost each run up to a second at its end."""
+    from concurrent.futures import Future
+
+    from prefect.settings import get_current_settings
+
+    from cairn.flows.prefect_server import LocalApi
+
+    api = LocalApi.__new__(LocalApi)  # a started server's handle, without starting one
+    api.home, api._url = tmp_path, Future()
+    api._url.set_result("http://127.0.0.1:4321/api")
+    before = get_current_settings().flows.heartbeat_frequency
+    with api.settings() as url:
+        assert url == "http://127.0.0.1:4321/api" and get_current_settings().flows.heartbeat_frequency is None
+    assert get_current_settings().flows.heartbeat_frequency == before

@@ -249,3 +249,40 @@ def test_the_no_op_check_stops_listing_at_the_first_document_to_index_and_then_r
     assert not edit.found.complete and edit.has_work
     assert [r.document_id for r in edit.plan.to_index] == [edit.found.refs[-1].document_id]  # where it stopped
     assert edit.plan.stale_document_ids == []  # a partial listing never counts a document as gone
+
+
+def test_a_source_another_run_wrote_while_it_was_listed_is_listed_again_before_it_is_written(tmp_path, wiki):
+    """Sources list outside the writer slot: another run can write the same source in the meantime, from a later
+    listing. The run then lists it again in its turn, and never writes its older listing over the newer rows."""
+    from dataclasses import replace
+
+    from cairn.flows.discovery import Discoverer
+
+    store = InMemoryStore()
+    sync(tmp_path, store)
+    page(wiki, "alpha", BODY + "\n\nSecond edition.\n")  # what this run lists
+    config = load_config(tmp_path / "c.toml")
+    listings = []
+
+    class MeanwhileAnotherRun(Discoverer):
+        def run(self, source):
+            found = super().run(source)
+            listings.append(found)
+            if len(listings) == 1:  # while this run had listed, and not yet written: another run, a later edit
+                page(wiki, "alpha", BODY + "\n\nThird edition.\n")
+                assert sync(tmp_path, store).documents.indexed == 1
+            return found
+
+    encoder = HashingEncoder()
+    cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
+    try:
+        steps = Steps.bind(config, encoder, cache, store, InlineRunner())
+        run = RunContext(config, RunOptions(), store, state, replace(steps, discoverer=MeanwhileAnotherRun()), Silent())
+        part = SourceSync(run, config.sources[0]).sync()
+    finally:
+        cache.close()
+        state.close()
+    assert len(listings) == 2  # listed again in its turn
+    assert (part.documents.indexed, part.documents.unchanged) == (0, 3)
+    alpha = [r["text"] for r in store.rows.values() if r["title"] == "Alpha" and r["is_current"]]
+    assert any("Third edition." in text for text in alpha) and not any("Second edition." in text for text in alpha)

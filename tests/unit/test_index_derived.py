@@ -109,6 +109,28 @@ def test_a_file_of_another_format_or_damaged_starts_empty_and_untrusted(tmp_path
     assert path.with_name(path.name + ".damaged").exists()
 
 
+def test_a_file_of_the_first_format_with_fewer_columns_is_dropped_and_takes_writes_again(tmp_path, wiki):
+    import sqlite3
+
+    path = tmp_path / "ledger.sqlite"
+    old = sqlite3.connect(path)  # format 1: no content type, stamp or check outcomes
+    old.executescript(
+        "create table meta (key text primary key, value text);"
+        "insert into meta values ('format', '1'), ('mark', 'm0');"
+        "create table chunk (chunk_id text primary key, source text not null, document_id text not null,"
+        " tenant text not null, chunk_type text not null, is_current integer not null, version text not null,"
+        " parent_chunk_id text not null, sections integer not null, children integer not null,"
+        " access text not null, figures text not null);"
+        "insert into chunk values ('c', 's', 'd', 't', 'child', 1, 'v', 'p', 1, 1, '', '{}');"
+    )
+    old.commit()
+    old.close()
+    with DerivedLedger(path) as derived:
+        assert derived.mark == "" and derived.counts() == Counter()
+        sync(tmp_path, RecordingStore(derived))
+        assert derived.counts() and all(f["stamp"] for f in derived.figures(stamped=True))
+
+
 def test_a_rebuild_replaces_everything_and_takes_the_collection_mark(tmp_path, wiki):
     source = InMemoryStore()
     sync(tmp_path, source)
@@ -117,3 +139,19 @@ def test_a_rebuild_replaces_everything_and_takes_the_collection_mark(tmp_path, w
         count = derived.rebuild(iter(source.rows.values()), dim=16, mark="m9")
         assert count == len(source.rows) and derived.mark == "m9"
         assert derived.ledger("wiki") == source.ledger("wiki")
+
+
+def test_a_read_handed_on_is_the_next_reads_until_anything_is_written(tmp_path, wiki):
+    with DerivedLedger(tmp_path / "ledger.sqlite") as derived:
+        store = RecordingStore(derived)
+        sync(tmp_path, store)
+        derived.seal("m1")
+        first = derived.ledger("wiki")
+        derived.hand_on("wiki", first)
+        assert derived.ledger("wiki") is first  # handed to the next read: not read again
+        assert derived.ledger("wiki") is not first and derived.ledger("wiki") == first  # once
+        derived.hand_on("wiki", first)
+        derived.unseal()
+        page(wiki, "alpha", body="# {title}\n\nA new first step for {title}. " * 40)
+        sync(tmp_path, store)
+        assert derived.ledger("wiki") is not first and derived.ledger("wiki") == store.ledger("wiki")

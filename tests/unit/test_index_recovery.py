@@ -68,3 +68,51 @@ def test_a_file_that_is_not_cairns_is_refused_untouched_and_damaged_copies_are_n
         SourceState(path).close()  # set aside and rebuilt
     kept = sorted(p.name for p in tmp_path.glob("state.sqlite.damaged*"))
     assert kept == ["state.sqlite.damaged", "state.sqlite.damaged.1", "state.sqlite.damaged.2"]
+
+
+def test_a_large_file_is_opened_without_reading_it_whole_and_damage_found_in_use_is_set_aside_at_the_next_open(
+    tmp_path, caplog, monkeypatch
+):
+    import sqlite3
+
+    from cairn.index import sqlite as rebuildable
+
+    monkeypatch.setattr(rebuildable, "FULL_CHECK_BYTES", 0)  # every file "large": no full check at open
+    path = tmp_path / "embeddings.sqlite"
+    cache = EmbeddingCache(path, dim=64)
+    cache.put_many({f"k{i}": np.ones(64, dtype=np.float32) * i for i in range(2000)})
+    cache._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache.close()
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    middle = len(data) // page // 2 * page
+    data[middle : middle + page] = bytes(range(256)) * (page // 256)  # one page in the middle: garbage
+    path.write_bytes(bytes(data))
+
+    damaged = EmbeddingCache(path, dim=64)  # opens: the header and the size are right
+    with pytest.raises(sqlite3.DatabaseError), caplog.at_level(logging.ERROR):
+        damaged.get_many([f"k{i}" for i in range(2000)])  # reading every vector meets the damaged page
+    damaged.close()
+    assert path.with_name("embeddings.sqlite.suspect").exists() and "checked in full" in caplog.text
+    again = EmbeddingCache(path, dim=64)  # checked in full now: set aside and rebuilt
+    assert len(again) == 0 and (tmp_path / "embeddings.sqlite.damaged").exists()
+    assert not path.with_name("embeddings.sqlite.suspect").exists()
+    again.close()
+
+
+def test_a_file_cut_short_is_found_at_open_without_reading_it_whole(tmp_path, caplog, monkeypatch):
+    from cairn.index import sqlite as rebuildable
+
+    monkeypatch.setattr(rebuildable, "FULL_CHECK_BYTES", 0)
+    path = tmp_path / "state.sqlite"
+    state = SourceState(path)
+    for n in range(300):
+        state.put(f"source-{n}", {"commit": "x" * 200}, documents=1)
+    state._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    state.close()
+    _damage(path, "truncated")
+    with caplog.at_level(logging.WARNING):
+        again = SourceState(path)
+    assert "cannot be read" in caplog.text and again.get("source-1", 1) == {}
+    assert (tmp_path / "state.sqlite.damaged").exists() and not (tmp_path / "state.sqlite.suspect").exists()
+    again.close()

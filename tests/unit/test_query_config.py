@@ -47,3 +47,15 @@ def test_a_transform_hook_that_imports_is_kept_and_loaded_by_the_query_side():
     config = parse_config({"query": {"transform": "os.path:basename"}})
     assert config.query.transform == "os.path:basename" and load_transform(config.query.transform)("a/b") == "b"
     assert load_transform("") is None
+
+
+def test_confidence_lines_out_of_order_are_refused_and_the_defaults_keep_the_specs_order():
+    q = QueryConfig()
+    assert q.confidence_low < q.confidence_medium < q.confidence_direct < q.confidence_high
+    with pytest.raises(ConfigError, match="confidence_low < confidence_medium < confidence_high"):
+        parse_config({"query": {"confidence_medium": 0.9}})
+
+
+def test_an_expansion_weight_of_one_or_more_is_refused_a_neighbour_never_outranks_its_seed():
+    with pytest.raises(ConfigError, match="expansion_weight"):
+        parse_config({"query": {"expansion_weight": 1.0}})

@@ -93,3 +93,19 @@ def test_transform_adds_seeds_and_falls_back_on_error():
     texts, note = seeds("q", broken)
     assert texts == ["q"] and "RuntimeError" in note
     assert seeds("q", None) == (["q"], "off")
+
+
+def test_hyde_embeds_the_hypothetical_answer_instead_of_the_question_and_falls_back_to_it():
+    hyde = seeds("q", lambda t: f"hypothetical answer to {t}", replace=True)
+    assert hyde == (["hypothetical answer to q"], "1 seed(s) instead of the question")
+    assert seeds("q", lambda t: "   ", replace=True)[0] == ["q"]  # nothing usable: the question itself
+
+    def broken(text):
+        raise RuntimeError("LLM down")
+
+    assert seeds("q", broken, replace=True)[0] == ["q"]
+
+
+def test_a_symptom_counts_for_the_missing_word_only_when_symptoms_are_on():
+    assert gate("Node is unreachable.", 3).passed
+    assert not gate("Node is unreachable.", 3, symptoms=False).passed

@@ -1,5 +1,5 @@
-"""Steps 3-8 on hand-made candidates: fusion, the floors, promotion of children to sections, the
-sparse-document recall guarantee, the dominant document and per-document diversity."""
+"""Fusion (rule 8) and the floors (rules 10, 13) on hand-made candidates; what follows them (sections, the gate,
+expansion, diversity, the short-document guarantee) is tests/unit/test_query_selection.py."""
 
 from dataclasses import replace
 
@@ -7,7 +7,6 @@ import pytest
 
 from cairn.query.floors import Floors, apply_floors, passes
 from cairn.query.fusion import fuse, leg_weights, rrf
-from cairn.query.selection import Seed, SparseDocLimits, diversify, dominant_document, promote, sparse_doc_recall
 from cairn.query.types import Candidate
 from cairn.schemas.config import QueryConfig
 
@@ -90,13 +89,19 @@ def test_floors_need_combined_and_vector_unless_keyword_top1_is_strong():
     assert not passes(weak_vector, 0.45, 0.15, 0.9)
 
 
-def test_answer_scoped_floors_keep_the_ranking_once_one_candidate_passes_and_candidate_scope_cuts_each():
+def test_candidate_scoped_floors_guard_the_citations_and_list_the_weak_apart():
+    strong = cand("a", vector=0.7, combined=0.6)
+    weak = cand("b", vector=0.3, combined=0.3)
+    each = apply_floors("ledger-db failover steps", [strong, weak], replace(FLOORS, scope="candidate"))
+    assert each.kept == [strong] and each.dropped == 1 and each.weak == [weak]
+    assert QueryConfig().floor_scope == "candidate"  # the default (rule 10)
+
+
+def test_answer_scoped_floors_keep_the_ranking_once_one_candidate_passes():
     strong = cand("a", vector=0.7, combined=0.6)
     weak = cand("b", vector=0.3, combined=0.3)  # under the combined floor: relevant sections often are
     answer = apply_floors("ledger-db failover steps", [strong, weak], replace(FLOORS, scope="answer"))
-    assert answer.kept == [strong, weak] and answer.dropped == 0
-    each = apply_floors("ledger-db failover steps", [strong, weak], replace(FLOORS, scope="candidate"))
-    assert each.kept == [strong] and each.dropped == 1
+    assert answer.kept == [strong, weak] and answer.dropped == 0 and answer.weak == []
     # with nothing passing, the scope changes nothing: no answer
     nothing = apply_floors("ledger-db failover steps", [weak], replace(FLOORS, scope="answer"))
     assert nothing.kept == []
@@ -122,63 +127,4 @@ def test_exact_term_rescue_keeps_one_keyword_match_containing_the_terms():
     ]
     outcome = apply_floors("LEDGER_SYNC_TIMEOUT value", ranked, FLOORS)
     assert [c.chunk_id for c in outcome.kept] == ["b"] and "keyword_rescue" in outcome.kept[0].flags
-
-
-# ---- 5-8. promotion, SD-MRG, dominance, diversity -----------------------------------------------
-def test_promotion_scores_a_section_by_its_best_child():
-    seeds_ = promote(
-        [
-            cand("c1", parent="p", fused=0.9, combined=0.5),
-            cand("c2", parent="p", fused=0.8, combined=0.7),
-            cand("c3", parent="q", fused=0.7, combined=0.6),
-        ]
-    )
-    assert [s.parent_chunk_id for s in seeds_] == ["p", "q"]
-    assert seeds_[0].children == ["c1", "c2"] and seeds_[0].combined == 0.7
-
-
-def seed(pid, doc, fused=1.0, combined=0.5):
-    return Seed(pid, doc, 0, fused, combined, 0.5, 0.5, [pid])
-
-
-def test_sparse_doc_recall_injects_a_short_documents_close_chunk_once():
-    selected = [seed("a1", "A"), seed("a2", "A"), seed("b1", "B")]
-    dense = [cand("s1", doc="S", parent="sp", vector=0.85), cand("s2", doc="S", parent="sp2", vector=0.84)]
-    out, injected = sparse_doc_recall(selected, dense, {"S": 2}, k=3, limits=SparseDocLimits(2, 0.20, 3))
-    assert [s.parent_chunk_id for s in injected] == ["sp"]  # once per document
-    assert len(out[:3]) == 3 and out[2].recall_injected and out[2].reason == "sparse_doc_recall"
-    assert [s.parent_chunk_id for s in out[:2]] == ["a1", "a2"]  # counts toward k: it displaced b1
-
-
-@pytest.mark.parametrize(
-    "counts,vector,present", [({"S": 3}, 0.9, False), ({"S": 1}, 0.79, False), ({"S": 1}, 0.9, True)]
-)
-def test_sparse_doc_recall_does_not_fire_for_long_far_or_already_selected_documents(counts, vector, present):
-    selected = [seed("a1", "A")] + ([seed("s0", "S")] if present else [])
-    out, injected = sparse_doc_recall(
-        selected, [cand("s1", doc="S", vector=vector)], counts, k=3, limits=SparseDocLimits(2, 0.20, 1)
-    )
-    assert injected == [] and out == selected
-
-
-def test_dominant_document_needs_most_of_the_score_and_two_seeds():
-    assert dominant_document([seed("a1", "A", 3), seed("a2", "A", 3), seed("b", "B", 1)], 3, 0.6) == "A"
-    assert dominant_document([seed("a1", "A", 3), seed("b", "B", 3), seed("c", "C", 3)], 3, 0.6) is None
-    assert dominant_document([seed("a1", "A", 9), seed("b", "B", 1)], 2, 0.6) is None
-
-
-def test_diversity_caps_a_document_at_two_unless_the_rest_is_much_worse():
-    close = [
-        seed("a1", "A", combined=0.9),
-        seed("a2", "A", combined=0.85),
-        seed("a3", "A", combined=0.8),
-        seed("b", "B", combined=0.75),
-    ]
-    assert [s.parent_chunk_id for s in diversify(close, 3, 2, 0.15)] == ["a1", "a2", "b"]
-    far = [
-        seed("a1", "A", combined=0.9),
-        seed("a2", "A", combined=0.85),
-        seed("a3", "A", combined=0.8),
-        seed("b", "B", combined=0.5),
-    ]
-    assert [s.parent_chunk_id for s in diversify(far, 3, 2, 0.15)] == ["a1", "a2", "a3"]
+    assert [c.chunk_id for c in outcome.weak] == ["a"] and outcome.dropped == 1 and outcome.rescued

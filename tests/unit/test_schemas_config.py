@@ -1,11 +1,12 @@
 import pytest
 
 from cairn.schemas.config import ConfigError, load_config, parse_config
+from tests.conftest import REPO
 
 
 def test_default_config_names_the_sample_sources():
     config = load_config("data/cairn.toml")
-    assert config.milvus.uri == "data/index/cairn.db" and config.milvus.is_lite
+    assert config.milvus.uri == str(REPO / "data" / "index" / "cairn.db") and config.milvus.is_lite
     assert {s.type for s in config.sources} == {"wiki", "pagerduty", "git", "pdf"}
     assert all(s.tenant and s.acl for s in config.sources)
 
@@ -93,7 +94,7 @@ def test_a_quality_override_of_an_unknown_band_is_refused_with_a_suggestion():
 
 
 def test_the_bands_an_override_may_narrow_are_those_the_checks_read():
-    from cairn.quality.checks import bands
+    from cairn.quality.expectations import bands
     from cairn.schemas.config import QUALITY_BANDS, CairnConfig
 
     assert set(bands(CairnConfig(), "wiki", "runbook")) == set(QUALITY_BANDS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from cairn.sources.pagerduty.api import MAX_OFFSET, ApiError, PagerDutyApi, RetryPolicy
@@ -18,6 +20,27 @@ def test_a_body_dripped_a_byte_at_a_time_is_cut_off_at_the_timeout_not_read_for_
             ApiError, match=r"gave up after 2 attempts \(network error: the response took longer than 0.5 s\)"
         ):
             client.get("/incidents")
+        assert client.get("/incidents", {"limit": 100})["incidents"] == INCIDENTS  # an answering server: as before
+
+
+def test_headers_dripped_a_byte_at_a_time_are_cut_off_at_the_timeout_not_read_for_a_minute():
+    """`timeout_seconds` bounds an attempt from its connection to its last byte: headers that arrive a byte every
+    50 ms (each read answered at once, so no per-read timeout ever fires) are given up on at the deadline."""
+    with FakePagerDuty(INCIDENTS, {}) as api:
+        api.faults["/incidents"] = ["drip-headers", "drip-headers"]  # ~1,300 bytes of headers: over a minute each
+        client = PagerDutyApi(api.url, TOKEN, timeout=0.5, retry=RetryPolicy(attempts=2, base_seconds=0.01))
+        with pytest.raises(
+            ApiError, match=r"gave up after 2 attempts \(network error: the response took longer than 0.5 s\)"
+        ):
+            client.get("/incidents")
+        assert len(api.requests) == 2
+        # the client hung up mid-headers each time (a client reading on until the body would have let the server
+        # send every header byte)
+        for _ in range(200):  # a hang guard: the server sees the hang-up at its next byte
+            if api.abandoned == 2:
+                break
+            time.sleep(0.05)
+        assert api.abandoned == 2
         assert client.get("/incidents", {"limit": 100})["incidents"] == INCIDENTS  # an answering server: as before
 
 

@@ -113,7 +113,7 @@ def test_a_deleted_files_entry_is_dropped(wiki, tmp_path, settled):
     page.unlink()
     discover_with_state(tmp_path / "state.sqlite", lambda memo: wiki_source(wiki, memo), Counter())
     assert state.versions("w").get("team/c.md", seen) is None
-    assert state._db.execute("select path from version_memo order by path").fetchall() == [("a.md",), ("team/b.md",)]
+    assert state._db.execute("select path from file_version order by path").fetchall() == [("a.md",), ("team/b.md",)]
     state.close()
 
 
@@ -153,3 +153,29 @@ def test_a_generation_keeps_its_own_memo_until_it_is_adopted(tmp_path):
     build.forget("cairn__g2")
     serving.close()
     build.close()
+
+
+def test_two_indexes_sharing_a_state_file_keep_their_own_memos(wiki, tmp_path, settled):
+    """Two configurations with a source of one name (each its own folder, each its own index) and the default
+    state file: each index's discovery remembers its own files, never dropping the other's."""
+    other = tmp_path / "other-wiki"
+    other.mkdir()
+    (other / "z.md").write_text("# Z\n\nzulu\n")
+    state_path = tmp_path / "state.sqlite"
+
+    def discover_as(index: str, root: Path, reads: Counter[str]) -> None:
+        state = SourceState(state_path, index)
+        try:
+            memo = state.versions("w")
+            discover(wiki_source(root, memo), reads)
+            memo.save()
+        finally:
+            state.close()
+
+    for _ in range(2):  # both indexes listed once: from now on, each remembers its own files
+        discover_as("/srv/a/cairn.db\0cairn", wiki, Counter())
+        discover_as("/srv/b/cairn.db\0cairn", other, Counter())
+    first, second = Counter[str](), Counter[str]()
+    discover_as("/srv/a/cairn.db\0cairn", wiki, first)
+    discover_as("/srv/b/cairn.db\0cairn", other, second)
+    assert first == {} and second == {}

@@ -1,5 +1,6 @@
 import pytest
 
+from cairn.errors import DocumentRefused, NothingToIndex
 from cairn.schemas import TEMPORAL_OPEN, ContentType, Environment, Severity
 from cairn.schemas.config import WikiSourceConfig
 from cairn.sources import DiscoveryFailure, DocumentError, SourceError
@@ -68,7 +69,6 @@ def test_document_id_is_stable_and_version_ignores_line_endings(tmp_path):
 @pytest.mark.parametrize(
     "content, reason",
     [
-        (b"", "empty file"),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "binary file"),
         (b"# caf\xe9\n", "not valid UTF-8 (byte 0xe9 at offset 5)"),
         (b"---\ntitle: [unclosed\n---\n# x\n", "front matter is not valid YAML"),
@@ -76,7 +76,6 @@ def test_document_id_is_stable_and_version_ignores_line_endings(tmp_path):
         (b"---\nacl: {a: 1}\n---\n# x\n", "'acl' must be a list of strings"),
         (b"---\nenvironment: moon\n---\n# x\n", "'moon' is not a valid Environment"),
         (b"---\nupdated: yesterday\n---\n# x\n", "not an ISO date"),
-        (b"---\ntitle: x\n---\n\n", "no Markdown content"),
     ],
 )
 def test_bad_input_is_a_document_error_with_a_reason(tmp_path, content, reason):
@@ -84,7 +83,26 @@ def test_bad_input_is_a_document_error_with_a_reason(tmp_path, content, reason):
     (tmp_path / "good.md").write_text("# Good\n\ntext\n")
     loaded = load_all(source(tmp_path))
     assert isinstance(loaded["bad.md"], DocumentError) and reason in loaded["bad.md"].reason
+    assert not isinstance(loaded["bad.md"], NothingToIndex)
     assert not isinstance(loaded["good.md"], DocumentError)
+
+
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"", "empty file"),
+        (b" \n\t\n", "empty file"),
+        (b"---\ntitle: Runbooks\nbookHidden: true\n---\n\n", "front matter only"),  # a Hugo section's _index.md
+        (
+            b'---\ntitle: "{{ replace .Name "-" " " | title }}"\ndate: {{ .Date }}\n---\n',
+            "front matter only",
+        ),  # archetype
+    ],
+)
+def test_a_page_with_nothing_to_index_is_set_apart_with_the_reason(tmp_path, content, reason):
+    (tmp_path / "_index.md").write_bytes(content)
+    loaded = load_all(source(tmp_path))
+    assert isinstance(loaded["_index.md"], NothingToIndex) and reason in loaded["_index.md"].reason
 
 
 def test_no_acl_anywhere_is_refused_default_deny(tmp_path):
@@ -153,6 +171,7 @@ def test_front_matter_may_narrow_the_acl_but_never_widen_it_empty_it_or_change_t
     assert set(failures) == {"widen.md", "empty.md", "move.md"}
     assert "everyone" in failures["widen.md"] and "never widen" in failures["widen.md"]
     assert "nobody could read" in failures["empty.md"]
+    assert all(isinstance(load_all(wide)[name], DocumentRefused) for name in failures)  # refused by policy
     assert "'globex' is not the source's tenant 'acme'" in failures["move.md"]
     assert _loaded(wide)["narrow.md"].access_control_list == ["dba"]
 

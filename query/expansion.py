@@ -1,0 +1,59 @@
+"""Rule 23: 1-hop neighbour expansion of the first N seeds. A seed's previous and next sections (same document
+version, read by query/parents.py) join the ranking with a down-weighted score, `expansion_weight` x the
+seed's, so that a neighbour never outranks its seed; when a document dominates, the seeds (hence their
+neighbours) are all of it (the gate ran first). Pure functions; the retriever reads the rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cairn.query.citations import trail
+from cairn.query.packing import version_of
+from cairn.query.selection import Seed
+from cairn.query.types import Row
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """[query] expansion_seeds and expansion_weight."""
+
+    seeds: int = 3  # the first N seeds (rule 21's order) whose neighbours are added
+    weight: float = 0.5  # a neighbour scores this fraction of its seed (< 1: never above it)
+
+
+def neighbour_seed(row: Row, seed: Seed, weight: float) -> Seed:
+    """A neighbour section as a seed: the seed's scores down-weighted, no evidence of its own."""
+    score = seed.fused * weight
+    return Seed(
+        row["chunk_id"],
+        row["document_id"],
+        int(row["section_order"]),
+        score,
+        seed.combined * weight,
+        0.0,
+        0.0,
+        [],
+        ["expanded"],
+        False,
+        f"neighbour of {seed.section_id or seed.parent_chunk_id}",
+        labels=len(trail(row["title"], list(row["breadcrumbs"]))),
+        section_id=row["section_id"],
+        version=version_of(row),
+        expanded_from=seed.parent_chunk_id,
+    )
+
+
+def expand(seeds: list[Seed], neighbours: dict[str, list[Row]], settings: Expansion) -> tuple[list[Seed], int]:
+    """The seeds and, after each of the first `settings.seeds`, its neighbours not already among them, each
+    scored `settings.weight` x its seed. `neighbours`: rows by the seed's parent chunk id. Returns (seeds with
+    the neighbours, neighbours added); the caller re-sorts (a neighbour scores below its seed, so it lands
+    after it)."""
+    present = {s.parent_chunk_id for s in seeds}
+    added: list[Seed] = []
+    for seed in seeds[: settings.seeds]:
+        for row in sorted(neighbours.get(seed.parent_chunk_id, []), key=lambda r: int(r["section_order"])):
+            if row["chunk_id"] in present:
+                continue
+            present.add(row["chunk_id"])
+            added.append(neighbour_seed(row, seed, settings.weight))
+    return seeds + added, len(added)

@@ -1,0 +1,74 @@
+"""The `[quality]` table: the data-quality checks' bands and where their reports go (quality/ reads it)."""
+
+from __future__ import annotations
+
+import difflib
+
+from pydantic import Field, field_validator
+
+from cairn.schemas.source_config import _Strict
+from cairn.schemas.values import s3_uri, shown_default
+
+
+class QualityConfig(_Strict):
+    """Data-quality checks (quality/): size bands per chunk type, `mostly` = the share of rows that must pass.
+    `overrides` narrows bands per source, per content type, or per "source.content_type" (most specific
+    wins), e.g. overrides = { incident = { parent_min_tokens = 150 } }."""
+
+    on_ingest: bool = True  # check the rows each ingest or backfill wrote, and write a report for it
+    report_dir: str = Field(
+        default="data/reports",
+        description="one folder per run or `cairn report` below this (formerly data/reports of the working directory)",
+        json_schema_extra=shown_default("reports"),
+    )
+    keep_reports: int = 50  # older report folders are removed (0 keeps them all)
+    report_uri: str | None = None  # s3://bucket/prefix: each report folder is uploaded there too
+    s3_endpoint_url: str | None = None  # overrides [s3] endpoint_url for the upload only
+    s3_region: str | None = None  # overrides [s3] region for the upload only
+    parent_min_tokens: int | None = None  # None = the chunking band
+    parent_max_tokens: int | None = None  # None = the chunking band
+    parent_mostly: float = 0.95  # share of parents that must be inside the band
+    abstract_mostly: float = 0.95  # share of abstracts inside 100-200 tokens (the chunking band)
+    child_mostly: float = 0.95  # one child per section (the remainder, its smallest) is not held to the band
+    health_min: float = 0.5  # chunk_health_score at least this
+    health_mostly: float = 0.90  # for this share of sections
+    examples: int = 5  # failing rows named per expectation
+    overrides: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description=(
+            'narrower bands per source, content type or "source.content_type", e.g. '
+            "{ incident = { parent_min_tokens = 150 } }"
+        ),
+    )
+
+    @field_validator("report_uri")
+    @classmethod
+    def _bucket(cls, value: str | None) -> str | None:
+        return s3_uri(value) if value is not None else None
+
+    @field_validator("overrides")
+    @classmethod
+    def _known_bands(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for where, band in value.items():
+            for key in band:
+                if key not in QUALITY_BANDS:
+                    close = difflib.get_close_matches(key, QUALITY_BANDS, n=1, cutoff=0.6)
+                    hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(QUALITY_BANDS)}"
+                    raise ValueError(f"{where}: unknown band {key!r}{hint}")
+        return value
+
+
+# What [quality] overrides may narrow (quality/expectations.py reads them): the size bands and the shares held to them.
+QUALITY_BANDS = (
+    "parent_min_tokens",
+    "parent_max_tokens",
+    "parent_mostly",
+    "abstract_min_tokens",
+    "abstract_max_tokens",
+    "abstract_mostly",
+    "child_min_tokens",
+    "child_max_tokens",
+    "child_mostly",
+    "health_min",
+    "health_mostly",
+)

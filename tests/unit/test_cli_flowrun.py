@@ -1,0 +1,60 @@
+"""The terminal shows Cairn's lines only while a flow runs (cli/flowrun.py): other stream handlers (Prefect's
+console handler, on the root logger and its own) pass nothing unless --verbose; Cairn's own handler and handlers
+that do not write to a stream (Prefect's API shipping) are left alone."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+
+from cairn.cli.app import set_log_level
+from cairn.cli.flowrun import quiet_prefect
+
+
+@pytest.fixture
+def prefect_like(capfd):
+    """A logger with a console handler on the process's stderr and a handler that is not a stream, as Prefect sets
+    up (capfd reads what reaches file descriptor 2)."""
+    shipped: list[logging.LogRecord] = []
+    logger = logging.getLogger("prefect.flow_runs.test-quiet")
+    console = logging.StreamHandler(sys.__stderr__)
+    api = logging.Handler()
+    api.emit = shipped.append  # type: ignore[method-assign]
+    logger.addHandler(console)
+    logger.addHandler(api)
+    logger.propagate = False  # these two handlers are the whole picture (not what other tests left on the root)
+    cairn_level = logging.getLogger("cairn").level
+    yield logger, capfd, shipped
+    logger.removeHandler(console)
+    logger.removeHandler(api)
+    logging.getLogger("cairn").setLevel(cairn_level)
+
+
+def test_prefects_lines_stay_off_the_terminal_but_keep_reaching_prefect(prefect_like):
+    logger, capfd, shipped = prefect_like
+    set_log_level(logging.WARNING)  # no --verbose
+    quiet_prefect()
+    logger.warning("10 input(s) failed; see the run report")
+    assert capfd.readouterr().err == "" and len(shipped) == 1
+
+
+def test_verbose_shows_prefects_lines_and_their_tracebacks(prefect_like):
+    logger, capfd, _ = prefect_like
+    quiet_prefect()
+    set_log_level(logging.INFO)  # --verbose
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        logger.exception("Task run failed")
+    err = capfd.readouterr().err
+    assert "Task run failed" in err and "Traceback" in err
+
+
+def test_a_handler_writing_elsewhere_keeps_everything(prefect_like, caplog):
+    logger, _, _ = prefect_like
+    set_log_level(logging.WARNING)
+    quiet_prefect()  # pytest's capture handler writes to memory, as a file handler writes to its file
+    logger.warning("kept")
+    assert "kept" in caplog.text

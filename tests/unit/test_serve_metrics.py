@@ -1,0 +1,45 @@
+"""What `GET /metrics` counts from one answer's diagnostics (serve/metrics.py), on hand-made results: the
+dominance score (rule 25) and the empty results by why (#39). The live service's scrape is
+tests/integration/test_serve.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from cairn.query import Hit, RetrievalResult
+from cairn.serve.feedback import FeedbackStore
+from cairn.serve.metrics import ServiceMetrics
+
+
+@pytest.fixture
+def metrics(tmp_path):
+    return ServiceMetrics(FeedbackStore(tmp_path / "feedback.sqlite", keep_days=1))
+
+
+def sample(metrics: ServiceMetrics, name: str) -> float:
+    text = metrics.exposition().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.split(" ")[0] == name)
+
+
+def hit(document_id: str) -> Hit:
+    return Hit("c", document_id, "s", [], "T", "u", 0.8, "", "", "v", None, "")
+
+
+def test_the_dominance_score_of_each_unscoped_answer_is_observed(metrics):
+    gated = {"score": 0.75, "document": "A", "documents": 2, "primary": "A", "gated_out": 1, "note": "..."}
+    metrics.answered(RetrievalResult("q", [hit("A")], diagnostics={"dominance": gated}), 0.1)
+    metrics.answered(RetrievalResult("q", [hit("B")], diagnostics={"dominance": {"note": "not run: doc_tag"}}), 0.1)
+    assert sample(metrics, "cairn_dominance_score_count") == 1
+    assert sample(metrics, "cairn_dominance_score_sum") == pytest.approx(0.75)
+    assert sample(metrics, 'cairn_dominance_score_bucket{le="0.8"}') == 1
+    assert sample(metrics, 'cairn_dominance_score_bucket{le="0.7"}') == 0
+
+
+def test_empty_answers_are_counted_by_why_they_are_empty(metrics):
+    for reason in ("no_access", "no_access", "below_floors"):
+        metrics.answered(RetrievalResult("q", [], status="no_results", empty_reason=reason), 0.1)
+    metrics.answered(RetrievalResult("q", [hit("A")]), 0.1)
+    assert sample(metrics, 'cairn_empty_results_total{reason="no_access"}') == 2
+    assert sample(metrics, 'cairn_empty_results_total{reason="below_floors"}') == 1
+    assert sample(metrics, 'cairn_empty_results_total{reason="out_of_scope"}') == 0  # present from the start
+    assert sample(metrics, 'cairn_retrieve_requests_total{status="no_results"}') == 3
