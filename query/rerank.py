@@ -29,11 +29,10 @@ def in_band(top: float, band: tuple[float, float]) -> bool:
     return lo <= top < hi
 
 
-def passage(c: Candidate, text: str | None = None) -> str:
-    """What the model reads of a candidate: where it sits (title › breadcrumbs), then its text (or `text`)."""
+def passage(c: Candidate) -> str:
+    """What the model reads of a candidate: where it sits (title › breadcrumbs), then its text."""
     heading = " › ".join(part for part in [c.title, *c.breadcrumbs] if part)
-    body = c.text if text is None else text
-    return f"{heading}\n{body}" if heading else body
+    return f"{heading}\n{c.text}" if heading else c.text
 
 
 def _scaled(values: np.ndarray) -> np.ndarray:
@@ -62,32 +61,13 @@ def reorder(head: list[Candidate], scores: np.ndarray, weight: float = 1.0) -> l
     return [head[i] for i in order]
 
 
-def rerank(
-    query: str,
-    ranked: list[Candidate],
-    model: Reranker,
-    top: int,
-    weight: float = 1.0,
-    sections: dict[str, str] | None = None,
-) -> RerankOutcome:
+def rerank(query: str, ranked: list[Candidate], model: Reranker, top: int, weight: float = 1.0) -> RerankOutcome:
     """The top `top` candidates of `ranked` (best first) reordered by `model` (`reorder`), the rest after them
-    as they were; nothing to reorder under two. With `sections` (parent chunk id -> the section's text), the
-    model reads the top `top` sections whole instead, and each moves with its children."""
-    groups: dict[str, list[Candidate]] = {}
-    for c in ranked:
-        groups.setdefault(c.parent_chunk_id if sections is not None else c.chunk_id, []).append(c)
-    keys = [key for key in groups if sections is None or key in sections][:top]
-    if len(keys) < 2:
+    as they were; nothing to reorder under two candidates."""
+    head, rest = ranked[:top], ranked[top:]
+    if len(head) < 2:
         return RerankOutcome(ranked, False, 0.0)
-    head = [groups[key][0] for key in keys]
-    texts = [passage(c) if sections is None else passage(c, sections[key]) for key, c in zip(keys, head)]
     started = time.perf_counter()
-    scores = model.score(query, texts)
+    scores = model.score(query, [passage(c) for c in head])
     ms = round((time.perf_counter() - started) * 1000, 2)
-    moved = [
-        c
-        for first in reorder(head, scores, weight)
-        for c in groups[first.parent_chunk_id if sections is not None else first.chunk_id]
-    ]
-    chosen = {id(c) for c in moved}
-    return RerankOutcome(moved + [c for c in ranked if id(c) not in chosen], True, ms)
+    return RerankOutcome(reorder(head, scores, weight) + rest, True, ms)

@@ -225,11 +225,7 @@ class Retriever:
 
         trace["rerank_used"], trace["rerank_ms"] = False, 0.0
         if on("rerank") and ranked and in_band(max(c.combined for c in ranked), s.rerank_band):
-            sections = None
-            if s.rerank_text == "section":
-                parents = list(dict.fromkeys(c.parent_chunk_id for c in ranked))[: s.rerank_top]
-                sections = {key: row["text"] for key, row in fetch_parents(self.reader, parents, access).items()}
-            reranked = rerank(text, ranked, self.reranker(), s.rerank_top, s.rerank_weight, sections)
+            reranked = rerank(text, ranked, self.reranker(), s.rerank_top, s.rerank_weight)
             ranked, trace["rerank_used"], trace["rerank_ms"] = reranked.ranked, reranked.used, reranked.ms
             clock.lap("rerank")
 

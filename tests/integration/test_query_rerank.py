@@ -27,7 +27,8 @@ def ask(tmp_path_factory):
     encoder = encoder_for(config.embedding)
 
     def retrieve(**settings):
-        query = config.query.model_copy(update=settings)
+        # every candidate ranked once one passes the floors: three sections to put in order, not one
+        query = config.query.model_copy(update={"floor_scope": "answer", **settings})
         retriever = Retriever(config.milvus, type(query)(**query.model_dump()), encoder, client=reader)
         return retriever.retrieve(QUESTION, SRE, k=3)
 
