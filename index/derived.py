@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cairn.index.ledger import IndexedDocument, LedgerEntry, read_ledger
+from cairn.index.ledger import IndexedDocument, LedgerEntry, read_rows
 from cairn.index.milvus import CollectionReader
 from cairn.index.sqlite import open_or_rebuild
 from cairn.schemas import ChunkType
@@ -215,15 +215,11 @@ class DerivedLedger:
             return handed
         with self._lock:
             rows = self._db.execute(
-                "select chunk_id, document_id, version, chunk_type, parent_chunk_id, sections, children, access"
+                "select chunk_id, document_id, version, chunk_type = ?, parent_chunk_id, sections, children, access"
                 " from chunk where source = ? and is_current = 1",
-                (source,),
+                (ChunkType.FULL_TEXT.value, source),
             ).fetchall()
-        parent = ChunkType.FULL_TEXT.value
-        return read_ledger(
-            LedgerEntry(chunk_id, document_id, version, kind == parent, up, sections, children, access)
-            for chunk_id, document_id, version, kind, up, sections, children, access in rows
-        )
+        return read_rows(rows)
 
     def hand_on(self, source: str, ledger: dict[str, IndexedDocument]) -> None:
         """Keep `ledger` (read from this file) for the next read of `source`'s in this process, as long as the file
