@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cairn.index.ledger import IndexedDocument, LedgerEntry, read_ledger
+from cairn.index.ledger import IndexedDocument, LedgerEntry, read_rows
 from cairn.index.milvus import CollectionReader
 from cairn.index.sqlite import open_or_rebuild
 from cairn.schemas import ChunkType
@@ -64,6 +64,7 @@ create table if not exists chunk (
 create table if not exists figure (chunk_id text primary key, figures text not null);
 create index if not exists chunk_source on chunk (source, is_current);
 create index if not exists chunk_document on chunk (document_id);
+create index if not exists chunk_kind on chunk (tenant, source, chunk_type);
 """
 
 
@@ -214,15 +215,11 @@ class DerivedLedger:
             return handed
         with self._lock:
             rows = self._db.execute(
-                "select chunk_id, document_id, version, chunk_type, parent_chunk_id, sections, children, access"
+                "select chunk_id, document_id, version, chunk_type = ?, parent_chunk_id, sections, children, access"
                 " from chunk where source = ? and is_current = 1",
-                (source,),
+                (ChunkType.FULL_TEXT.value, source),
             ).fetchall()
-        parent = ChunkType.FULL_TEXT.value
-        return read_ledger(
-            LedgerEntry(chunk_id, document_id, version, kind == parent, up, sections, children, access)
-            for chunk_id, document_id, version, kind, up, sections, children, access in rows
-        )
+        return read_rows(rows)
 
     def hand_on(self, source: str, ledger: dict[str, IndexedDocument]) -> None:
         """Keep `ledger` (read from this file) for the next read of `source`'s in this process, as long as the file
@@ -232,7 +229,8 @@ class DerivedLedger:
         _handed[(str(self.path), source, self.mark)] = ledger
 
     def counts(self) -> Counter[tuple[str, str, str]]:
-        """Rows per (tenant, source, chunk_type), as CollectionReader.counts scans them."""
+        """Rows per (tenant, source, chunk_type), as CollectionReader.counts scans them (from an index of their own:
+        0.03 s at 100k pages where a pass over the rows took 0.27, most of `cairn status` after its imports)."""
         with self._lock:
             rows = self._db.execute("select tenant, source, chunk_type, count(*) from chunk group by 1, 2, 3")
             found = rows.fetchall()

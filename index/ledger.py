@@ -9,7 +9,6 @@ that could drift from it.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -25,7 +24,7 @@ class RowReader(Protocol):
     def iterate(self, filter: str, fields: list[str]) -> Iterable[Row]: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class IndexedDocument:
     """The current (is_current) rows of one document, summarised."""
 
@@ -33,7 +32,7 @@ class IndexedDocument:
     versions: set[str] = field(default_factory=set)  # versions among its current rows (parents or children)
     rows: dict[str, str] = field(default_factory=dict)  # chunk_id -> version_hash, every current row (retired by id)
     parents: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk_id -> (version, sections, children)
-    children_per_parent: Counter[str] = field(default_factory=Counter)  # parent chunk_id -> child rows present
+    children_per_parent: dict[str, int] = field(default_factory=dict)  # parent chunk_id -> child rows present
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
     access: set[str] = field(default_factory=set)  # the access fingerprints its parent rows were written under
 
@@ -70,7 +69,7 @@ class IndexedDocument:
             out.append(f"{len(self.parents)} of {next(iter(promised))} parent rows")
         missing = extra = 0
         for chunk_id, (_, _, children) in self.parents.items():
-            have = self.children_per_parent[chunk_id]
+            have = self.children_per_parent.get(chunk_id, 0)
             missing += max(0, children - have)
             extra += max(0, have - children)
         if missing:
@@ -126,36 +125,48 @@ def ledger_filters(source_name: str) -> tuple[str, str]:
     )
 
 
+# One row of a ledger, as read_rows takes it: chunk_id, document_id, version, is_parent, parent_chunk_id (a
+# child's), sections, children, access (a parent's): LedgerEntry's fields, a tuple (the derived ledger reads
+# hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a second).
+LedgerRow = tuple[str, str, str, bool, str, int, int, str]
+
+
 def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
     """document_id -> its current rows, for one source, from the entries of its current rows (parents and
     children in any order): from any store (MilvusStore pages them from the collection, or reads the derived
     ledger)."""
-    docs: dict[str, IndexedDocument] = {}
+    return read_rows(
+        (e.chunk_id, e.document_id, e.version, e.is_parent, e.parent_chunk_id, e.sections, e.children, e.access)
+        for e in entries
+    )
 
-    def document(document_id: str) -> IndexedDocument:
+
+def read_rows(rows: Iterable[LedgerRow]) -> dict[str, IndexedDocument]:
+    """read_ledger over rows as tuples (LedgerRow)."""
+    docs: dict[str, IndexedDocument] = {}
+    children: list[LedgerRow] = []
+    for row in rows:
+        if not row[3]:
+            children.append(row)
+            continue
+        chunk_id, document_id, version, _, _, sections, promised, access = row
         doc = docs.get(document_id)
         if doc is None:
             doc = docs[document_id] = IndexedDocument(document_id)
-        return doc
-
-    children: list[LedgerEntry] = []
-    for entry in entries:
-        if not entry.is_parent:
-            children.append(entry)
-            continue
-        doc = document(entry.document_id)
-        doc.versions.add(entry.version)
-        doc.access.add(entry.access)
-        doc.rows[entry.chunk_id] = entry.version
-        doc.parents[entry.chunk_id] = (entry.version, entry.sections, entry.children)
-    for entry in children:
-        doc = document(entry.document_id)
-        doc.versions.add(entry.version)
-        doc.rows[entry.chunk_id] = entry.version
-        if entry.parent_chunk_id in doc.parents:
-            doc.children_per_parent[entry.parent_chunk_id] += 1
+        doc.versions.add(version)
+        doc.access.add(access)
+        doc.rows[chunk_id] = version
+        doc.parents[chunk_id] = (version, sections, promised)
+    for chunk_id, document_id, version, _, parent, _, _, _ in children:
+        doc = docs.get(document_id)
+        if doc is None:
+            doc = docs[document_id] = IndexedDocument(document_id)
+        doc.versions.add(version)
+        doc.rows[chunk_id] = version
+        if parent in doc.parents:
+            doc.children_per_parent[parent] = doc.children_per_parent.get(parent, 0) + 1
         else:
-            doc.orphans.append(entry.chunk_id)
+            doc.orphans.append(chunk_id)
     return docs
 
 

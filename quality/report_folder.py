@@ -104,6 +104,21 @@ def write_plots(folder: Path, figures: list[Distribution], results: list[Result]
     return written
 
 
+def new_folder(root: Path, name: str) -> Path:
+    """A report folder of its own: `name`, or `name-2`, `name-3`... when a report of the same second and scope
+    has it (a report over what changed takes well under a second: two in a row shared one, and great-expectations'
+    context in it)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        folder = root / (name if n == 1 else f"{name}-{n}")
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{root / name}: a thousand report folders of that name in one second")
+
+
 def write_report(
     frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, title: str, scope: scopes.Scope | None = None
 ) -> QualityReport:
@@ -114,8 +129,7 @@ def write_report(
     it when it is full (or no full report exists yet)."""
     scope = scope or scopes.full_report()
     now = time.gmtime()
-    folder = Path(config.quality.report_dir) / f"{time.strftime('%Y%m%dT%H%M%SZ', now)}-{name}"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = new_folder(Path(config.quality.report_dir), f"{time.strftime('%Y%m%dT%H%M%SZ', now)}-{name}")
     checked = validate(frame, config, dim, folder) if not frame.empty else frame.assign(checked=0, failed=0)
     limit, unchecked, lowest = config.quality.examples, 0, None
     if scope.ledger is None:

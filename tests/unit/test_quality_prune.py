@@ -104,3 +104,13 @@ def test_a_selection_of_every_current_row_is_a_full_report_and_any_narrower_one_
     assert not scope.rows('is_current == true and source_name == "wiki"').full
     assert scope.of(None, None).full and not scope.of("wiki", None).full and not scope.of(None, "acme").full
     assert scope.of("wiki", "acme").description == "one source wiki and tenant acme only"
+
+
+def test_two_reports_in_one_second_get_folders_of_their_own(tmp_path):
+    from cairn.quality.report_folder import new_folder
+
+    first, second = (
+        new_folder(tmp_path, "20260101T000000Z-report-all"),
+        new_folder(tmp_path, "20260101T000000Z-report-all"),
+    )
+    assert first != second and first.is_dir() and second.is_dir() and sorted([second, first]) == [first, second]
