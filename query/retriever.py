@@ -39,7 +39,6 @@ from cairn.query.floors import Floors, apply_floors
 from cairn.query.fusion import fuse, leg_weights
 from cairn.query.gate import gate
 from cairn.query.hits import weak_hits
-from cairn.query.parents import fetch_parents
 from cairn.query.pipeline import Ask, Steps
 from cairn.query.rerank import in_band, rerank
 from cairn.query.search import Search
@@ -194,7 +193,7 @@ class Retriever:
 
     # ---- the pipeline --------------------------------------------------------------------------------
     def _retrieve(self, ask: Ask) -> RetrievalResult:
-        text, k, access, scoped = ask.text, ask.k, ask.access, ask.scoped
+        text, k, scoped = ask.text, ask.k, ask.scoped
         s, on, clock = self.settings, self.settings.enabled, _Clock()
         trace: Diagnostics = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
