@@ -26,7 +26,7 @@ from cairn.embedding.model import MODELS
 REFERENCE = "all-MiniLM-L6-v2"  # the model whose cosines the [query] settings were first set in
 QUANTILES = np.linspace(0.05, 0.95, 19)
 DENSE_ONLY = {
-    "steps": {"keyword_leg": False, "floors": False, "gate": False, "second_pass": False, "sparse_doc_recall": False}
+    "steps": {"keyword_leg": False, "floors": False, "gate": False, "rerank": False, "sparse_doc_recall": False}
 }
 
 

@@ -26,8 +26,9 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.common import DEFAULT_MODEL, REPO, RESULTS, require_shared, save
+from bench.common import DEFAULT_MODEL, REPO, RESULTS, percentile, require_shared, save
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, DevSet, ingest
+from bench.eval_memo import MemoEncoder, memo_reader, memo_reranker
 from cairn.embedding.model import BACKENDS, MODELS
 from cairn.schemas.config import QueryConfig
 
@@ -37,7 +38,15 @@ VARIANTS: dict[str, dict] = {
     "full": {},
     "no_gate": {"steps": {"gate": False}},
     "no_floors": {"steps": {"floors": False}},
-    "with_second_pass": {"steps": {"second_pass": True}},
+    "with_rerank": {"steps": {"rerank": True}},
+    "with_rerank_colbert": {"steps": {"rerank": True}, "rerank_model": "answerai-colbert-small-v1"},
+    "rerank_every_question": {"steps": {"rerank": True}, "rerank_band": (0.0, 2.0)},
+    "rerank_every_question_colbert": {
+        "steps": {"rerank": True},
+        "rerank_band": (0.0, 2.0),
+        "rerank_model": "answerai-colbert-small-v1",
+    },
+    "rerank_every_question_replace": {"steps": {"rerank": True}, "rerank_band": (0.0, 2.0), "rerank_weight": 1.0},
     "no_sparse_doc_recall": {"steps": {"sparse_doc_recall": False}},
     "answer_floors": {"floor_scope": "answer"},
     "no_dominance": {"steps": {"dominance": False}},
@@ -68,7 +77,11 @@ LABELS = {
     "full": "**the default pipeline**",
     "no_gate": "without the query gate",
     "no_floors": "without the relevance floors",
-    "with_second_pass": "with the second pass (off by default since 0.5)",
+    "with_rerank": "with the borderline rerank (cross-encoder ms-marco-MiniLM-L-12-v2, blended 0.5)",
+    "with_rerank_colbert": "with the borderline rerank (late interaction, answerai-colbert-small-v1's body)",
+    "rerank_every_question": "reranking every question (cross-encoder, blended 0.5)",
+    "rerank_every_question_colbert": "reranking every question (late interaction, blended 0.5)",
+    "rerank_every_question_replace": "reranking every question (cross-encoder's order alone)",
     "no_sparse_doc_recall": "without the short-document recall guarantee",
     "answer_floors": "floors do not guard citations: every candidate ranked once one passes (0.5)",
     "no_dominance": "without the dominance step (no gate, no main document first)",
@@ -166,56 +179,6 @@ def write_readme_table(results: dict, readme: Path) -> None:
     readme.write_text(f"{before}{TABLE_START}\n{ablation_table(results)}\n{TABLE_END}{after}", encoding="utf-8")
 
 
-class MemoEncoder:
-    """The same query text is embedded once across variants (the model is the slow part on 2 cores)."""
-
-    def __init__(self, encoder) -> None:
-        self.encoder, self.memo = encoder, {}
-        self.identity = getattr(encoder, "identity", "")
-
-    def encode_queries(self, texts):
-        import numpy as np
-
-        missing = [t for t in texts if t not in self.memo]
-        if missing:
-            self.memo.update(zip(missing, self.encoder.encode_queries(missing)))
-        return np.stack([self.memo[t] for t in texts])
-
-
-def memo_reader(config):
-    """The collection's reader, its client answering each distinct search and read from Milvus once per run:
-    every variant asks the same searches of the same query (the steps after the legs differ), so the twelve
-    variants cost about two passes of Milvus instead of twelve. The client is memoised, not the reader: a
-    collection served through an alias (a rebuilt index) gets a reader of its own on the same client. Copies
-    are returned (the pipeline extends what it reads). Latency after a set's first variant is therefore the
-    pipeline's own time, without Milvus."""
-    import pickle
-
-    from cairn.query.retriever import connect
-
-    reader = connect(config.milvus)
-    memo: dict = {}
-
-    def once(call):
-        def memoised(*args, **kwargs):
-            key = (call.__name__, repr(args), repr(sorted(kwargs.items())))
-            if key not in memo:
-                found = call(*args, **kwargs)  # pymilvus's result types, as plain lists and dicts
-                found = (
-                    [[dict(hit) for hit in hits] for hits in found]
-                    if call.__name__ == "search"
-                    else [dict(row) for row in found]
-                )
-                memo[key] = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
-            return pickle.loads(memo[key])
-
-        return memoised
-
-    for name in ("search", "get", "query"):
-        setattr(reader.client, name, once(getattr(reader.client, name)))
-    return reader
-
-
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -238,9 +201,10 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
     config = load_config(dev.config)
     settings = config.query.model_copy(update=variant)
     settings = type(settings)(**settings.model_dump())  # re-validated
-    retriever = Retriever(config.milvus, settings, encoder, client=reader or connect(config.milvus))
+    reranker = memo_reranker(settings.rerank_model) if settings.enabled("rerank") else None
+    retriever = Retriever(config.milvus, settings, encoder, client=reader or connect(config.milvus), reranker=reranker)
     principal = Principal(TENANT, [GROUP])
-    runs, latencies, statuses, injections, second, primary = [], [], {}, 0, 0, []
+    runs, latencies, statuses, injections, primary, rerank_ms = [], [], {}, 0, [], []
     for query in dev.queries[:limit]:
         started = time.perf_counter()
         result = retriever.retrieve(query.text, principal, k=k, doc_tag=query.doc_tag)
@@ -253,7 +217,8 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         if result.empty_reason:  # why it is empty: below_floors, too_vague, ... (#39)
             statuses[result.empty_reason] = statuses.get(result.empty_reason, 0) + 1
         injections += result.diagnostics.get("injections", 0)
-        second += bool(result.diagnostics.get("second_pass"))
+        if result.diagnostics.get("rerank_used") and reranker is not None:
+            rerank_ms.append(reranker.last_ms)
         if result.diagnostics.get("primary_doc_fraction") is not None:
             primary.append(result.diagnostics["primary_doc_fraction"])
         for hit in result.hits:
@@ -270,7 +235,8 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         "metrics": summarise(runs, k=10),
         "statuses": statuses,
         "injections": injections,
-        "second_passes": second,
+        "reranked": len(rerank_ms),
+        "rerank_ms_p95": round(percentile(rerank_ms, 0.95), 1) if rerank_ms else None,
         "gated_queries": len(primary),
         "mean_primary_doc_fraction": round(statistics.mean(primary), 4) if primary else None,
         "latency_ms_p50": round(latencies[len(latencies) // 2], 1) if latencies else None,
@@ -326,10 +292,12 @@ def main() -> None:
         reader = memo_reader(load_config(dev.config))
         for variant in args.variants.split(","):
             entry["variants"][variant] = evaluate(dev, VARIANTS[variant], encoder, args.k, limit, reader)
-            m = entry["variants"][variant]["metrics"]
+            run = entry["variants"][variant]
+            m = run["metrics"]
+            reranked = f" reranked {run['reranked']} (p95 {run['rerank_ms_p95']} ms)" if run["reranked"] else ""
             print(
                 f"{name:9} {variant:22} ndcg@10 {m['ndcg@10']:.3f} r@1 {m['recall@1']:.3f} r@5 {m['recall@5']:.3f} "
-                f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {entry['variants'][variant]['latency_ms_p50']} ms",
+                f"r@10 {m['recall@10']:.3f} mrr {m['mrr']:.3f} p50 {run['latency_ms_p50']} ms{reranked}",
                 flush=True,
             )
         reader.close()

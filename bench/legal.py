@@ -68,7 +68,7 @@ PLAIN_HYBRID_OFF = (
     "gate",
     "transform",
     "floors",
-    "second_pass",
+    "rerank",
     "sparse_doc_recall",
     "dominance",
     "diversity",

@@ -124,16 +124,22 @@ def export_query_model(
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> Outcome:
-    """Export the configured encoder for services installed with `cairn[query]` (no torch): copy the folder to
-    the service and set `[embedding] query_model` (or $CAIRN_QUERY_MODEL) to it."""
+    """Export the configured encoder for services installed with `cairn[query]` (no torch), and the configured
+    reranker when `[query] steps.rerank` is on: copy the folder to the service and set `[embedding] query_model`
+    (or $CAIRN_QUERY_MODEL) to it."""
     from cairn.embedding import encoder_for
     from cairn.embedding.query_model import export_query_model as export
 
     cfg = load(ctx, config)
     encoder = encoder_for(cfg.embedding)
-    export(encoder, folder)
+    reranker = cfg.query.rerank_model if cfg.query.enabled("rerank") else None
+    export(encoder, folder, reranker)
     if as_json:
-        output.print_json({"folder": str(folder), "identity": encoder.identity, "dim": encoder.dim})
+        output.print_json(
+            {"folder": str(folder), "identity": encoder.identity, "dim": encoder.dim, "reranker": reranker}
+        )
     else:
-        output.line(f"query model for {encoder.identity} written to {folder}")
+        output.line(
+            f"query model for {encoder.identity}{f' and reranker {reranker}' if reranker else ''} written to {folder}"
+        )
     return Outcome.OK

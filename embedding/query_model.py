@@ -8,7 +8,8 @@ volume, an object store) and points `[embedding] query_model` (or `$CAIRN_QUERY_
 `Retriever.from_config` then embeds queries with onnxruntime and the `tokenizers` library: tokenise with
 truncation at the model's max_seq_length, mean-pool over the attention mask, L2-normalise, as
 sentence-transformers does for this model (or take the first token's vector, for a model pooled that way,
-as the manifest records). The identity comes from the manifest: against a collection filled
+as the manifest records). The folder also carries the configured reranker when the export asked for it
+(embedding/reranker.py reads it from there). The identity comes from the manifest: against a collection filled
 by another encoder, the Retriever embeds with that one if this install can run it, else refuses (query/serving.py).
 """
 
@@ -27,8 +28,9 @@ MANIFEST = "cairn-query-model.json"
 MODEL_FILE = "model.onnx"
 
 
-def export_query_model(encoder, folder: Path) -> Path:
-    """Write the query model of `encoder` (a cairn.embedding.Encoder of the full install) into `folder`."""
+def export_query_model(encoder, folder: Path, reranker: str | None = None) -> Path:
+    """Write the query model of `encoder` (a cairn.embedding.Encoder of the full install) into `folder`, and the
+    reranker named `reranker` (embedding/reranker.py RERANKERS) beside it, in folder/reranker/<name>/."""
     from cairn.embedding.model import _model_dir, bundled_files
     from cairn.embedding.onnx import check_pooling, export_fp32, export_int8
 
@@ -55,6 +57,11 @@ def export_query_model(encoder, folder: Path) -> Path:
         "pooling": spec.pooling,
         "query_prefix": spec.query_prefix,
     }
+    if reranker:
+        from cairn.embedding.reranker import export_reranker
+
+        export_reranker(reranker, folder)
+        manifest["reranker"] = reranker
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return folder
 

@@ -1,4 +1,4 @@
-"""Rules 10 and 13: score floors and the exact-term rescue (and when a second pass is worth its cost).
+"""Rules 10 and 13: score floors and the exact-term rescue.
 
 With `floor_scope = "candidate"` (the default) the floors guard the citations: only candidates that pass them
 are ranked, cited and packed; the others are the weak ones, listed apart in the diagnostics. With "answer" the
@@ -84,9 +84,3 @@ def apply_floors(query: str, ranked: list[Candidate], floors: Floors) -> FloorOu
             outcome.dropped = len(outcome.weak)
             outcome.notes.append(f"kept one keyword match covering {coverage:.0%} of the query terms")
     return outcome
-
-
-def wants_second_pass(top: float, band: tuple[float, float]) -> bool:
-    """Confident hits skip it; only a borderline top score pays for a rescoring."""
-    lo, hi = band
-    return lo <= top < hi

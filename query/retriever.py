@@ -10,10 +10,10 @@ search legs) and query/parents.py's (parent rows), through the generation query/
 
 Steps (each off with `[query] steps = { name = false }`, see schemas.config.QUERY_STEPS): gate -> transform ->
 hybrid search (dense full text, dense abstract, BM25; tenant + ACL + time pre-filter inside Milvus) ->
-fusion -> second pass -> floors (+ exact-term rescue) -> promotion to sections (one version per document) ->
-dominance gate -> expansion -> diversity -> sparse-document recall -> the cut to k -> parents fetched (ACL
-re-checked) -> citations -> packing -> confidence + gaps -> one telemetry record (query/pipeline.py has the
-steps after the floors). An empty result says why (query/empty.py).
+fusion -> rerank (a borderline top only) -> floors (+ exact-term rescue) -> promotion to sections (one version
+per document) -> dominance gate -> expansion -> diversity -> sparse-document recall -> the cut to k -> parents
+fetched (ACL re-checked) -> citations -> packing -> confidence + gaps -> one telemetry record (query/pipeline.py
+has the steps after the floors). An empty result says why (query/empty.py).
 """
 
 from __future__ import annotations
@@ -28,17 +28,19 @@ from pathlib import Path
 from pymilvus.exceptions import MilvusException
 
 from cairn.embedding import Encoder, query_encoder_for
+from cairn.embedding.reranker import Reranker, load_reranker
 from cairn.errors import NoCollection, RetrievalError, StoreError
 from cairn.index.generations import open_serving
 from cairn.index.milvus import CollectionReader, Connection
 from cairn.query import confidence as conf
 from cairn.query.empty import BELOW_FLOORS, TOO_VAGUE, Scope, message, why_nothing_found
 from cairn.query.filters import Access, AsOf, Filters, as_epoch, search_expr
-from cairn.query.floors import Floors, apply_floors, wants_second_pass
+from cairn.query.floors import Floors, apply_floors
 from cairn.query.fusion import fuse, leg_weights
 from cairn.query.gate import gate
 from cairn.query.hits import weak_hits
 from cairn.query.pipeline import Ask, Steps
+from cairn.query.rerank import in_band, rerank
 from cairn.query.search import Search
 from cairn.query.serving import ServedCollection
 from cairn.query.transform import load_transform, seeds
@@ -80,9 +82,11 @@ class Retriever:
         settings: QueryConfig,
         encoder: Encoder,
         client: CollectionReader | Connection | object | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         """`client`: a CollectionReader, a Connection or a pymilvus client to read through (the default opens the
-        generation the configured name serves); `close` closes it."""
+        generation the configured name serves); `close` closes it. `reranker`: the rerank step's model (the
+        default loads [query] rerank_model when a question first needs it)."""
         self.milvus = milvus
         self.settings = settings
         self.encoder = encoder
@@ -95,6 +99,7 @@ class Retriever:
         self.serving = ServedCollection(self.reader, milvus, encoder, settings.serving_check_seconds)
         self.reader, self.encoder = self.serving.reader, self.serving.encoder
         self.transform = load_transform(settings.transform)
+        self._reranker = reranker
         self._cache: dict[tuple[Hashable, ...], tuple[float, RetrievalResult]] = {}  # key -> (expiry, result)
 
     @classmethod
@@ -105,7 +110,25 @@ class Retriever:
             encoder = query_encoder_for(config.embedding)
         except (ModuleNotFoundError, FileNotFoundError) as exc:
             raise RetrievalError(str(exc)) from None
-        return cls(config.milvus, config.query, encoder)
+        retriever = cls(config.milvus, config.query, encoder)
+        if config.query.enabled("rerank"):  # its model loads now: a missing file is said before any question
+            try:
+                retriever.reranker()
+            except RetrievalError:
+                retriever.close()
+                raise
+        return retriever
+
+    def reranker(self) -> Reranker:
+        """The [query] rerank_model, loaded on first use: from the exported query-model folder the encoder
+        came from when it holds a copy, else from the package that ships it (RetrievalError if neither)."""
+        if self._reranker is None:
+            folder = getattr(self.encoder, "folder", None)
+            try:
+                self._reranker = load_reranker(self.settings.rerank_model, str(folder) if folder else None)
+            except FileNotFoundError as exc:
+                raise RetrievalError(str(exc)) from None
+        return self._reranker
 
     def retrieve(
         self,
@@ -170,7 +193,7 @@ class Retriever:
 
     # ---- the pipeline --------------------------------------------------------------------------------
     def _retrieve(self, ask: Ask) -> RetrievalResult:
-        text, k, access, scoped = ask.text, ask.k, ask.access, ask.scoped
+        text, k, scoped = ask.text, ask.k, ask.scoped
         s, on, clock = self.settings, self.settings.enabled, _Clock()
         trace: Diagnostics = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
@@ -199,11 +222,11 @@ class Retriever:
         trace["chunks"] = {"searched": len(ranked)}
         clock.lap("fusion")
 
-        trace["second_pass"] = False
-        if on("second_pass") and ranked and wants_second_pass(max(c.combined for c in ranked), s.second_pass_band):
-            ranked = search.second_pass(ranked, vectors[0], vw, kw, access)
-            trace["second_pass"] = True
-            clock.lap("second_pass")
+        trace["rerank_used"], trace["rerank_ms"] = False, 0.0
+        if on("rerank") and ranked and in_band(max(c.combined for c in ranked), s.rerank_band):
+            reranked = rerank(text, ranked, self.reranker(), s.rerank_top, s.rerank_weight)
+            ranked, trace["rerank_used"], trace["rerank_ms"] = reranked.ranked, reranked.used, reranked.ms
+            clock.lap("rerank")
 
         kept = ranked
         floors = Floors.of(s, scoped)

@@ -1,5 +1,5 @@
-"""Steps 3 and 4's reads: the search legs (dense full text, dense abstract, BM25) over child rows, read into
-Candidates with each leg's score, and the second pass's rescoring with the whole section's vector."""
+"""Step 3's reads: the search legs (dense full text, dense abstract, BM25) over child rows, read into
+Candidates with each leg's score."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import numpy as np
 
 from cairn.embedding.model import cosine_scale
 from cairn.index.milvus import CollectionReader
-from cairn.query.filters import ACCESS_FIELDS, Access
-from cairn.query.fusion import combined
 from cairn.query.types import Candidate, Row
 from cairn.schemas.config import QueryConfig
 
@@ -112,27 +110,6 @@ class Search:
             raw = cosine(row["full_text_embedding"], query_vector)
             by_id[row["chunk_id"]].vector = self.relevance(raw)
             by_id[row["chunk_id"]].distance = 1.0 - raw
-
-    def second_pass(
-        self, ranked: list[Candidate], query_vector: list[float], vw: float, kw: float, access: Access
-    ) -> list[Candidate]:
-        """Borderline top score: rescore the top N with the whole section's (pooled) vector beside the chunk's."""
-        top, rest = ranked[: self.settings.second_pass_top], ranked[self.settings.second_pass_top :]
-        rows = self.reader.rows([c.parent_chunk_id for c in top], ["full_text_embedding", *ACCESS_FIELDS])
-        section_cos = {
-            row["chunk_id"]: self.relevance(cosine(row["full_text_embedding"], query_vector))
-            for row in rows
-            if access.admits(row)
-        }
-        for c in top:
-            if c.parent_chunk_id in section_cos:
-                c.vector = (c.vector + section_cos[c.parent_chunk_id]) / 2
-                c.combined = combined(c, vw, kw)
-                if self.settings.fusion == "weighted":  # the list stays in the order of the score it shows
-                    c.fused = c.combined
-                c.flags.append("second_pass")
-        top.sort(key=lambda c: (-c.combined, c.chunk_id))
-        return top + rest
 
 
 def cosine(vector: list[float], query_vector: list[float]) -> float:

@@ -133,7 +133,8 @@ class Diagnostics(TypedDict, total=False):
     vector_max: float
     keyword_max: float
     combined_top: float
-    second_pass: bool
+    rerank_used: bool  # the top was borderline and the reranker reordered the top candidates (rule 11)
+    rerank_ms: float  # the reranker's time (0.0 when it did not run)
     floors: FloorsTrace
     weak_hits: list[WeakHit]  # sections the floors kept out, best first (at most k)
     chunks: dict[str, int]  # rule 18: how many candidates each stage had, in pipeline order

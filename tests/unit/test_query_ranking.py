@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from cairn.query.floors import Floors, apply_floors, passes, wants_second_pass
+from cairn.query.floors import Floors, apply_floors, passes
 from cairn.query.fusion import fuse, leg_weights, rrf
 from cairn.query.types import Candidate
 from cairn.schemas.config import QueryConfig
@@ -128,8 +128,3 @@ def test_exact_term_rescue_keeps_one_keyword_match_containing_the_terms():
     outcome = apply_floors("LEDGER_SYNC_TIMEOUT value", ranked, FLOORS)
     assert [c.chunk_id for c in outcome.kept] == ["b"] and "keyword_rescue" in outcome.kept[0].flags
     assert [c.chunk_id for c in outcome.weak] == ["a"] and outcome.dropped == 1 and outcome.rescued
-
-
-def test_second_pass_only_for_a_borderline_top_score():
-    assert wants_second_pass(0.5, (0.45, 0.60))
-    assert not wants_second_pass(0.60, (0.45, 0.60)) and not wants_second_pass(0.3, (0.45, 0.60))
