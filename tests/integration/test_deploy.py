@@ -201,6 +201,7 @@ def test_deployments_run_on_a_process_worker_and_rows_land_in_the_index(tmp_path
 
     # the quality report deployment over what the ingest wrote (fails its run if an expectation fails)
     run_deployment(env, "cairn-report/nightly", {"config_path": str(config), "source": "runbooks"}, processes, logs)
-    summaries = [p for p in (tmp_path / "reports").glob("*/summary.json") if not p.parent.is_symlink()]
+    reports = load_config(config).quality.report_dir  # data/reports of the copy
+    summaries = [p for p in Path(reports).glob("*/summary.json") if not p.parent.is_symlink()]
     assert len(summaries) == 1 and json.loads(summaries[0].read_text())["success"] is True
-    assert (tmp_path / "reports" / "latest").resolve() == summaries[0].parent.resolve()
+    assert (Path(reports) / "latest").resolve() == summaries[0].parent.resolve()

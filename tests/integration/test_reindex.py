@@ -172,7 +172,8 @@ def test_a_rebuild_that_fails_or_is_killed_half_way_leaves_the_old_serving_and_t
     ):
         assert derived is not None and derived.ledger("kafka") == collection_ledger(reader, "kafka")
     retriever = Retriever.from_config(config)
-    assert retriever.encoder is load_encoder("bge-small-en-v1.5")
+    # the new generation's encoder, the process-wide one of its model (its export under the index folder)
+    assert retriever.encoder is load_encoder("bge-small-en-v1.5", onnx_cache=load_config(config).embedding.onnx_cache)
     assert answer(retriever, "how do I scale settlement-writer for consumer lag") == ["kafka runbook"]
     retriever.close()
 
