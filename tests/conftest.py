@@ -261,12 +261,8 @@ def moto_endpoint():
 
 
 @pytest.fixture
-def s3(moto_endpoint, monkeypatch, tmp_path):
-    """An empty moto S3 (reset per test), fake credentials in the environment, and a client onto it."""
-    import urllib.request
-
-    import boto3
-
+def aws_test_credentials(monkeypatch, tmp_path):
+    """Fake AWS credentials and region in the environment, and no config or credentials file of the machine's."""
     for key, value in {
         "AWS_ACCESS_KEY_ID": "test",
         "AWS_SECRET_ACCESS_KEY": "test",
@@ -275,6 +271,15 @@ def s3(moto_endpoint, monkeypatch, tmp_path):
         "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials"),
     }.items():
         monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def s3(moto_endpoint, aws_test_credentials, monkeypatch):
+    """An empty moto S3 (reset per test), fake credentials in the environment, and a client onto it."""
+    import urllib.request
+
+    import boto3
+
     for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         monkeypatch.delenv(key, raising=False)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))

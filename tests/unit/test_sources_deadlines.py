@@ -15,18 +15,6 @@ from cairn.sources.git import GitSource
 from tests.stalling_server import StallingServer
 
 
-@pytest.fixture
-def aws_test_credentials(monkeypatch, tmp_path):
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "test",
-        "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials"),
-    }.items():
-        monkeypatch.setenv(key, value)
-
-
 def test_an_s3_endpoint_that_never_answers_fails_the_listing_at_its_read_timeout(aws_test_credentials):
     with StallingServer() as stall:
         s3 = S3Config(endpoint_url=stall.url, read_timeout_seconds=0.5, retry_attempts=2)
