@@ -8,15 +8,15 @@ seeded) and a fresh index; results are saved to bench/results/scale.json as soon
 
 Every `cairn` command is run as a shell or cron runs it: `python -m cairn.cli ... --json` in a process of its
 own, timed around the process (interpreter start and imports included; `cli_start_seconds`, a `cairn --help`,
-is that floor). No PREFECT_API_URL: a flow run reports to the local Prefect server (flows/prefect_server.py),
-as a user's shell or cron run does, and an ingest with nothing to do takes the CLI's no-flow path
+is that floor). No Prefect API: a run with work runs in the command's own process without Prefect (flows/run.py
+InlineHost), as a user's shell or cron run does, and an ingest with nothing to do takes the CLI's no-flow path
 (flows/noop.py). Phases:
 - first ingest (always: the others need its index): wall, per document;
 - unchanged: `--runs` re-runs, median wall per document; once more at the end with the index server stopped;
 - edit: 1% of the pages edited (one list item added to their last section) and 1% deleted, one re-run: its
   wall over the model's own time for the texts that changed (re-derived by chunking each page before and after);
-  twice: with the local Prefect server (flows/prefect_server.py) stopped first, as an hourly run finds it, then
-  on other pages with it warm;
+  `--runs` rounds on other pages each, their medians, and how many rounds were within the goal (2x + 3 s;
+  bench/scale_edit.py);
 - status, reconcile, report: one run each; status once more at the end with the index server stopped first (the
   Lite server otherwise stays up: this process holds a lease on it); report counts the outcomes the ingests'
   checks kept, checking what has none (`checked_now`), then `report --scan` checks every row, read anew;
@@ -61,9 +61,9 @@ from bench.common import (
     save,
     scratch_config,
 )
-from bench.incremental import model_inputs
 from bench.runbooks import texts_embedded
-from bench.scale_corpus import changes, edited, page, questions, write_corpus
+from bench.scale_corpus import SOURCE, questions, write_corpus
+from bench.scale_edit import edit
 from bench.scale_table import table
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
     from cairn.schemas.config import CairnConfig, EmbeddingConfig
 
 PHASES = ("unchanged", "edit", "status", "reconcile", "report", "retrieve")
-SOURCE = {"name": "wiki", "type": "wiki", "tenant": "bench", "acl": ["all"]}
 NOISE_NORM = 0.2  # of the jitter added to a borrowed pool vector: cosine ~0.98 to it
 
 
@@ -185,49 +184,6 @@ def unchanged(bench: Bench, config_path: Path, pages: int) -> dict:
         "ms_per_document": round(median(walls) * 1000 / pages, 3),  # goal <= 0.25 at 20k and 100k
         "no_flow_run": [r["output"]["run_id"].startswith("unchanged-") for r in runs],  # flows/noop.py
         "embeddings_computed": [r["output"]["embeddings_computed"] for r in runs],
-    }
-
-
-def edit(bench: Bench, config_path: Path, corpus: Path, pages: int) -> dict:
-    """1% of the pages edited, 1% deleted, one run, twice: first with the local Prefect server stopped (as an
-    hourly run from cron finds it with the default idle time), then, on other pages, with it still warm from the
-    first. Each run's wall over the model's time for the texts that changed."""
-    from cairn.flows import prefect_server
-
-    prefect_server.stop(bench.prefect_home.resolve())
-    cold = edit_round(bench, config_path, corpus, pages, bench.args.seed, set())
-    warm = edit_round(bench, config_path, corpus, pages, bench.args.seed + 1, set(cold["touched"]))
-    return {"cold": cold, "warm": warm}
-
-
-def edit_round(bench: Bench, config_path: Path, corpus: Path, pages: int, seed: int, spared: set[int]) -> dict:
-    """Edit and delete the pages `changes(seed)` picks (none of `spared`), run, measure."""
-    from cairn.schemas.config import load_config
-
-    name = SOURCE["name"]
-    edits, deletes = ([i for i in picked if i not in spared] for picked in changes(seed, pages))
-    paths = {i: page(bench.args.seed, i).path for i in edits + deletes}
-    before = set().union(*(model_inputs(corpus, paths[i], name) for i in edits))
-    for i in edits:
-        target = corpus / paths[i]
-        target.write_text(edited(target.read_text(encoding="utf-8"), seed, i), encoding="utf-8")
-    for i in deletes:
-        (corpus / paths[i]).unlink()
-    changed = sorted(set().union(*(model_inputs(corpus, paths[i], name) for i in edits)) - before)
-    run = bench.cairn("ingest", "--config", str(config_path))
-    model = bench.model_seconds(load_config(config_path).embedding, changed)
-    return {
-        "pages_edited": len(edits),
-        "pages_deleted": len(deletes),
-        "touched": edits + deletes,
-        "changed_texts": len(changed),
-        "embeddings_computed": run["output"]["embeddings_computed"],
-        "documents": run["output"]["documents"],
-        "wall_seconds": run["wall_seconds"],
-        "run_report_seconds": run["output"]["seconds"],
-        "quality_seconds": (run["output"].get("quality") or {}).get("seconds"),
-        "model_seconds": round(model, 2),
-        "wall_over_model": round(run["wall_seconds"] / model, 1) if model else None,  # goal: <= 2 + 3 s / model
     }
 
 
@@ -358,7 +314,7 @@ def main() -> None:
     parser.add_argument("--pages", default="2000,20000,100000", help="corpus sizes, run in increasing order")
     parser.add_argument("--quick", action="store_true", help="one size of 200 pages (development)")
     parser.add_argument("--phases", default=",".join(PHASES), help=f"a subset of {','.join(PHASES)}")
-    parser.add_argument("--runs", type=int, default=3, help="unchanged re-runs (their median)")
+    parser.add_argument("--runs", type=int, default=3, help="unchanged re-runs and edit rounds (their medians)")
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--pool", type=int, default=512, help="texts embedded for the pre-filled sizes' vectors")
     parser.add_argument(

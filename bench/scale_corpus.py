@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+SOURCE = {"name": "wiki", "type": "wiki", "tenant": "bench", "acl": ["all"]}  # the corpus's source in a config
 TEAMS = ["payments", "identity", "platform", "data", "search", "messaging"]
 TEAMS += ["storage", "edge", "billing", "mobile", "ml", "security"]
 ROLES = ["api", "worker", "gateway", "scheduler", "indexer", "ledger", "sync", "proxy"]

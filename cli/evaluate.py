@@ -121,10 +121,11 @@ def check_eval(options: EvalOptions) -> None:
 
 
 def ingest_beir(options: EvalOptions) -> tuple[CairnConfig, dict, EvalOptions]:
-    """The BEIR corpus as pages of a kept scratch index, ingested by the normal flow (a rerun embeds nothing):
-    its config, the ingest's document counts, and the options reading as the scratch index's only reader."""
+    """The BEIR corpus as pages of a kept scratch index, ingested as `cairn ingest` runs (in this process, or as a
+    flow run where a Prefect API is configured; a rerun embeds nothing): its config, the ingest's document counts,
+    and the options reading as the scratch index's only reader."""
+    from cairn.cli.flowrun import begin_run, call_run, hosting
     from cairn.flows.beir import GROUP, TENANT, scratch_config
-    from cairn.flows.ingest import ingest_flow
     from cairn.flows.progress import set_progress_display
     from cairn.schemas.config import load_config
 
@@ -135,8 +136,11 @@ def ingest_beir(options: EvalOptions) -> tuple[CairnConfig, dict, EvalOptions]:
         raise UsageError(str(exc)) from None
     output.note(f"cairn: ingesting {options.corpus} into {config_path.parent} (kept: a rerun embeds nothing)")
     set_progress_display("off" if options.as_json else "bar")
-    ingested = ingest_flow(config_path=str(config_path))["documents"]
-    return load_config(config_path), ingested, replace(options, tenant=TENANT, groups=(GROUP,))
+    config = load_config(config_path)
+    launch = begin_run(config)
+    with hosting(launch):
+        ingested = call_run("ingest", config, launch)["documents"]
+    return config, ingested, replace(options, tenant=TENANT, groups=(GROUP,))
 
 
 def read_labelled(queries: Path, qrels_path: Path) -> list[LabelledQuery]:

@@ -1,5 +1,7 @@
-"""How the `cairn` command runs a Prefect flow (ingest, backfill, reconcile --fix): reporting to the local Prefect
-server when no PREFECT_API_URL is set (flows/prefect_server.py), progress on stderr, and the terminal left to
+"""How the `cairn` command runs an ingest, a backfill or a reconcile --fix: in its own process without Prefect when
+no Prefect API is configured (flows/run.py InlineHost: no server to start or reach, nothing of Prefect imported),
+else as a Prefect flow run, reporting to the configured API or, with `[runner] local_prefect_server` (or a Dask
+runner), to the local Prefect server (flows/prefect_server.py); progress on stderr, and the terminal left to
 Cairn's own lines.
 
 Prefect logs on the terminal too (its console handler, on the root logger): WARNING lines that repeat what the run
@@ -12,11 +14,12 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from prefect import Flow
-
     from cairn.flows.prefect_server import LocalApi
     from cairn.flows.progress import ProgressKind
     from cairn.schemas.config import CairnConfig
@@ -35,30 +38,79 @@ def verbose() -> bool:
     return logging.getLogger("cairn").getEffectiveLevel() <= logging.INFO
 
 
-def begin_api(config: CairnConfig) -> LocalApi | None:
-    """The Prefect API a flow run of this command reports to: None when one is configured, else the local
-    server (flows/prefect_server.py), started or found in the background from now on."""
+@dataclass(frozen=True)
+class Launch:
+    """Where this command's run runs. `inline`: in this process, without Prefect (flows/run.py InlineHost): no
+    Prefect API is configured, `[runner] kind` is "thread" and `local_prefect_server` is off. Otherwise a Prefect
+    flow run, reporting to `api`: the local server (flows/prefect_server.py), started or found in the background
+    from `begin_run` on, or None for the configured API."""
+
+    inline: bool
+    api: LocalApi | None = None
+
+
+def begin_run(config: CairnConfig) -> Launch:
+    """How a run of this command will run, decided (and the local Prefect server set starting) before the run's
+    modules import; the data-quality worker set starting too, as the run will check what it writes."""
+    from cairn.flows.prefect_api import prefect_api_configured
+
+    if config.quality.on_ingest:  # great-expectations imports in its worker from now on (quality/worker.py)
+        from cairn.quality.worker import report_writer
+
+        report_writer()
+    runner = config.runner
+    if runner.kind == "thread" and not runner.local_prefect_server and not prefect_api_configured():
+        return Launch(inline=True)
     from cairn.flows.prefect_server import LocalApi
 
-    return LocalApi.begin(config.runner.prefect_idle_seconds)
+    return Launch(inline=False, api=LocalApi.begin(runner.prefect_idle_seconds))
 
 
-def run_flow(flow: Flow, config: CairnConfig, as_json: bool, api: LocalApi | None, **parameters: Any) -> dict:
-    """Run `flow` over `config` on its configured task runner, reporting to `api` (begin_api), showing progress
-    as `progress_kind` decides: its run report, also when the flow run failed on purpose because a source
-    failed (after the other sources ran)."""
+Run = Literal["ingest", "backfill"]
+
+
+def run_flow(run: Run, config: CairnConfig, as_json: bool, launch: Launch, **parameters: Any) -> dict:
+    """Run `run` (flows/run.py's ingest or backfill) over `config` as `launch` says, showing progress as
+    `progress_kind` decides: its run report, also when the run failed on purpose because a source failed (after
+    the other sources ran)."""
     from cairn.errors import SourcesFailed
-    from cairn.flows.prefect_server import flow_api
     from cairn.flows.progress import set_progress_display
-    from cairn.flows.runner import configured
 
     set_progress_display(progress_kind(as_json))
-    quiet_prefect()
     try:
-        with flow_api(api):
-            return configured(flow, config)(config_path=str(config.config_path), **parameters)
+        with hosting(launch):
+            return call_run(run, config, launch, **parameters)
     except SourcesFailed as failed:
         return failed.report
+
+
+@contextmanager
+def hosting(launch: Launch) -> Iterator[None]:
+    """For the block, what `launch`'s runs need: Prefect's settings pointed at its API (a local server's lease
+    held), Prefect's terminal lines quietened; nothing for a run in this process."""
+    if launch.inline:
+        yield
+        return
+    import cairn.flows.ingest  # noqa: F401 - the flows, and Prefect's handlers set up, before they are quietened
+    from cairn.flows.prefect_server import flow_api
+
+    quiet_prefect()
+    with flow_api(launch.api):
+        yield
+
+
+def call_run(run: Run, config: CairnConfig, launch: Launch, **parameters: Any) -> dict:
+    """`run` over `config` as `launch` says, inside `hosting(launch)`: in this process, or as a flow run on the
+    configured task runner."""
+    if launch.inline:
+        from cairn.flows import run as runs
+
+        return getattr(runs, run)(config_path=str(config.config_path), **parameters)
+    from cairn.flows.ingest import backfill_flow, ingest_flow
+    from cairn.flows.runner import configured
+
+    flow = ingest_flow if run == "ingest" else backfill_flow
+    return configured(flow, config)(config_path=str(config.config_path), **parameters)
 
 
 class _OffTheTerminal(logging.Filter):

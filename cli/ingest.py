@@ -1,7 +1,7 @@
 """`cairn ingest`, `cairn backfill`, `cairn reconcile`: the commands that write the collection or compare it
-with the sources. Ingest and backfill run the Prefect flow of the same name (imported inside the command:
-Prefect is heavy) on the configured task runner; reconcile compares without Prefect, and with --fix runs the
-ingest flow for each drifting source.
+with the sources. Ingest and backfill run flows/run.py's run of the same name, in this process or as a Prefect flow
+run (cli/flowrun.py; imported inside the command: Prefect is heavy); reconcile compares without Prefect, and with
+--fix runs an ingest for each drifting source.
 
 Each command function only declares its flags and hands a typed options record to its `run_*` function.
 """
@@ -15,7 +15,7 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.flowrun import begin_api, quiet_prefect, run_flow
+from cairn.cli.flowrun import begin_run, call_run, hosting, run_flow
 from cairn.cli.options import ConfigOption, IgnoredStrictOption, JsonOption, SourceOption, WaitOption, load, parse_date
 from cairn.errors import UsageError
 from cairn.schemas.run_report import SOURCE_FAILURE
@@ -130,14 +130,12 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
     failed: dict[str, str] = {}  # sources whose listing failed in the check: not listed again by the flow
     report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup), failed)  # nothing to do
     if report is None:
-        api = begin_api(config)  # the local Prefect server starts while the flow's modules import
-        from cairn.flows.ingest import ingest_flow
-
+        launch = begin_run(config)  # a local Prefect server, if one is used, starts while the run's modules import
         report = run_flow(
-            ingest_flow,
+            "ingest",
             config,
             options.as_json,
-            api,
+            launch,
             source=options.source,
             cleanup=options.cleanup,
             wait_seconds=options.wait,
@@ -158,15 +156,13 @@ def check_backfill(options: BackfillOptions) -> None:
 def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     """Run the backfill flow over one source's window and print its run report."""
     config.source(options.source)
-    api = begin_api(config)
-    from cairn.flows.ingest import backfill_flow
-
-    # --full: no window, which the flow reads as every document
+    launch = begin_run(config)
+    # --full: no window, which the run reads as every document
     report = run_flow(
-        backfill_flow,
+        "backfill",
         config,
         options.as_json,
-        api,
+        launch,
         source=options.source,
         since=options.since,
         until=options.until,
@@ -246,21 +242,16 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
     found = compare(config, options.source, scan=options.fix or options.scan)
     repaired = None
     if options.fix and (not found.clean or (found.ledger.scanned and not found.ledger.trusted)):
-        from cairn.flows.ingest import ingest_flow
-        from cairn.flows.prefect_server import flow_api
-        from cairn.flows.runner import configured
-
         drifts = found.drifts
         if not found.ledger.trusted:  # rows changed behind Cairn's back: the ledger first, then what it shows
             rebuild_ledger(config, options.wait)
             drifts = compare(config, options.source).drifts
         fixable = [d for d in drifts if not d.clean and not d.error]
-        quiet_prefect()
-        with flow_api(begin_api(config) if fixable else None):
-            for drift in fixable:
-                configured(ingest_flow, config)(
-                    config_path=str(config.config_path), source=drift.source, cleanup="full", wait_seconds=options.wait
-                )
+        if fixable:
+            launch = begin_run(config)
+            with hosting(launch):
+                for drift in fixable:
+                    call_run("ingest", config, launch, source=drift.source, cleanup="full", wait_seconds=options.wait)
         repaired = compare(config, options.source, scan=True)
     final = repaired if repaired is not None else found
     if options.as_json:

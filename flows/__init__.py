@@ -1,6 +1,6 @@
-"""Prefect flows and the `cairn` CLI. Prefect runs with no set-up: a local server (the CLI's, kept warm between
-runs: prefect_server.py; else Prefect's temporary one), quiet logs, no analytics; these defaults are set before
-Prefect is first imported and yield to the environment."""
+"""A run (run.py) and the Prefect flows around it. Prefect runs with no set-up: a local server when asked for (the
+CLI's, kept warm between runs: prefect_server.py; else Prefect's temporary one), quiet logs, no analytics; these
+defaults are set before Prefect is first imported and yield to the environment."""
 
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")

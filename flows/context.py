@@ -16,9 +16,7 @@ from cairn.flows import progress as progress_display
 from cairn.flows.concurrency import WriterSlot
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Progress
-from cairn.flows.runner import RunnerEncoder, runner_for_run
-from cairn.flows.steps import Steps
-from cairn.flows.tasks import PrefectRunner
+from cairn.flows.steps import StepRunner, Steps
 from cairn.index.cache import EmbeddingCache
 from cairn.index.derived import DerivedLedger
 from cairn.index.generations import Generations, Target
@@ -73,15 +71,17 @@ class RunContext:
 
     @classmethod
     @contextmanager
-    def open(cls, config: CairnConfig, options: RunOptions) -> Iterator[RunContext]:
+    def open(cls, config: CairnConfig, options: RunOptions, runner: StepRunner) -> Iterator[RunContext]:
         """Start the task runner, open everything a sync needs, and set the index up for writing in the run's
         first turn with the writer slot (IndexBusy when another run keeps it past `options.wait_seconds`); close it
-        all after."""
+        all after. Every step call goes through `runner` (flows/run.py RunHost)."""
         with ExitStack() as stack:
-            runner = stack.enter_context(runner_for_run(config.runner))
             encoder = encoder_for(config.embedding)
-            if runner is not None:  # [runner] kind = "dask": texts to embed go to the workers (flows/runner.py)
-                encoder = RunnerEncoder.around(encoder, runner, config.runner.workers)
+            if config.runner.kind == "dask":  # texts to embed go to the workers (flows/runner.py)
+                from cairn.flows.runner import RunnerEncoder, runner_for_run
+
+                workers = stack.enter_context(runner_for_run(config.runner))
+                encoder = RunnerEncoder.around(encoder, workers, config.runner.workers)
             with storage_errors(config):
                 cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
             stack.callback(cache.close)
@@ -102,7 +102,7 @@ class RunContext:
                 generations.publish(target)
             display = progress_display.start()
             stack.callback(display.close)
-            steps = Steps.bind(config, encoder, cache, store, PrefectRunner())
+            steps = Steps.bind(config, encoder, cache, store, runner)
             yield cls(config, options, store, state, steps, display, generations, target, slot)
 
     @contextmanager

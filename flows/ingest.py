@@ -1,129 +1,15 @@
-"""The ingest and backfill flows: every configured source (or the one named) brought in line with the collection.
-
-A run opens its resources once (flows/context.py), syncs each source (flows/sync.py: discover -> parse+chunk a
-batch -> embed -> write -> retire, each step a Prefect task from flows/tasks.py), checks what it wrote with
-great-expectations, and publishes its run report. One source failing never stops another.
+"""The ingest and backfill flows: every configured source (or the one named) brought in line with the collection,
+as a Prefect flow run: flows/run.py's `ingest` and `backfill`, each step a task run of the flow run, the reports
+published as artifacts (flows/tasks.py PrefectHost).
 """
 
 from __future__ import annotations
 
-import time
-import uuid
-
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
-from prefect.context import get_run_context
+from prefect import flow
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from cairn.errors import QualityFailed, SourcesFailed
-from cairn.flows.artifacts import publish_quality, publish_run
-from cairn.flows.context import RunContext
-from cairn.flows.metrics_push import push_run_metrics
-from cairn.flows.options import Cleanup, RunOptions, Window
-from cairn.flows.sync import SourceSync
-from cairn.quality.worker import Writer, report_writer
-from cairn.schemas.collection import quote
-from cairn.schemas.config import CairnConfig, load_config
-from cairn.schemas.records import parse_day
-from cairn.schemas.run_report import RunReport
-from cairn.schemas.source_config import SourceConfig
-
-
-def run_sources(config_path: str | None, source: str | None, options: RunOptions) -> dict:
-    """Sync the configured sources (all, or the one named) in one run; the run report as a dict."""
-    started = time.perf_counter()
-    config = load_config(config_path)
-    selected = [config.source(source)] if source else config.sources
-    report = RunReport(run_id=str(getattr(get_run_context().flow_run, "id", uuid.uuid4())))
-    write = report_writer(config.quality.on_ingest)  # great-expectations warms up meanwhile
-    written, dim = sync_sources(config, selected, options, report)
-    quality = None
-    if config.quality.on_ingest and report.written_documents:
-        checked = time.perf_counter()
-        quality = check_quality(written, report.written_documents, dim, report.run_id, write)
-        report.quality = {
-            "success": quality.success,
-            "report_dir": quality.report_dir,
-            "failed": [f"{r.suite}: {r.column}" for r in quality.failed()],
-            "seconds": round(time.perf_counter() - checked, 3),
-        }
-    report.seconds = time.perf_counter() - started
-    publish_run(report, options.title)
-    push_run_metrics(config.metrics, report.to_dict())
-    if report.failures:
-        get_run_logger().warning("%d input(s) failed; see the run report", len(report.failures))
-    for warning in report.warnings:
-        get_run_logger().warning("%s: %s: %s", warning.source, warning.document, warning.error)
-    if report.failed_sources:  # the flow run fails, after every other source ran and the report was published
-        raise SourcesFailed(
-            f"source(s) failed: {', '.join(report.failed_sources)}; see the run report", report.to_dict()
-        )
-    if quality is not None and not quality.success:
-        enforce_quality_policy(quality, [s.name for s in selected if s.quality_policy == "fail"])
-    return report.to_dict()
-
-
-def sync_sources(
-    config: CairnConfig, selected: list[SourceConfig], options: RunOptions, report: RunReport
-) -> tuple[CairnConfig, int]:
-    """Each selected source synced into `report`; the configuration of the collection written, and its dimension."""
-    with RunContext.open(config, options) as run:
-        for source_config in selected:
-            began = time.perf_counter()
-            part = SourceSync(run, source_config).sync()
-            report.close_source(source_config.name, part, time.perf_counter() - began)
-            run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
-        report.index = run.conclude()
-        dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
-    if report.index.get("switch") == "pending":
-        get_run_logger().warning(
-            "collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
-            report.index["collection"],
-            report.index["serving"],
-            report.index["rebuild"],
-            ", ".join(report.index["waiting_for"]),
-        )
-    return written, dim
-
-
-def enforce_quality_policy(quality, strict_sources: list[str]) -> None:
-    """Fail the run when a source whose quality_policy is "fail" failed an expectation; else warn."""
-    failed = set(strict_sources) & quality.failed_sources()
-    if failed:
-        raise QualityFailed(
-            f'data quality failed for {", ".join(sorted(failed))} (quality_policy = "fail"); '
-            f"report: {quality.report_dir}/index.html"
-        )
-    get_run_logger().warning("data-quality expectations failed; report: %s/index.html", quality.report_dir)
-
-
-def written_expr(written: dict[str, list[str]]) -> str:
-    """A filter for the current rows of these documents, per source (whole sources when a run wrote many)."""
-    from cairn.schemas.collection import in_list
-
-    parts = []
-    for source, ids in written.items():
-        scope = f"source_name == {quote(source)}"
-        parts.append(f"({scope} and {in_list('document_id', ids)})" if len(ids) <= 2000 else f"({scope})")
-    return f"is_current == true and ({' or '.join(parts)})"
-
-
-@task(cache_policy=NO_CACHE)
-def check_quality(config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str, write: Writer):
-    """Great-expectations over the current rows of the documents this run wrote, a report folder (by `write`,
-    quality/worker.py), and its summary as a Prefect artifact. Their figures come from the derived ledger the run
-    kept in step (index/derived.py), where their outcomes are kept for later reports; read from the collection only
-    when it is not (whole sources when a run wrote many)."""
-    from cairn.index.derived import Rows
-    from cairn.quality import scope
-    from cairn.quality.frames import served_frame
-
-    documents = [d for ids in written.values() for d in ids]
-    frame, ledger = served_frame(config, dim, written_expr(written), Rows(documents=documents))
-    title = f"Cairn data quality, run {run_id}"
-    result = write(frame, config, dim, f"run-{run_id[:8]}", title, scope.after_ingest(run_id, written, ledger))
-    publish_quality(result)
-    return result
+from cairn.flows.options import Cleanup
+from cairn.flows.run import backfill, ingest
 
 
 @flow(name="cairn-ingest")
@@ -139,13 +25,7 @@ def ingest_flow(
     source fails as a whole (after the others ran); documents that fail are in the report. `listing_failed`: the
     sources whose listing failed in the CLI's no-op check just before (flows/noop.py), and why: they fail with
     that reason, not listed a second time."""
-    options = RunOptions(
-        cleanup=cleanup,
-        wait_seconds=wait_seconds,
-        allow_mass_delete=allow_mass_delete,
-        listing_failed=listing_failed or {},
-    )
-    return run_sources(config_path, source, options)
+    return ingest(config_path, source, cleanup, wait_seconds, allow_mass_delete, listing_failed)
 
 
 @flow(name="cairn-backfill")
@@ -160,7 +40,4 @@ def backfill_flow(
     """Re-process the documents updated in [since, until) (either end open; neither: all of them) through the
     ingest path, idempotently; with keep_history, past versions in the window (or written by the last
     `commits` commits) too, for sources that have them."""
-    window = Window(parse_day(since), parse_day(until), commits)
-    return run_sources(
-        config_path, source, RunOptions(backfill=window, wait_seconds=wait_seconds, title="Cairn backfill")
-    )
+    return backfill(config_path, source, since, until, commits, wait_seconds)

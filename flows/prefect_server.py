@@ -1,10 +1,12 @@
-"""The Prefect API a `cairn` command's flow run reports to when none is configured: one local server per Prefect
-home, shared by this user's Cairn processes and kept warm between runs.
+"""The Prefect API a `cairn` command's flow run reports to when none is configured and `[runner]
+local_prefect_server` is on (or the runner is Dask's): one local server per Prefect home, shared by this user's
+Cairn processes and kept warm between runs. Otherwise, with no API, the command runs without Prefect
+(cli/flowrun.py, flows/run.py InlineHost).
 
 Prefect runs a flow only against an API. With no PREFECT_API_URL, Prefect starts a temporary server inside each
 run and stops it when the process ends: the run's process imports Prefect's server package (about 3 s here) and
 then waits for the server to answer (about 6 s more), so every run with work paid some 9 s before its first step,
-however small its change (issue #35). Instead, the CLI starts the same server (uvicorn with Prefect's own app,
+however small its change (issue #35). Instead, asked to, the CLI starts the same server (uvicorn with Prefect's own app,
 as its temporary server is run: no UI, the ephemeral services, the database under the Prefect home) as a shared
 server of cairn/daemon.py: `python -m cairn.flows.prefect_server HOME`, on 127.0.0.1 at a port the system
 picks, its files beside `HOME/cairn-prefect` (`.server`: pid and API URL). A run leases it for its length;

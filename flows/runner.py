@@ -84,14 +84,11 @@ def _is_dask(runner: TaskRunner) -> bool:
 
 
 @contextmanager
-def runner_for_run(config: RunnerConfig) -> Iterator[TaskRunner | None]:
-    """The started runner the model work goes to, or None when it stays in the flow process (thread).
+def runner_for_run(config: RunnerConfig) -> Iterator[TaskRunner]:
+    """The started Dask runner the model work of a run goes to ([runner] kind = "dask").
 
     A Dask runner the flow already runs on (the CLI path) is used as is; otherwise one is started for the
     run and shut down after it (the local cluster with it)."""
-    if config.kind != "dask":
-        yield None
-        return
     context = FlowRunContext.get()
     current = context.task_runner if context is not None else None
     if current is not None and _is_dask(current):

@@ -2,9 +2,9 @@
 one typed `run()`: Chunker (parse+chunk), Embedder, Writer, StaleRetirer; Discoverer is flows/discovery.py's.
 
 No Prefect here: `Steps` is what flows/sync.py drives, and every call goes through one `StepRunner`, flows/tasks.py
-PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly: unit
-tests, in-process paths). The logic itself lives in the layers below (sources/, chunkers/, index/); these
-components only join them and account for every input.
+PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly: a run with
+no Prefect API, flows/run.py InlineHost; unit tests). The logic itself lives in the layers below (sources/,
+chunkers/, index/); these components only join them and account for every input.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ class Skip:
 
     def __call__(self, document_id: str, updated_at: int) -> bool:
         return document_id in self.up_to_date and updated_at not in self.window
+
+
+WRITE_RETRY_DELAYS: list[float] = [1, 4]  # seconds before a 2nd and 3rd attempt of a write the store refused as a whole
 
 
 @dataclass
@@ -245,13 +248,27 @@ class StepRunner(Protocol):
 
 
 class InlineRunner:
-    """Each step called directly: no Prefect, no task runs, no retries (unit tests, in-process paths)."""
+    """Each step called directly in this process, without Prefect (flows/run.py InlineHost, unit tests). A step
+    whose calls are idempotent writes (`Step.retried`) is retried as a Prefect task would be: when the store
+    refused it as a whole (a server restarting, a timeout), never when it fails the same way every time."""
 
     def call(self, step: Step, label: str, *args: Any) -> Any:
-        return step.run(*args)
+        return with_retries(step.run, *args) if step.retried else step.run(*args)
 
     def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
-        return partial(step.run, *args)
+        return partial(with_retries, step.run, *args) if step.retried else partial(step.run, *args)
+
+
+def with_retries(call: Callable[..., Any], *args: Any) -> Any:
+    """`call(*args)`, again after each of WRITE_RETRY_DELAYS while what it raises is transient."""
+    for delay in WRITE_RETRY_DELAYS:
+        try:
+            return call(*args)
+        except Exception as exc:
+            if fault_of(exc) is not Fault.TRANSIENT:
+                raise
+            time.sleep(delay)
+    return call(*args)
 
 
 @dataclass(frozen=True)

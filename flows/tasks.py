@@ -1,7 +1,8 @@
-"""Ingest steps as Prefect tasks: the one place where the orchestration meets Prefect.
+"""Ingest steps as Prefect tasks: the one place where a run meets Prefect.
 
-`PrefectRunner` is the runner a flow run's steps go through (flows/steps.py `Steps`): each call of a step is a
-task run of the current flow run, named after the step and what it works on (`parse-and-chunk wiki 3/12`).
+`PrefectHost` is a run hosted by a Prefect flow run (flows/run.py RunHost), and `PrefectRunner` the runner its
+steps go through (flows/steps.py `Steps`): each call of a step is a task run of the current flow run, named after
+the step and what it works on (`parse-and-chunk wiki 3/12`).
 Prefect's quirks are handled here and nowhere else:
 
 - Arguments (documents, rows with their vectors, the ledger) go in Prefect's `quote`: Prefect would
@@ -18,18 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import copy_context
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from prefect import Task, task
+from prefect import Task, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote as unvisited
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.errors import Fault, fault_of
 from cairn.flows.runner import RunnerEncoder
-from cairn.flows.steps import Embedder, Step
+from cairn.flows.steps import WRITE_RETRY_DELAYS, Embedder, Step
 
-WRITE_RETRY_DELAYS: list[float] = [1, 4]  # seconds before a 2nd and 3rd attempt of a write the store refused as a whole
+if TYPE_CHECKING:
+    from cairn.quality.report_folder import QualityReport
+    from cairn.schemas.run_report import RunReport
 
 
 def transient(task, task_run, state) -> bool:
@@ -73,3 +77,33 @@ class PrefectRunner:
             )
             self._tasks[step] = task(step.run, name=step.name, cache_policy=NO_CACHE, **retry)
         return self._tasks[step]
+
+
+@dataclass(frozen=True)
+class PrefectHost:
+    """The run as a Prefect flow run (flows/run.py RunHost): the flow run's id, its logger, each step a task run of
+    it, the run report and the quality summary published as its artifacts (flows/artifacts.py)."""
+
+    run_id: str
+    runner: PrefectRunner
+    log: Any  # Prefect's run logger
+
+    @classmethod
+    def current(cls) -> PrefectHost | None:
+        """The flow run this code runs in, if any."""
+        from prefect.context import FlowRunContext
+
+        context = FlowRunContext.get()
+        if context is None or context.flow_run is None:
+            return None
+        return cls(str(context.flow_run.id), PrefectRunner(), get_run_logger())
+
+    def publish_run(self, report: RunReport, title: str) -> None:
+        from cairn.flows.artifacts import publish_run
+
+        publish_run(report, title)
+
+    def publish_quality(self, result: QualityReport) -> None:
+        from cairn.flows.artifacts import publish_quality
+
+        publish_quality(result)

@@ -10,7 +10,12 @@ from cairn.schemas.source_config import _Strict
 
 
 class RunnerConfig(_Strict):
-    """The Prefect task runner of ingest and backfill runs (flows/runner.py).
+    """Where the ingest and backfill runs of the `cairn` command run, and the Prefect task runner of flow runs
+    (flows/runner.py).
+
+    With no Prefect API configured (PREFECT_API_URL, or Prefect's active profile) and kind = "thread", `cairn`
+    runs an ingest in its own process without Prefect (flows/run.py InlineHost), unless local_prefect_server;
+    otherwise the run is a Prefect flow run, reported to the configured API or to the local server.
 
     thread (default): Prefect's thread pool; everything runs in the flow process, one batch after the other
     (torch already uses every core of the machine).
@@ -30,10 +35,17 @@ class RunnerConfig(_Strict):
     workers: int = Field(default=2, ge=1)  # thread: pool size; dask: local workers and slices per batch
     threads_per_worker: int = Field(default=1, ge=1)  # local cluster only
     processes: bool = True  # local cluster only: worker processes (True) or threads of the flow process
+    local_prefect_server: bool = Field(
+        default=False,
+        description="no Prefect API configured: false runs a `cairn` command's ingest in its own process without "
+        "Prefect (the run report and the quality report are its record); true reports it to a local Prefect server "
+        "that `cairn` starts and keeps warm (flows/prefect_server.py), so Prefect's UI on that PREFECT_HOME shows "
+        'the runs. kind = "dask" always reports to one',
+    )
     prefect_idle_seconds: float = Field(
         default=900.0,
         ge=0,
-        description="no PREFECT_API_URL: the local Prefect server `cairn` runs report to stops this long after the "
+        description='the local Prefect server (local_prefect_server, or kind = "dask") stops this long after the '
         "last run (a run within that time finds it warm; flows/prefect_server.py)",
     )
 

@@ -1,5 +1,6 @@
-"""The local Prefect server of flows/prefect_server.py, as `cairn` from a shell meets it with no PREFECT_API_URL:
-started by the first run with work, found warm by the next, every run recorded in it, stopped once idle."""
+"""The local Prefect server of flows/prefect_server.py, as `cairn` from a shell meets it with no PREFECT_API_URL and
+`[runner] local_prefect_server = true`: started by the first run with work, found warm by the next, every run
+recorded in it, stopped once idle."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ IDLE_SECONDS = 30  # longer than the gap between two runs: a process start and i
 def test_runs_share_one_warm_prefect_server_that_records_them_and_stops_when_idle(tmp_path):
     root, config = corpus.acme_wiki(tmp_path)
     with config.open("a") as handle:
-        handle.write(f"[runner]\nprefect_idle_seconds = {IDLE_SECONDS}\n")
+        handle.write(f"[runner]\nlocal_prefect_server = true\nprefect_idle_seconds = {IDLE_SECONDS}\n")
     home = tmp_path / "prefect-home"
     base = prefect_server.base(home)
     env = {"PREFECT_HOME": str(home)}

@@ -13,7 +13,8 @@ import pytest
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import load_encoder
-from cairn.flows.ingest import QualityFailed, ingest_flow
+from cairn.errors import QualityFailed
+from cairn.flows.ingest import ingest_flow
 from cairn.index.cache import EmbeddingCache
 from cairn.index.rows import ChunkedDocument, build_rows
 from cairn.index.store import MilvusStore

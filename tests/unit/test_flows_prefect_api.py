@@ -1,5 +1,6 @@
-"""flows.prefect_api: whether flow runs go to a Prefect server, asked from the environment before Prefect is
-imported (the no-op check must not pay for the import) and from Prefect's settings (a profile too) after."""
+"""flows.prefect_api: whether flow runs go to a Prefect server, asked from the environment and Prefect's profiles
+file before Prefect is imported (the no-op check and the CLI's choice must not pay for the import), from Prefect's
+settings after, and from Prefect itself when the working directory holds settings only Prefect reads."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ ASK = (
 SERVER = "http://127.0.0.1:9/api"
 
 
-def answers(home: Path) -> list[str]:
+def answers(home: Path, cwd: Path | None = None, **env: str) -> list[str]:
     """(configured?, Prefect imported?) before importing Prefect, then configured? after, in a fresh process."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     clean["PREFECT_HOME"] = str(home)  # no profile of this machine's user either
-    done = subprocess.run([sys.executable, "-c", ASK], env=clean, capture_output=True, text=True, timeout=600)
+    clean["PYTHONPATH"] = os.pathsep.join(sys.path)  # cairn importable from any working directory
+    done = subprocess.run(
+        [sys.executable, "-c", ASK], env=clean | env, cwd=cwd or home, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
@@ -31,10 +35,22 @@ def test_a_server_in_the_environment_is_configured(monkeypatch):
     assert prefect_api_configured()
 
 
-def test_a_server_in_a_profile_is_seen_once_prefect_is_imported_and_asking_does_not_import_it(tmp_path):
-    """Before a run (the no-op check) the environment alone answers; in a flow run (the writer slot) Prefect does."""
-    (tmp_path / "profiles.toml").write_text(f'active = "remote"\n\n[profiles.remote]\nPREFECT_API_URL = "{SERVER}"\n')
-    assert answers(tmp_path) == ["False", "False", "True"]
+PROFILES = f'active = "remote"\n\n[profiles.remote]\nPREFECT_API_URL = "{SERVER}"\n\n[profiles.local]\nX = 1\n'
+
+
+def test_a_server_in_the_active_profile_is_seen_before_prefect_is_imported_and_asking_does_not_import_it(tmp_path):
+    (tmp_path / "profiles.toml").write_text(PROFILES)
+    assert answers(tmp_path) == ["True", "False", "True"]
+    assert answers(tmp_path, PREFECT_PROFILE="local") == ["False", "False", "False"]  # another profile is active
+    assert answers(tmp_path / "none", cwd=tmp_path) == ["False", "False", "False"]  # no profiles file: the defaults
+
+
+def test_settings_in_the_working_directory_are_asked_of_prefect_itself(tmp_path):
+    """A .env or prefect.toml there is read by Prefect alone: Prefect is imported to answer."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".env").write_text(f"PREFECT_API_URL={SERVER}\n")
+    assert answers(tmp_path, cwd=work) == ["True", "True", "True"]
 
 
 def test_a_configured_server_takes_the_runs_and_no_local_server_is_started(monkeypatch, tmp_path):
