@@ -52,18 +52,24 @@ class Launch:
 def begin_run(config: CairnConfig) -> Launch:
     """How a run of this command will run, decided (and the local Prefect server set starting) before the run's
     modules import; the data-quality worker set starting too, as the run will check what it writes."""
-    from cairn.flows.prefect_api import prefect_api_configured
-
     if config.quality.on_ingest:  # great-expectations imports in its worker from now on (quality/worker.py)
         from cairn.quality.worker import report_writer
 
         report_writer()
-    runner = config.runner
-    if runner.kind == "thread" and not runner.local_prefect_server and not prefect_api_configured():
+    if runs_inline(config):
         return Launch(inline=True)
     from cairn.flows.prefect_server import LocalApi
 
-    return Launch(inline=False, api=LocalApi.begin(runner.prefect_idle_seconds))
+    return Launch(inline=False, api=LocalApi.begin(config.runner.prefect_idle_seconds))
+
+
+def runs_inline(config: CairnConfig) -> bool:
+    """Whether a run of this command runs in this process without Prefect: no Prefect API is configured, the
+    runner is the thread pool (Dask's model work is Prefect tasks) and no local Prefect server is asked for."""
+    from cairn.flows.prefect_api import prefect_api_configured
+
+    runner = config.runner
+    return runner.kind == "thread" and not runner.local_prefect_server and not prefect_api_configured()
 
 
 Run = Literal["ingest", "backfill"]
@@ -105,7 +111,8 @@ def call_run(run: Run, config: CairnConfig, launch: Launch, **parameters: Any) -
     if launch.inline:
         from cairn.flows import run as runs
 
-        return getattr(runs, run)(config_path=str(config.config_path), **parameters)
+        function = runs.ingest if run == "ingest" else runs.backfill
+        return function(config_path=str(config.config_path), **parameters)
     from cairn.flows.ingest import backfill_flow, ingest_flow
     from cairn.flows.runner import configured
 

@@ -6,8 +6,9 @@ selected source and compares it with the collection exactly as the flow's first 
 plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
 comparison is the run: its report is returned and no flow run is made. It stops listing a source at the first
 document to index (plan_source without a discover step): the flow lists everything again anyway, so a run with
-edits pays one listing, not two. Only where no Prefect API is configured (flows/prefect_api.py; the CLI's flow
-runs then go to the local Prefect server): with a Prefect server, every run is recorded as a flow run. Anything
+edits pays one listing, not two. Only where no Prefect API is configured (flows/prefect_api.py; the CLI's runs
+then run in its own process, or report to the local Prefect server when asked): with a Prefect server, every run is
+recorded as a flow run. Anything
 else (work to do, a source that fails, an index another run holds, no collection yet, another encoder, a rebuild
 under way) returns None and the flow runs as usual, so every outcome that is not "nothing to do" is still
 recorded by Prefect.

@@ -54,10 +54,10 @@ class RunHost(Protocol):
 
 @dataclass(frozen=True)
 class InlineHost:
-    """The run in this process alone: no flow run, no task runs, no artifacts. The run report (printed by the
-    CLI, kept by `cairn status`) and the quality report folder are its record. Its log lines are the ones a flow
-    run's logger would carry: INFO, so the terminal shows them with --verbose only (cli/flowrun.py), as it shows
-    Prefect's; the run report says the same."""
+    """The run in this process alone: no flow run, no task runs, no artifacts. The run report (the CLI prints it;
+    --json for a script), the metrics it pushes ([metrics]) and the quality report folder are its record. Its log
+    lines are the ones a flow run's logger would carry: INFO, so the terminal shows them with --verbose only
+    (cli/flowrun.py), as it shows Prefect's; the run report says the same."""
 
     run_id: str
     runner: StepRunner
