@@ -14,9 +14,9 @@ InlineHost), as a user's shell or cron run does, and an ingest with nothing to d
 - first ingest (always: the others need its index): wall, per document;
 - unchanged: `--runs` re-runs, median wall per document; once more at the end with the index server stopped;
 - edit: 1% of the pages edited (one list item added to their last section) and 1% deleted, one re-run: its
-  wall over the model's own time for the texts that changed (re-derived by chunking each page before and after);
-  `--runs` rounds on other pages each, their medians, and how many rounds were within the goal (2x + 3 s;
-  bench/scale_edit.py);
+  wall over the model's time for the texts that changed, the run's own (its report's `model_seconds`) and the
+  model alone here on those texts (re-derived by chunking each page before and after); `--runs` rounds on other
+  pages each, their medians, and how many rounds were within the goal (2x + 3 s; bench/scale_edit.py);
 - status, reconcile, report: one run each; status once more at the end with the index server stopped first (the
   Lite server otherwise stays up: this process holds a lease on it); report counts the outcomes the ingests'
   checks kept, checking what has none (`checked_now`), then `report --scan` checks every row, read anew;

@@ -188,7 +188,10 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
             f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
             f"embeddings computed: {report['embeddings_computed']}"
         )
-        output.line(f"seconds: {report['seconds']:.1f}  chunks/s: {report['chunks_per_second']:.1f}")
+        output.line(
+            f"seconds: {report['seconds']:.1f} (the model: {report['model_seconds']:.1f})  "
+            f"chunks/s: {report['chunks_per_second']:.1f}"
+        )
         quality = report.get("quality")
         if quality:
             verdict = "passed" if quality["success"] else f"FAILED ({'; '.join(quality['failed'])})"

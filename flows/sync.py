@@ -175,6 +175,7 @@ class SourceSync:
                         report.warn(self.name, item.document.locator, warning)
                 if chunked.documents:
                     rows, stats = run.steps.embed(chunked.documents, label)
+                    report.model_seconds += stats.model_seconds
                     failpoint("embedded")
                     for locator, reason in stats.failed:
                         report.fail(self.name, locator, reason)

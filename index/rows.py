@@ -10,6 +10,7 @@ alone often lacks the words that name its subject) and the section's abstract. R
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +33,7 @@ class ChunkedDocument:
 class EmbedStats:
     texts: int = 0
     computed: int = 0
+    model_seconds: float = 0.0  # spent in the model computing them (waiting for it, on Dask workers)
     documents: list[ChunkedDocument] = field(default_factory=list)  # those whose rows were built
     failed: list[tuple[str, str]] = field(default_factory=list)  # (locator, reason): documents that cannot be rows
 
@@ -77,7 +79,9 @@ def embed_texts(
     missing = list(dict.fromkeys(k for k in keys if k not in known))
     if missing:
         text_of = dict(zip(keys, texts))
+        started = time.perf_counter()
         vectors = encoder.encode([text_of[k] for k in missing], batch_size=batch_size)
+        stats.model_seconds += time.perf_counter() - started
         fresh = dict(zip(missing, vectors))
         cache.put_many(fresh)
         known.update(fresh)

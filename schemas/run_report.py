@@ -51,6 +51,7 @@ class SourceReport:
     chunks: int = 0
     tokens: int = 0
     embeddings_computed: int = 0
+    model_seconds: float = 0.0  # of the model computing them
     rows_written: int = 0
     failures: list[Failure] = field(default_factory=list)
     warnings: list[Failure] = field(default_factory=list)  # indexed, with a caveat (a PDF's scanned pages)
@@ -83,6 +84,7 @@ class RunReport:
     chunks: int = 0
     tokens: int = 0
     embeddings_computed: int = 0
+    model_seconds: float = 0.0  # of the run's seconds, those the model spent computing its embeddings
     rows_written: int = 0
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
@@ -111,7 +113,7 @@ class RunReport:
         or failed (the source as a whole, with its error), with its embeddings and its `seconds`."""
         for count in COUNTS:
             setattr(self.documents, count, getattr(self.documents, count) + getattr(part.documents, count))
-        for total in ("sections", "chunks", "tokens", "embeddings_computed", "rows_written"):
+        for total in ("sections", "chunks", "tokens", "embeddings_computed", "model_seconds", "rows_written"):
             setattr(self, total, getattr(self, total) + getattr(part, total))
         self.failures.extend(part.failures)
         self.warnings.extend(part.warnings)
@@ -125,6 +127,7 @@ class RunReport:
             "status": status,
             **asdict(part.documents),
             "embeddings_computed": part.embeddings_computed,
+            "model_seconds": round(part.model_seconds, 3),
             "seconds": round(seconds, 3),
             **({"error": errors[0]} if errors else {}),
         }
@@ -135,5 +138,6 @@ class RunReport:
         data.pop("written_documents")
         data["failed_sources"] = self.failed_sources
         data["seconds"] = round(self.seconds, 3)
+        data["model_seconds"] = round(self.model_seconds, 3)
         data["chunks_per_second"] = round(self.chunks_per_second, 2)
         return data

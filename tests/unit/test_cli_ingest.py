@@ -23,6 +23,7 @@ REPORT = {
     "chunks": 20,
     "tokens": 3000,
     "embeddings_computed": 26,
+    "model_seconds": 1.25,
     "seconds": 2.5,
     "chunks_per_second": 8.0,
     "failures": [{"source": "w", "document": "binary.md", "error": "binary file"}],
@@ -152,6 +153,7 @@ def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys)
         "4 seen, 3 indexed, 0 unchanged, 0 skipped, 0 deleted, 1 failed" in captured.out
         and "binary.md" not in captured.out
     )
+    assert "seconds: 2.5 (the model: 1.2)" in captured.out  # how much of the run the model was
     assert captured.err.strip() == "FAILED w: binary.md: binary file"
 
 

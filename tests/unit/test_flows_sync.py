@@ -79,6 +79,7 @@ def test_a_first_run_indexes_every_document_and_counts_what_it_wrote(tmp_path, w
     assert part.sections == sum(r["chunk_type"] == ChunkType.FULL_TEXT.value for r in rows)
     assert part.chunks == sum(r["chunk_type"] == ChunkType.CHILD.value for r in rows)
     assert part.embeddings_computed > 0 and len(part.written_documents["wiki"]) == 3
+    assert part.model_seconds > 0  # the time the model took is in the report beside what it computed
     assert all(doc.complete_version for doc in store.ledger("wiki").values())
     assert status(part)["status"] == "ok"
 
@@ -89,7 +90,7 @@ def test_an_unchanged_source_is_indexed_nothing_and_embeds_nothing(tmp_path, wik
     before = dict(store.rows)
     part = sync(tmp_path, store)
     assert (part.documents.seen, part.documents.unchanged, part.documents.indexed) == (3, 3, 0)
-    assert part.rows_written == part.embeddings_computed == 0 and part.written_documents == {}
+    assert part.rows_written == part.embeddings_computed == part.model_seconds == 0 and part.written_documents == {}
     assert store.rows == before
 
 
