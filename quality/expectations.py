@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from cairn.schemas.config import CairnConfig
+from cairn.schemas.quality_config import bands as quality_bands
 from cairn.schemas.records import ChunkType, ContentType, Environment, Severity, SourceType
 
 CHECKS_VERSION = "1"  # what the checks are; a row checked under another version is checked again
@@ -183,23 +184,8 @@ def size_checks(b: dict) -> list[Check]:
 
 
 def bands(config: CairnConfig, source: str, content_type: str) -> dict[str, float]:
-    q, c = config.quality, config.chunking
-    out = {
-        "parent_min_tokens": q.parent_min_tokens or c.parent_min_tokens,
-        "parent_max_tokens": q.parent_max_tokens or c.parent_max_tokens,
-        "parent_mostly": q.parent_mostly,
-        "abstract_min_tokens": c.abstract_min_tokens,
-        "abstract_max_tokens": c.abstract_max_tokens,
-        "abstract_mostly": q.abstract_mostly,
-        "child_min_tokens": c.child_min_tokens,
-        "child_max_tokens": c.child_max_tokens,
-        "child_mostly": q.child_mostly,
-        "health_min": q.health_min,
-        "health_mostly": q.health_mostly,
-    }
-    for key in (content_type, source, f"{source}.{content_type}"):  # most specific last
-        out.update(q.overrides.get(key, {}))
-    return out
+    """The bands rows of `source` and `content_type` are held to (schemas/quality_config.py)."""
+    return quality_bands(config.quality, config.chunking, source, content_type)
 
 
 def scoped(rows: pd.DataFrame, b: dict) -> pd.DataFrame:

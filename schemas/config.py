@@ -22,7 +22,7 @@ from pydantic_core import ErrorDetails
 from cairn.errors import ConfigError
 from cairn.schemas.metrics_config import MetricsConfig
 from cairn.schemas.paths import IndexConfig, resolve_paths
-from cairn.schemas.quality_config import QUALITY_BANDS, QualityConfig
+from cairn.schemas.quality_config import QUALITY_BANDS, QualityConfig, check_bands
 from cairn.schemas.query_config import QUERY_STEPS, QueryConfig
 from cairn.schemas.runner_config import RunnerConfig
 from cairn.schemas.serve_config import ServeConfig, ServePrincipal
@@ -253,6 +253,11 @@ class CairnConfig(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+    @model_validator(mode="after")
+    def _bands_possible(self) -> CairnConfig:
+        check_bands(self.quality, self.chunking)
         return self
 
     @model_validator(mode="after")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
 
 from cairn.schemas.source_config import _Strict
 from cairn.schemas.values import s3_uri, shown_default
+
+if TYPE_CHECKING:
+    from cairn.schemas.config import ChunkingConfig
 
 
 class QualityConfig(_Strict):
@@ -72,3 +76,43 @@ QUALITY_BANDS = (
     "health_min",
     "health_mostly",
 )
+
+
+def bands(quality: QualityConfig, chunking: ChunkingConfig, source: str, content_type: str) -> dict[str, float]:
+    """The bands the checks hold rows of `source` and `content_type` to: the chunking bands, [quality]'s own, then
+    its overrides for the content type, the source and "source.content_type" (the most specific last)."""
+    q, c = quality, chunking
+    out: dict[str, float] = {
+        "parent_min_tokens": q.parent_min_tokens or c.parent_min_tokens,
+        "parent_max_tokens": q.parent_max_tokens or c.parent_max_tokens,
+        "parent_mostly": q.parent_mostly,
+        "abstract_min_tokens": c.abstract_min_tokens,
+        "abstract_max_tokens": c.abstract_max_tokens,
+        "abstract_mostly": q.abstract_mostly,
+        "child_min_tokens": c.child_min_tokens,
+        "child_max_tokens": c.child_max_tokens,
+        "child_mostly": q.child_mostly,
+        "health_min": q.health_min,
+        "health_mostly": q.health_mostly,
+    }
+    for key in (content_type, source, f"{source}.{content_type}"):
+        out.update(q.overrides.get(key, {}))
+    return out
+
+
+def check_bands(quality: QualityConfig, chunking: ChunkingConfig) -> None:
+    """Refuse bands no row could meet, as [quality] and each of its overrides resolve them: a floor over its
+    ceiling, a share outside (0, 1], a health floor outside [0, 1] (every row would fail, or none could)."""
+    for where in ["", *quality.overrides]:
+        source, _, content_type = where.partition(".")
+        b = bands(quality, chunking, source, content_type or source)
+        named = f"quality.overrides.{where}" if where else "quality"
+        for kind in ("parent", "abstract", "child"):
+            low, high = b[f"{kind}_min_tokens"], b[f"{kind}_max_tokens"]
+            if not 0 < low <= high:
+                raise ValueError(f"{named}: need 0 < {kind}_min_tokens <= {kind}_max_tokens (got {low:g} and {high:g})")
+        for share in ("parent_mostly", "abstract_mostly", "child_mostly", "health_mostly"):
+            if not 0 < b[share] <= 1:
+                raise ValueError(f"{named}: {share} is a share of the rows, in (0, 1] (got {b[share]:g})")
+        if not 0 <= b["health_min"] <= 1:
+            raise ValueError(f"{named}: health_min is a chunk health score, in [0, 1] (got {b['health_min']:g})")

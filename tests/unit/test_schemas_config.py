@@ -93,6 +93,24 @@ def test_a_quality_override_of_an_unknown_band_is_refused_with_a_suggestion():
         parse_config({"quality": {"overrides": {"incident": {"colour": 1}}}})
 
 
+@pytest.mark.parametrize(
+    ("quality", "message"),
+    [
+        ({"overrides": {"incident": {"parent_min_tokens": 950}}}, r"quality.overrides.incident: need 0 < parent_min"),
+        ({"parent_min_tokens": 500, "parent_max_tokens": 450}, r"quality: need 0 < parent_min_tokens <= parent_max"),
+        ({"overrides": {"w.incident": {"child_max_tokens": 50}}}, r"overrides.w.incident: need 0 < child_min_tokens"),
+        ({"overrides": {"runbook": {"health_min": 1.5}}}, r"health_min is a chunk health score, in \[0, 1\]"),
+        ({"parent_mostly": 0}, r"quality: parent_mostly is a share of the rows, in \(0, 1\]"),
+    ],
+)
+def test_bands_no_row_could_meet_are_refused_as_the_checks_would_resolve_them(quality, message):
+    """A floor over its ceiling (with the chunking band it falls back on), a share of none: every row would fail."""
+    with pytest.raises(ConfigError, match=message):
+        parse_config({"quality": quality})
+    narrower = parse_config({"quality": {"overrides": {"incident": {"parent_min_tokens": 150, "health_min": 0.4}}}})
+    assert narrower.quality.overrides["incident"]["parent_min_tokens"] == 150
+
+
 def test_the_bands_an_override_may_narrow_are_those_the_checks_read():
     from cairn.quality.expectations import bands
     from cairn.schemas.config import QUALITY_BANDS, CairnConfig
