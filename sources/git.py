@@ -320,12 +320,11 @@ class GitSource(Connector[GitSourceConfig]):
     def _is_ancestor(self, sha: str | None) -> bool:
         if not sha or not re.fullmatch(r"[0-9a-f]{40}", sha):
             return False
-        done = subprocess.run(
-            ["git", "--git-dir", str(self.mirror), "merge-base", "--is-ancestor", sha, self.head().sha],
-            capture_output=True,
-            check=False,
-        )
-        return done.returncode == 0
+        try:  # like every git command on the mirror: its own process group, killed whole at LOCAL_TIMEOUT
+            self._git("merge-base", "--is-ancestor", sha, self.head().sha)
+        except _GitFailed:  # exit 1: not an ancestor; 128: a commit the mirror no longer has
+            return False
+        return True
 
     def _document(self, version: Version, raw: bytes, current: bool) -> SourceDocument:
         path = version.path

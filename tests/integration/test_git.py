@@ -108,6 +108,18 @@ def test_discovery_lists_the_tree_at_the_ref_with_blob_versions(repo, tmp_path):
     assert git.cursor() == {"commit": head}
 
 
+def test_a_cursor_is_an_ancestor_of_the_head_only_when_it_is_on_its_line(repo, tmp_path):
+    """What bounds the `git log` that dates documents (merge-base, under the mirror's time limit like every git
+    command): a commit on the line is; one the mirror never had, or not a commit id, is not (a first run's span)."""
+    first = repo.git("rev-parse", "HEAD")
+    repo.write("runbooks/new.md", "# New\n\n" + FILLER + "\n")
+    repo.commit("more", "2025-02-01T09:00:00+00:00")
+    git = source(repo.root, tmp_path)
+    list(git.discover())  # the mirror cloned, the head read
+    assert git._is_ancestor(first) and git._is_ancestor(git.head().sha)
+    assert not git._is_ancestor("f" * 40) and not git._is_ancestor("not-a-sha") and not git._is_ancestor(None)
+
+
 def test_bad_repositories_and_refs_say_what_is_wrong(repo, tmp_path):
     with pytest.raises(SourceError, match=r"ref 'nope' not found .*branches: main"):
         source(repo.root, tmp_path, ref="nope").head()
