@@ -63,22 +63,20 @@ def test_a_handler_writing_elsewhere_keeps_everything(prefect_like, caplog):
 @pytest.mark.parametrize(
     ("runner", "api", "inline"),
     [
-        ({}, None, True),  # from a shell with no Prefect API: this process, no Prefect
-        ({"local_prefect_server": True}, None, False),  # asked for: a flow run on the local server
-        ({"kind": "dask"}, None, False),  # Dask's model work is Prefect tasks: a flow run
-        ({}, "http://127.0.0.1:9/api", False),  # a configured API: every run is a flow run there
+        ({}, False, True),  # from a shell with no Prefect API: this process, no Prefect
+        ({"local_prefect_server": True}, False, False),  # asked for: a flow run on the local server
+        ({"kind": "dask"}, False, False),  # Dask's model work is Prefect tasks: a flow run
+        ({}, True, False),  # a configured API: every run is a flow run there
     ],
 )
 def test_a_run_is_inline_only_with_no_prefect_api_the_thread_runner_and_no_local_server(
-    monkeypatch, tmp_path, runner, api, inline
+    monkeypatch, runner, api, inline
 ):
+    """Whether an API is configured is flows/prefect_api.py's answer (tests/unit/test_flows_prefect_api.py, in
+    fresh processes: this one may hold another test's Prefect settings)."""
     from cairn.cli.flowrun import runs_inline
+    from cairn.flows import prefect_api
     from cairn.schemas.config import parse_config
 
-    monkeypatch.chdir(tmp_path)  # no Prefect settings file here
-    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))  # nor a profile
-    if api is None:
-        monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    else:
-        monkeypatch.setenv("PREFECT_API_URL", api)
+    monkeypatch.setattr(prefect_api, "prefect_api_configured", lambda: api)
     assert runs_inline(parse_config({"runner": runner})) is inline
