@@ -100,7 +100,10 @@ def ingest(
     allow_mass_delete: bool = False,
     listing_failed: dict[str, str] | None = None,
 ) -> dict:
-    """The ingest run (flows/ingest.py ingest_flow's parameters); its run report."""
+    """Bring the collection in line with the configured sources (all, or the one named). The run fails when a
+    source fails as a whole (after the others ran); documents that fail are in the report. `listing_failed`: the
+    sources whose listing failed in the CLI's no-op check just before (flows/noop.py), and why: they fail with
+    that reason, not listed a second time. The Prefect flow `cairn-ingest` is this function (flows/ingest.py)."""
     options = RunOptions(
         cleanup=cleanup,
         wait_seconds=wait_seconds,
@@ -118,7 +121,10 @@ def backfill(
     commits: int | None = None,
     wait_seconds: float = 0.0,
 ) -> dict:
-    """The backfill run (flows/ingest.py backfill_flow's parameters); its run report."""
+    """Re-process the documents updated in [since, until) (either end open; neither: all of them) through the
+    ingest path, idempotently; with keep_history, past versions in the window (or written by the last
+    `commits` commits) too, for sources that have them. The Prefect flow `cairn-backfill` is this function
+    (flows/ingest.py)."""
     window = Window(parse_day(since), parse_day(until), commits)
     return run_sources(
         config_path, source, RunOptions(backfill=window, wait_seconds=wait_seconds, title="Cairn backfill")
