@@ -42,8 +42,7 @@ def _from_profile() -> bool | None:
     cwd = Path.cwd()
     if any((cwd / name).exists() for name in _WORKING_DIRECTORY_SETTINGS) or _tool_prefect(cwd / "pyproject.toml"):
         return None
-    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser()
-    path = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml").expanduser()
+    path = Path(os.environ.get("PREFECT_PROFILES_PATH") or prefect_home() / "profiles.toml").expanduser()
     try:
         profiles = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -53,6 +52,11 @@ def _from_profile() -> bool | None:
     active = os.environ.get("PREFECT_PROFILE") or profiles.get("active") or "ephemeral"
     profile = (profiles.get("profiles") or {}).get(active)
     return bool(isinstance(profile, dict) and profile.get("PREFECT_API_URL"))
+
+
+def prefect_home() -> Path:
+    """The Prefect home, as Prefect reads it without a profile: PREFECT_HOME, else ~/.prefect."""
+    return Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser().resolve()
 
 
 def _tool_prefect(pyproject: Path) -> bool:

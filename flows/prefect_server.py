@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn import daemon
-from cairn.flows.prefect_api import prefect_api_configured, reporting_to_local
+from cairn.flows.prefect_api import prefect_api_configured, prefect_home, reporting_to_local
 
 log = logging.getLogger(__name__)
 SERVER_SETTINGS = {  # what Prefect's temporary server runs with (prefect.server.api.server.SubprocessASGIServer)
@@ -41,11 +41,6 @@ SERVER_SETTINGS = {  # what Prefect's temporary server runs with (prefect.server
     "PREFECT__SERVER_EPHEMERAL": "1",
     "PREFECT__SERVER_FINAL": "1",
 }
-
-
-def prefect_home() -> Path:
-    """The Prefect home, as Prefect reads it without a profile: PREFECT_HOME, else ~/.prefect."""
-    return Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser().resolve()
 
 
 def base(home: Path) -> Path:
