@@ -41,7 +41,7 @@ LINES = {
 def scores(dev: DevSet, limit: int | None) -> dict[str, list[tuple[float, float]]]:
     """(Cairn's combined, the spec's combined) of each question's top-10 candidates and of its top one."""
     from cairn.embedding import encoder_for
-    from cairn.query.filters import search_expr
+    from cairn.query.filters import search_filter
     from cairn.query.fusion import fuse, leg_weights
     from cairn.query.retriever import connect
     from cairn.query.search import Search
@@ -58,7 +58,7 @@ def scores(dev: DevSet, limit: int | None) -> dict[str, list[tuple[float, float]
         scoped = query.doc_tag is not None
         vectors = [v.tolist() for v in encoder.encode_queries([query.text])]
         legs = Search(reader, settings, encoder.identity).legs(
-            query.text, vectors, search_expr(principal, None, query.doc_tag, None), settings.candidates
+            query.text, vectors, search_filter(principal, None, query.doc_tag, None), settings.candidates
         )
         vw, kw = leg_weights(settings, scoped, True, True)
         ranked = fuse(legs.candidates, legs.rankings, "weighted", settings.rrf_k, vw, kw)[:10]

@@ -187,7 +187,7 @@ def bulk_load(dev: DevSet) -> dict:
                 rows, stats = build_rows(batch, encoder, cache, config.embedding.batch_size)
                 store.upsert(rows)
                 counts["indexed"] += len(batch)
-                counts["chunks"] += sum(r["chunk_type"] == "child" for r in rows)
+                counts["chunks"] += sum(not r.is_parent for r in rows)
                 counts["embeddings_computed"] += stats.computed
                 batch = []
                 print(

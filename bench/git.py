@@ -31,15 +31,15 @@ def sla(config_path: str) -> dict:
         rows = list(store.iterate("is_current == true", ["chunk_type", "token_count", "extra", "document_id"]))
     finally:
         store.close()
-    parents = [r for r in rows if r["chunk_type"] == "full_text"]
-    children = [r for r in rows if r["chunk_type"] == "child"]
+    parents = [r for r in rows if r.chunk_type == "full_text"]
+    children = [r for r in rows if r.chunk_type == "child"]
     doc_tokens: dict[str, int] = {}
     for r in parents:
-        doc_tokens[r["document_id"]] = doc_tokens.get(r["document_id"], 0) + r["token_count"]
-    big = [r for r in parents if doc_tokens[r["document_id"]] >= 400]
+        doc_tokens[r.document_id] = doc_tokens.get(r.document_id, 0) + r.token_count
+    big = [r for r in parents if doc_tokens[r.document_id] >= 400]
 
     def share(items, lo, hi):
-        return round(sum(lo <= r["token_count"] <= hi for r in items) / len(items), 3) if items else None
+        return round(sum(lo <= r.token_count <= hi for r in items) / len(items), 3) if items else None
 
     return {
         "documents": len(doc_tokens),

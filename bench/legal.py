@@ -118,10 +118,10 @@ def texts_embedded(config_path: str) -> tuple[list[str], int]:
     texts: list[str] = []
     try:
         for row in store.iterate("is_current == true", ["chunk_type", "search_text", "text", "extra"]):
-            if row["chunk_type"] == "child":
-                texts.append(row["search_text"])
+            if row.chunk_type == "child":
+                texts.append(row.search_text)
             else:
-                header = row["search_text"][: len(row["search_text"]) - len(row["text"]) - 1]
+                header = row.search_text[: len(row.search_text) - len(row.text) - 1]
                 abstract = ParentLinks.from_row(row).abstract
                 texts.append(abstract if abstract.startswith(header) else f"{header}\n{abstract}")
     finally:
@@ -175,7 +175,7 @@ def health(config_path: str) -> dict:
     store.ensure_collection()
     try:
         scores = [
-            r["quality_flags"].get("chunk_health_score", 1.0)
+            r.quality_flags.get("chunk_health_score", 1.0)
             for r in store.iterate('chunk_type == "full_text"', ["quality_flags"])
         ]
     finally:
@@ -229,12 +229,12 @@ def main() -> None:
         store.ensure_collection()
         try:
             pages = {
-                r["document_id"]: r["extra"].get("page_count", 0)
+                r.document_id: r.extra.get("page_count", 0)
                 for r in store.iterate('chunk_type == "full_text"', ["document_id", "extra"])
             }
             sections: dict[str, dict[str, str]] = {}
             for r in store.iterate('chunk_type == "full_text"', ["chunk_id", "doc_tag", "text"]):
-                sections.setdefault(r["doc_tag"], {})[r["chunk_id"]] = r["text"]
+                sections.setdefault(r.doc_tag, {})[r.chunk_id] = r.text
         finally:
             store.close()
         variants = {}

@@ -194,8 +194,7 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     from cairn.index.milvus import Connection
     from cairn.query import Principal
     from cairn.query.retriever import Retriever
-    from cairn.query.search import CHILD_FIELDS
-    from cairn.schemas.collection import SPARSE_FIELD
+    from cairn.schemas.collection import SEARCH_FIELDS, SPARSE_FIELD
     from cairn.schemas.config import QueryConfig
 
     config = where.milvus_config(work / f"speed-{children}", "speed")
@@ -232,7 +231,7 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         ]
         legs.append(AnnSearchRequest([q], SPARSE_FIELD, {}, limit))
         t1 = time.perf_counter()
-        raw_client.hybrid_search(config.collection, legs, RRFRanker(60), limit=limit, output_fields=CHILD_FIELDS)
+        raw_client.hybrid_search(config.collection, legs, RRFRanker(60), limit=limit, output_fields=SEARCH_FIELDS)
         hybrid_ms = (time.perf_counter() - t1) * 1000
         if i == 4:
             client.calls = {}

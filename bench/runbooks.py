@@ -72,9 +72,9 @@ def sla(config_path: Path) -> dict:
     lo, hi = config.chunking.parent_min_tokens, config.chunking.parent_max_tokens
     doc_tokens: dict[str, int] = {}
     for p in parents:
-        doc_tokens[p["document_id"]] = doc_tokens.get(p["document_id"], 0) + p["token_count"]
-    eligible = [p for p in parents if doc_tokens[p["document_id"]] >= lo]
-    within = lambda rows: sum(lo <= r["token_count"] <= hi for r in rows) / max(1, len(rows))  # noqa: E731
+        doc_tokens[p.document_id] = doc_tokens.get(p.document_id, 0) + p.token_count
+    eligible = [p for p in parents if doc_tokens[p.document_id] >= lo]
+    within = lambda rows: sum(lo <= r.token_count <= hi for r in rows) / max(1, len(rows))  # noqa: E731
     abstracts = [ParentLinks.from_row(p).abstract_token_count or 0 for p in parents]
     return {
         "sections": len(parents),
@@ -82,9 +82,7 @@ def sla(config_path: Path) -> dict:
         "sections_within_400_900": round(within(parents), 4),
         "sections_within_400_900_docs_over_400_tokens": round(within(eligible), 4),
         "documents_under_400_tokens": sum(t < lo for t in doc_tokens.values()),
-        "children_within_100_200": round(
-            sum(100 <= c["token_count"] <= 200 for c in children) / max(1, len(children)), 4
-        ),
+        "children_within_100_200": round(sum(100 <= c.token_count <= 200 for c in children) / max(1, len(children)), 4),
         "abstracts_within_100_200": round(sum(100 <= a <= 200 for a in abstracts) / max(1, len(abstracts)), 4),
     }
 

@@ -210,14 +210,18 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def fault_of(exc: BaseException) -> Fault:
     """Whose fault `exc` is: a CairnError says so itself (`fault`); pymilvus refusing rows in its client-side
-    checks, and a ValueError or TypeError, are faults of the data; anything else that is an Exception (a
-    server restarting, a timeout, a connection dropped) is worth another attempt."""
+    checks, and a ValueError or TypeError, are faults of the data; a bug (a KeyError, an AttributeError...) is
+    terminal; anything else that is an Exception (a server restarting, a timeout, a connection dropped) is worth
+    another attempt. Writes (flows/tasks.py) and reads (query/retriever.py) ask the same question."""
     if isinstance(exc, CairnError):
         return exc.fault
     if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop, never retry
         return Fault.TERMINAL
     if storage_reason(exc) is not None:  # a full disk or a read-only folder: the same write fails again
         return Fault.TERMINAL
+    if isinstance(exc, (LookupError, AttributeError, NameError, AssertionError, ArithmeticError, NotImplementedError)):
+        return Fault.TERMINAL  # a bug: the same call fails the same way
+
     # imported here: the configuration and the error tree load without pymilvus; it is in every install
     from pymilvus.exceptions import DataNotMatchException, DataTypeNotMatchException, ParamError
 

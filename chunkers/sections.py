@@ -21,6 +21,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from cairn.chunkers.abstracts import document_idf, extractive_abstract
 from cairn.chunkers.children import split_children
@@ -30,6 +31,7 @@ from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import UNIT_JOINER, Unit, glued_to_next
 from cairn.schemas.config import ChunkingConfig
 from cairn.schemas.records import QualityFlags, Section
+from cairn.schemas.row_links import PageRange
 
 ROOT_ID = "root"
 _SLUG_CHARS = 48  # per heading, so that six levels stay well inside the 512-byte section_id field
@@ -121,9 +123,12 @@ def pack_sections(units: Sequence[Unit], doc_title: str, config: ChunkingConfig)
     return sections
 
 
-def _page_range(units: Sequence[Unit]) -> dict:
+def _page_range(units: Sequence[Unit]) -> dict[str, Any]:
+    """What a section's rows record of the pages it spans (schemas/row_links.py PageRange)."""
     pages = [unit.pages for unit in units if unit.pages]
-    return {"page_start": min(p[0] for p in pages), "page_end": max(p[1] for p in pages)} if pages else {}
+    if not pages:
+        return {}
+    return PageRange(min(p[0] for p in pages), max(p[1] for p in pages)).to_row()
 
 
 def _segment(units: Sequence[Unit], config: ChunkingConfig) -> list[tuple[int, int]]:

@@ -28,9 +28,9 @@ from cairn.flows.discovery import access_fingerprint
 from cairn.index.derived import DerivedLedger, in_step_ledger
 from cairn.index.generations import open_serving
 from cairn.index.ledger import IndexedDocument, collection_ledger
-from cairn.index.milvus import CollectionReader
 from cairn.index.outcomes import Outcome
 from cairn.index.plan import Expected, plan_sync
+from cairn.index.reader import CollectionReader
 from cairn.index.state import SavedVersions, SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig, S3Config
@@ -98,10 +98,10 @@ def compare_rows(derived: DerivedLedger, reader: CollectionReader, check: Ledger
     kept = derived.entries()
     differing: list[str] = []
     for row in reader.iterate("", CHECK_FIELDS):
-        entry = kept.pop(row["chunk_id"], None)
-        have = (row["source_name"], row["document_id"], row["chunk_type"], bool(row["is_current"]), row["version_hash"])
+        entry = kept.pop(row.chunk_id, None)
+        have = (row.source_name, row.document_id, row.chunk_type, bool(row.is_current), row.version_hash)
         if entry != have:
-            differing.append(row["chunk_id"])
+            differing.append(row.chunk_id)
     differing.extend(kept)  # in the file, not in the collection
     check.scanned, check.differing, check.examples = True, len(differing), sorted(differing)[:5]
 

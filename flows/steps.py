@@ -27,6 +27,7 @@ from cairn.index.protocol import IndexStore
 from cairn.index.rows import ChunkedDocument, EmbedStats, build_rows
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import CairnConfig, ChunkingConfig
+from cairn.schemas.rows import ChunkRow
 from cairn.sources import Source
 
 
@@ -57,7 +58,7 @@ class Chunked:
 class WriteBatch:
     """A batch's rows and what the writer needs to retire what they replace."""
 
-    rows: list[dict]
+    rows: list[ChunkRow]
     documents: list[ChunkedDocument]
     ledger: dict[str, IndexedDocument]  # the source's rows when the run began
     history: bool  # keep superseded versions (is_current false) instead of deleting them
@@ -107,7 +108,7 @@ class Embedder:
         self.cache = cache
         self.batch_size = batch_size
 
-    def run(self, documents: list[ChunkedDocument]) -> tuple[list[dict], EmbedStats]:
+    def run(self, documents: list[ChunkedDocument]) -> tuple[list[ChunkRow], EmbedStats]:
         return build_rows(documents, self.encoder, self.cache, self.batch_size)
 
 
@@ -138,16 +139,16 @@ class Writer:
         try:
             _upsert(store, batch.rows)
         except Exception as exc:  # noqa: BLE001 - which document? write each alone (see _each_document)
-            by_document: dict[str, list[dict]] = {}
+            by_document: dict[str, list[ChunkRow]] = {}
             for row in batch.rows:
-                by_document.setdefault(row["document_id"], []).append(row)
+                by_document.setdefault(row.document_id, []).append(row)
             refused = _each_document(by_document, lambda rows: _upsert(store, rows), exc, "the index refused its rows")
         else:
             refused = {}
         failpoint("written")
         written_ids: dict[str, set[str]] = {}
         for row in batch.rows:
-            written_ids.setdefault(row["document_id"], set()).add(row["chunk_id"])
+            written_ids.setdefault(row.document_id, set()).add(row.chunk_id)
         retiring = {
             item.document.document_id: (item.document, batch.ledger[item.document.document_id])
             for item in batch.documents  # a past version (history backfill) sits beside the current one; a
@@ -164,10 +165,10 @@ class Writer:
         refused.update(_each_document(retiring, retire, None, "retiring its previous version failed"))
         failpoint("retired")
         store.settle()  # Milvus Lite: memory and per-document cost stay those of one batch (index/store.py)
-        return Written(sum(1 for row in batch.rows if row["document_id"] not in refused), refused)
+        return Written(sum(1 for row in batch.rows if row.document_id not in refused), refused)
 
 
-def _upsert(store: IndexStore, rows: list[dict]) -> None:
+def _upsert(store: IndexStore, rows: list[ChunkRow]) -> None:
     size = store.config.write_batch_rows
     for start in range(0, len(rows), size):
         store.upsert(rows[start : start + size])
@@ -297,7 +298,7 @@ class Steps:
     def chunk(self, source: Source, refs: list[DocumentRef], skip: Skip | None, label: str) -> Chunked:
         return self.runner.call(self.chunker, label, source, refs, skip)
 
-    def embed(self, documents: list[ChunkedDocument], label: str) -> tuple[list[dict], EmbedStats]:
+    def embed(self, documents: list[ChunkedDocument], label: str) -> tuple[list[ChunkRow], EmbedStats]:
         return self.runner.call(self.embedder, label, documents)
 
     def write_later(self, batch: WriteBatch, label: str) -> Callable[[], Written]:

@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from cairn.index.ledger import IndexedDocument, LedgerEntry, read_rows
-from cairn.index.milvus import CollectionReader
+from cairn.index.reader import CollectionReader
 from cairn.index.sqlite import open_or_rebuild
 from cairn.schemas import ChunkType
 from cairn.schemas.config import MilvusConfig
-from cairn.schemas.fields import Row
 from cairn.schemas.row_figures import FIGURE_FIELDS, figures
+from cairn.schemas.rows import ChunkRow
 
 MARK_PROPERTY = "cairn.ledger_mark"
 UNSEALED = "writing"  # the collection's mark while a writer is at work: never a file's
@@ -158,7 +158,7 @@ class DerivedLedger:
                 self._set("mark", mark)
 
     # ---- kept in step by the writer ----------------------------------------------------------------
-    def record(self, rows: Iterable[Row], dim: int | None = None) -> None:
+    def record(self, rows: Iterable[ChunkRow], dim: int | None = None) -> None:
         """Rows Milvus took (upserted, each replacing its chunk_id)."""
         _handed.clear()
         with self._lock:
@@ -186,7 +186,7 @@ class DerivedLedger:
                 self._db.executemany("delete from chunk where chunk_id = ?", ids)
                 self._db.executemany("delete from figure where chunk_id = ?", ids)
 
-    def rebuild(self, rows: Iterable[Row], dim: int, mark: str) -> int:
+    def rebuild(self, rows: Iterable[ChunkRow], dim: int, mark: str) -> int:
         """Replace everything with `rows` (every row of the collection, read with SCAN_FIELDS) and take `mark`, the
         collection's: one transaction, so a rebuild cut short leaves the file as untrusted as it was. The count."""
         count = 0
@@ -295,24 +295,24 @@ class DerivedLedger:
         self.close()
 
 
-def _entry(row: Row, dim: int | None) -> tuple[tuple[Any, ...], tuple[str, str]]:
+def _entry(row: ChunkRow, dim: int | None) -> tuple[tuple[Any, ...], tuple[str, str]]:
     """A row's entry in the chunk table, and its figures' in the figure table."""
     entry = LedgerEntry.of(row)
     flat = figures(row, dim)
     text = json.dumps(flat, separators=(",", ":"))
     return (
         entry.chunk_id,
-        row["source_name"],
+        row.source_name,
         entry.document_id,
-        row["tenant_id"],
-        row["chunk_type"],
-        int(bool(row["is_current"])),
+        row.tenant_id,
+        row.chunk_type,
+        int(bool(row.is_current)),
         entry.version,
         entry.parent_chunk_id,
         entry.sections,
         entry.children,
         entry.access,
-        row.get("content_type") or "",
+        row.content_type,
         hashlib.sha256(text.encode()).hexdigest()[:16],
         flat["token_count"],
         flat["abstract_token_count"],

@@ -27,7 +27,8 @@ from typing import Any
 from pymilvus import MilvusClient
 
 from cairn.errors import NoCollection
-from cairn.index.milvus import CollectionReader, Connection, collection_encoder, collection_exists, load_collection
+from cairn.index.milvus import Connection, collection_encoder, collection_exists, load_collection
+from cairn.index.reader import CollectionReader
 from cairn.schemas.collection import embedder_mismatch, schema_mismatch
 from cairn.schemas.config import MilvusConfig
 

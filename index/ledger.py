@@ -16,12 +16,11 @@ from typing import Protocol
 
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import quote
-from cairn.schemas.fields import Row
-from cairn.schemas.row_links import DocumentStamp, ParentLinks
+from cairn.schemas.rows import ChunkRow
 
 
 class RowReader(Protocol):
-    def iterate(self, filter: str, fields: list[str]) -> Iterable[Row]: ...
+    def iterate(self, filter: str, fields: list[str]) -> Iterable[ChunkRow]: ...
 
 
 @dataclass(slots=True)
@@ -98,21 +97,14 @@ class LedgerEntry:
     access: str = ""  # a parent: the access fingerprint it was written under
 
     @classmethod
-    def of(cls, row: Row) -> LedgerEntry:
+    def of(cls, row: ChunkRow) -> LedgerEntry:
         """The entry of a row read with PARENT_FIELDS (a parent) or CHILD_FIELDS (a child), or with both."""
-        if row["chunk_type"] != ChunkType.FULL_TEXT.value:
-            return cls(row["chunk_id"], row["document_id"], row["version_hash"], False, row["parent_chunk_id"])
-        links = ParentLinks.from_row(row)
-        access = DocumentStamp.from_row(row).access
+        if not row.is_parent:
+            return cls(row.chunk_id, row.document_id, row.version_hash, False, row.parent_chunk_id)
+        links = row.links
+        access = row.stamp.access
         return cls(
-            row["chunk_id"],
-            row["document_id"],
-            row["version_hash"],
-            True,
-            "",
-            links.section_count,
-            links.child_count,
-            access,
+            row.chunk_id, row.document_id, row.version_hash, True, "", links.section_count, links.child_count, access
         )
 
 

@@ -1,6 +1,6 @@
 """The one way Cairn reaches Milvus, for the writer and the query side alike: open a connection (a Milvus Lite
 folder or a server URI, same code), load a collection (repairing what a killed Lite writer left), check the encoder
-a collection was filled by, and the reads of a collection (`CollectionReader`), each one batched call.
+a collection was filled by. The reads of a collection are index/reader.py's CollectionReader.
 
 Imports pymilvus and nothing of Cairn's ingestion: `cairn.query` builds on it.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import threading
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -23,10 +22,11 @@ from cairn.errors import StoreError
 from cairn.index import liteserver
 from cairn.index.reviving import RevivingClient, revive
 from cairn.redact import redact
-from cairn.schemas import ChunkType
-from cairn.schemas.collection import EMBEDDER_PROPERTY, SPARSE_FIELD, embedder_mismatch, in_list, quote
+from cairn.schemas.collection import (
+    EMBEDDER_PROPERTY,
+    embedder_mismatch,
+)
 from cairn.schemas.config import MilvusConfig
-from cairn.schemas.fields import Row
 
 log = logging.getLogger(__name__)
 
@@ -268,125 +268,3 @@ def check_encoder(
     if problem:
         raise error(problem)
     return have
-
-
-class CollectionReader:
-    """The reads of one collection, one Milvus call each, whatever the number of ids: dense and BM25 search,
-    rows by primary key, children per document, neighbouring sections, paged scans and counts. Every query-side
-    call takes the caller's access filter (tenant + ACL + time) and applies it inside Milvus. Read-only: the
-    writer (index/store.py) reads through one of these. Open one on the serving generation with
-    `cairn.index.generations.open_serving`."""
-
-    def __init__(self, connection: Connection, config: MilvusConfig) -> None:
-        self.connection = connection
-        self.config = config
-        self.collection = config.collection
-
-    @property
-    def client(self) -> MilvusClient:
-        return self.connection.client
-
-    def search_dense(
-        self, field: str, vectors: list[list[float]], expr: str, limit: int, fields: list[str]
-    ) -> list[list[Row]]:
-        """Nearest rows to each vector on a dense field, per vector, best first."""
-        hits: list[list[Row]] = self.client.search(
-            self.collection,
-            data=vectors,
-            anns_field=field,
-            limit=limit,
-            filter=expr,
-            output_fields=fields,
-            search_params={"params": {"ef": max(64, limit * 2)}},
-        )
-        return hits
-
-    def search_bm25(self, text: str, expr: str, limit: int, fields: list[str]) -> list[Row]:
-        """Best BM25 matches of the text (Milvus Lite reports the score negated: callers take its magnitude)."""
-        hits: list[list[Row]] = self.client.search(
-            self.collection, data=[text], anns_field=SPARSE_FIELD, limit=limit, filter=expr, output_fields=fields
-        )
-        return hits[0]
-
-    def rows(self, chunk_ids: list[str], fields: list[str]) -> list[Row]:
-        """Rows by primary key: a point read, where any filter would scan every row (Milvus Lite)."""
-        if not chunk_ids:
-            return []
-        found: list[Row] = self.client.get(self.collection, ids=list(dict.fromkeys(chunk_ids)), output_fields=fields)
-        return found
-
-    def any_row(self, expr: str) -> bool:
-        """Whether any row passes `expr` (one row asked for; on Milvus Lite still a scan: for rare calls only)."""
-        return bool(self.client.query(self.collection, filter=expr, output_fields=["chunk_id"], limit=1))
-
-    def children_per_document(self, document_ids: set[str], expr: str) -> dict[str, int]:
-        """How many child rows each document has that `expr` lets through."""
-        if not document_ids:
-            return {}
-        rows = self.client.query(
-            self.collection,
-            filter=f"{in_list('document_id', sorted(document_ids))} and "
-            f"chunk_type == {quote(ChunkType.CHILD.value)} and {expr}",
-            output_fields=["document_id"],
-        )
-        counts: dict[str, int] = {}
-        for row in rows:
-            counts[row["document_id"]] = counts.get(row["document_id"], 0) + 1
-        return counts
-
-    def neighbours(self, seeds: list[Row], expr: str, fields: list[str]) -> list[Row]:
-        """The parent sections just before and after each seed section (same document and version)."""
-        if not seeds:
-            return []
-        clauses = [
-            f"(document_id == {quote(r['document_id'])} and version_hash == {quote(r['version_hash'])} and "
-            f"section_order in [{int(r['section_order']) - 1}, {int(r['section_order']) + 1}])"
-            for r in seeds
-        ]
-        found: list[Row] = self.client.query(
-            self.collection,
-            filter=f"chunk_type == {quote(ChunkType.FULL_TEXT.value)} and {expr} and ({' or '.join(clauses)})",
-            output_fields=fields,
-        )
-        return found
-
-    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[Row]:
-        """Every matching row, paged (a plain query is capped at 16,384 rows on a server)."""
-        with quiet_lite_refusals():
-            iterator = self.client.query_iterator(
-                self.collection, batch_size=batch_size, filter=filter, output_fields=fields
-            )
-            try:
-                while page := iterator.next():
-                    yield from page
-            finally:
-                iterator.close()
-
-    def tenants_and_groups(self, tenant: str | None = None) -> tuple[set[str], set[str]]:
-        """The tenants on the collection's parent rows (or just `tenant`), and every group of their ACLs."""
-        where = f"chunk_type == {quote(ChunkType.FULL_TEXT.value)}" + (
-            f" and tenant_id == {quote(tenant)}" if tenant else ""
-        )
-        tenants: set[str] = set()
-        groups: set[str] = set()
-        for row in self.iterate(where, ["tenant_id", "access_control_list"]):
-            tenants.add(row["tenant_id"])
-            groups.update(row["access_control_list"])
-        return tenants, groups
-
-    def counts(self) -> Counter[tuple[str, str, str]]:
-        """Rows per (tenant, source, chunk_type)."""
-        counter: Counter[tuple[str, str, str]] = Counter()
-        for row in self.iterate("", ["tenant_id", "source_name", "chunk_type"]):
-            counter[(row["tenant_id"], row["source_name"], row["chunk_type"])] += 1
-        return counter
-
-    def close(self) -> None:
-        """Close the connection (shared with whatever else reads or writes through it)."""
-        self.connection.close()
-
-    def __enter__(self) -> CollectionReader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

@@ -1,14 +1,18 @@
-"""What an ingest asks of the collection it writes (flows/sync.py, flows/steps.py, flows/discovery.py): the store
-protocol that MilvusStore (index/store.py) and InMemoryStore (index/memory.py) both meet."""
+"""The two halves of the collection as protocols: what an ingest asks of the collection it writes (`IndexStore`:
+flows/sync.py, flows/steps.py, flows/discovery.py) and what a question reads of it (`IndexReader`: query/). Milvus
+meets them with MilvusStore (index/store.py) and CollectionReader (index/milvus.py); InMemoryStore (index/memory.py)
+meets both without Milvus, for tests of the sync and of the whole query pipeline in milliseconds."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Protocol
 
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas.config import MilvusConfig
-from cairn.schemas.fields import Row
+from cairn.schemas.row_filter import RowFilter
+from cairn.schemas.rows import ChunkRow, ScoredRow
 
 
 class IndexStore(Protocol):
@@ -17,7 +21,7 @@ class IndexStore(Protocol):
 
     config: MilvusConfig  # write_batch_rows: how many rows an upsert call carries
 
-    def upsert(self, rows: list[Row]) -> int:
+    def upsert(self, rows: list[ChunkRow]) -> int:
         """Write rows, each replacing any row with its chunk_id; how many were written."""
         ...
 
@@ -50,3 +54,43 @@ class IndexStore(Protocol):
         """A value that changes whenever the collection is written, by this writer or another (None: not known,
         so whoever asks reads the ledger again)."""
         ...
+
+
+class IndexReader(Protocol):
+    """The reads a question makes of one collection, every one filtered (`where`: tenant, ACL, time, scope) or by
+    primary key (the caller re-checks the ACL of what it got: RowFilter.admits). Scores: a dense leg's cosine, the
+    BM25 leg's score, positive."""
+
+    def search_dense(
+        self, field: str, vectors: list[list[float]], where: RowFilter, limit: int
+    ) -> list[list[ScoredRow]]:
+        """Per vector, the nearest child rows on a dense field (`full_text_embedding`, `abstract_embedding`)."""
+        ...
+
+    def search_bm25(self, text: str, where: RowFilter, limit: int) -> list[ScoredRow]:
+        """The best BM25 matches of the text."""
+        ...
+
+    def rows(self, chunk_ids: list[str], fields: list[str] = ...) -> list[ChunkRow]:
+        """Rows by primary key (unknown ids are left out), with the fields asked for."""
+        ...
+
+    def any_row(self, where: RowFilter) -> bool: ...
+
+    def children_per_document(self, document_ids: set[str], where: RowFilter) -> dict[str, int]:
+        """How many child rows each document has that `where` lets through."""
+        ...
+
+    def neighbours(self, seeds: list[ChunkRow], where: RowFilter) -> list[ChunkRow]:
+        """The parent rows of the sections just before and after each seed's (same document and version)."""
+        ...
+
+    def counts(self) -> Counter[tuple[str, str, str]]:
+        """Rows per (tenant, source, chunk_type)."""
+        ...
+
+    def tenants_and_groups(self, tenant: str | None = None) -> tuple[set[str], set[str]]:
+        """The tenants on the rows (or just `tenant`), and every group of their ACLs."""
+        ...
+
+    def close(self) -> None: ...

@@ -11,16 +11,17 @@ alone often lacks the words that name its subject) and the section's abstract. R
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from cairn.embedding import Encoder
 from cairn.errors import RowError
 from cairn.index.cache import EmbeddingCache, text_key
-from cairn.schemas import ChunkType, Section, SourceDocument, stable_id
-from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, Row, acl_key
-from cairn.schemas.row_links import ChildMarks, DocumentStamp, ParentLinks
+from cairn.schemas import ChunkType, Section, SourceDocument
+from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, MAX_TEXT, VARCHAR_FIELDS, acl_key
+from cairn.schemas.row_links import AgreementCard, ChildMarks, DocumentStamp, ParentLinks
+from cairn.schemas.rows import ChunkRow, row_id, version_key
 
 
 @dataclass
@@ -57,12 +58,8 @@ def child_input(doc: SourceDocument, section: Section, text: str, alone: bool = 
 
 def document_card(doc: SourceDocument) -> str:
     """ "Name: CONSULTING AGREEMENT. Date: 2020-03-01. Parties: A; B." from the document's metadata, or ""."""
-    extra = doc.extra or {}
-    fields = [
-        ("Name", doc.title),
-        ("Date", extra.get("effective_date", "")),
-        ("Parties", "; ".join(extra.get("parties", []))),
-    ]
+    card = AgreementCard.from_row({"extra": doc.extra})
+    fields = [("Name", doc.title), ("Date", card.effective_date), ("Parties", "; ".join(card.parties))]
     return " ".join(f"{label}: {value}." for label, value in fields if value)
 
 
@@ -106,7 +103,7 @@ def row_problem(item: ChunkedDocument, dim: int) -> str | None:
 
 def build_rows(
     batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int
-) -> tuple[list[Row], EmbedStats]:
+) -> tuple[list[ChunkRow], EmbedStats]:
     """All rows for a batch of documents, embedding every missing text in one model call. A document whose rows
     would not fit fails alone (stats.failed) and is neither embedded nor written."""
     stats = EmbedStats()
@@ -123,7 +120,7 @@ def build_rows(
             texts.append(abstract_input(item.document, section))
             texts.extend(child_input(item.document, section, c.text, c.alone) for c in section.chunks)
     vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats))
-    rows: list[Row] = []
+    rows: list[ChunkRow] = []
     for item in batch:
         links = parent_links(item)
         for section in item.sections:
@@ -131,7 +128,7 @@ def build_rows(
             child_vecs = [next(vectors) for _ in section.chunks]
             rows.extend(section_rows(item.document, section, abstract_vec, child_vecs, links[section.section_id]))
     # Children before parents: a parent row is visible only once its children are (see index/ledger.py).
-    rows.sort(key=lambda row: row["chunk_type"] == ChunkType.FULL_TEXT.value)
+    rows.sort(key=lambda row: row.is_parent)
     return rows, stats
 
 
@@ -143,15 +140,13 @@ def _pooled(vectors: list[np.ndarray], fallback: np.ndarray) -> np.ndarray:
     return mean / norm if norm > 0 else fallback
 
 
-def version_key(doc: SourceDocument) -> str:
-    """What row ids are derived from besides the section: the version, and for a past version written by
-    a history backfill also when it began (a file reverted to old content must not overwrite the current
-    rows with history ones). A current version that is later superseded keeps its ids."""
-    return doc.version_hash if doc.is_current else f"{doc.version_hash}@{doc.temporal_start}"
+def doc_version_key(doc: SourceDocument) -> str:
+    """The version key of a document's rows (schemas/rows.py version_key)."""
+    return version_key(doc.version_hash, doc.is_current, doc.temporal_start)
 
 
 def parent_chunk_id(doc: SourceDocument, section: Section) -> str:
-    return stable_id(doc.document_id, version_key(doc), section.section_id)
+    return row_id(doc.document_id, doc_version_key(doc), section.section_id)
 
 
 def parent_links(item: ChunkedDocument) -> dict[str, ParentLinks]:
@@ -176,56 +171,64 @@ def parent_links(item: ChunkedDocument) -> dict[str, ParentLinks]:
 
 def section_rows(
     doc: SourceDocument, section: Section, abstract_vec: np.ndarray, child_vecs: list[np.ndarray], links: ParentLinks
-) -> list[Row]:
+) -> list[ChunkRow]:
+    """A section's parent row, then its children's, each checked against the collection's sizes (fit_row)."""
     parent_id = parent_chunk_id(doc, section)
+    key = doc_version_key(doc)
     header = context_header(doc.title, section.breadcrumbs)
-    base = document_fields(doc)
-    base.update(
-        section_id=section.section_id,
-        parent_section_id=section.parent_section_id,
-        breadcrumbs=section.breadcrumbs,
-        section_level=section.section_level,
-        section_order=section.section_order,
-        quality_flags=section.quality_flags.as_dict(),
-    )
-    parent = dict(
-        base,
-        chunk_id=parent_id,
-        parent_chunk_id="",
-        chunk_type=ChunkType.FULL_TEXT.value,
-        chunk_order=-1,
-        token_count=section.token_count,
-        text=section.text,
-        search_text=f"{header}\n{section.text}",
-        abstract_embedding=abstract_vec,
-        full_text_embedding=_pooled(child_vecs, abstract_vec),
-        extra=dict(base["extra"], **section.extra, **links.to_row()),
-    )
-    rows = [parent]
+    base = document_row(doc)
+    base.section_id = section.section_id
+    base.parent_section_id = section.parent_section_id
+    base.breadcrumbs = section.breadcrumbs
+    base.section_level = section.section_level
+    base.section_order = section.section_order
+    base.quality_flags = section.quality_flags.as_dict()
+    abstract = _floats(abstract_vec)
+    rows = [
+        replace(
+            base,
+            chunk_id=parent_id,
+            parent_chunk_id="",
+            chunk_type=ChunkType.FULL_TEXT.value,
+            chunk_order=-1,
+            token_count=section.token_count,
+            text=section.text,
+            search_text=f"{header}\n{section.text}",
+            abstract_embedding=abstract,
+            full_text_embedding=_floats(_pooled(child_vecs, abstract_vec)),
+            extra=dict(base.extra, **section.extra, **links.to_row()),
+        )
+    ]
     for chunk, vector in zip(section.chunks, child_vecs):
         rows.append(
-            dict(
+            replace(
                 base,
-                chunk_id=stable_id(doc.document_id, version_key(doc), section.section_id, str(chunk.order)),
+                chunk_id=row_id(doc.document_id, key, section.section_id, chunk.order),
                 parent_chunk_id=parent_id,
                 chunk_type=ChunkType.CHILD.value,
                 chunk_order=chunk.order,
                 token_count=chunk.token_count,
                 text=chunk.text,
                 search_text=child_input(doc, section, chunk.text, chunk.alone),
-                abstract_embedding=abstract_vec,
-                full_text_embedding=vector,
-                extra=dict(base["extra"], **section.extra, **ChildMarks(chunk.term, chunk.alone).to_row()),
+                abstract_embedding=abstract,
+                full_text_embedding=_floats(vector),
+                extra=dict(base.extra, **section.extra, **ChildMarks(chunk.term, chunk.alone).to_row()),
             )
         )
     return [fit_row(row) for row in rows]
 
 
-def document_fields(doc: SourceDocument) -> Row:
+def _floats(vector: np.ndarray) -> list[float]:
+    """A vector as the collection stores it: float32 values, as a list (what pymilvus sends)."""
+    values: list[float] = np.asarray(vector, dtype=np.float32).tolist()
+    return values
+
+
+def document_row(doc: SourceDocument) -> ChunkRow:
+    """The fields every row of a document shares."""
     if not doc.access_control_list:
         raise RowError("refusing to write a document with an empty access control list")
-    key = acl_key(doc.access_control_list)
-    return dict(
+    return ChunkRow(
         document_id=doc.document_id,
         source_name=doc.source_name,
         source_type=doc.source_type.value,
@@ -238,7 +241,7 @@ def document_fields(doc: SourceDocument) -> Row:
         severity=doc.severity.value,
         tenant_id=doc.tenant_id,
         access_control_list=sorted(set(doc.access_control_list)),
-        acl_key=key,
+        acl_key=acl_key(doc.access_control_list),
         version_hash=doc.version_hash,
         temporal_start=doc.temporal_start,
         temporal_end=doc.temporal_end,
@@ -263,24 +266,24 @@ def _clip(value: str, limit: int, mark: str = "") -> str:
     return data[: limit - len(mark.encode("utf-8"))].decode("utf-8", errors="ignore") + mark
 
 
-def fit_row(row: Row) -> Row:
+def fit_row(row: ChunkRow) -> ChunkRow:
     """Check every string against the collection's byte limits: free text (title, text) is cut, an identifier
     or metadata value that does not fit is refused (RowError naming it), never clipped: two tenants, sources or
     ids must never become one."""
     for name, limit in VARCHAR_FIELDS.items():
-        value = str(row[name])
+        value = str(getattr(row, name))
         if name in CLIPPED_TEXT:
-            row[name] = _clip(value, limit, CLIPPED_TEXT[name])
+            setattr(row, name, _clip(value, limit, CLIPPED_TEXT[name]))
         elif len(value.encode("utf-8")) > limit:
             raise RowError(
                 f"{name} is {len(value.encode('utf-8')):,} bytes, over the {limit:,} the index holds: {value[:60]!r}..."
             )
-    for name in ("text", "search_text"):
-        row[name] = _clip(row[name], MAX_TEXT)
+    row.text = _clip(row.text, MAX_TEXT)
+    row.search_text = _clip(row.search_text, MAX_TEXT)
     for name, capacity in ARRAY_FIELDS.items():
-        values = [str(v) for v in row[name]]
+        values = [str(v) for v in getattr(row, name)]
         if name == "breadcrumbs":  # headings: free text, the deepest ones dropped first
-            row[name] = [_clip(v, ARRAY_ITEM_LENGTH, "…") for v in values[:capacity]]
+            row.breadcrumbs = [_clip(v, ARRAY_ITEM_LENGTH, "…") for v in values[:capacity]]
             continue
         if len(values) > capacity:
             raise RowError(f"{name} has {len(values)} values, over the {capacity} the index holds")
@@ -289,6 +292,4 @@ def fit_row(row: Row) -> Row:
             raise RowError(
                 f"{name} value {too_long[0][:60]!r}... is over the {ARRAY_ITEM_LENGTH} bytes the index holds"
             )
-    for name in ("abstract_embedding", "full_text_embedding"):
-        row[name] = np.asarray(row[name], dtype=np.float32).tolist()
     return row

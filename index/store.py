@@ -21,14 +21,13 @@ from cairn.index.derived import (
 )
 from cairn.index.ledger import IndexedDocument, collection_ledger
 from cairn.index.milvus import (
-    CollectionReader,
     Connection,
     check_encoder,
     collection_exists,
     load_collection,
     quiet_lite_refusals,
 )
-from cairn.schemas import ChunkType
+from cairn.index.reader import CollectionReader
 from cairn.schemas.collection import (
     BM25_INPUT,
     DENSE_FIELDS,
@@ -39,7 +38,7 @@ from cairn.schemas.collection import (
     schema_mismatch,
 )
 from cairn.schemas.config import MilvusConfig
-from cairn.schemas.fields import Row
+from cairn.schemas.rows import ChunkRow
 
 # Everything a row holds but its BM25 vector (Milvus derives that from search_text on every write).
 ROW_FIELDS = list(dict.fromkeys([*OUTPUT_FIELDS, "acl_key", BM25_INPUT, *DENSE_FIELDS]))
@@ -118,12 +117,12 @@ class MilvusStore:
         set_collection_mark(self.client, self.collection, UNSEALED)
         self._writing = True
 
-    def upsert(self, rows: list[Row]) -> int:
+    def upsert(self, rows: list[ChunkRow]) -> int:
         self._begin()
         size = self.config.write_batch_rows
         for start in range(0, len(rows), size):
             part = rows[start : start + size]
-            self.client.upsert(self.collection, part)
+            self.client.upsert(self.collection, [row.to_row() for row in part])
             if self.derived is not None:
                 self.derived.record(part)
         return len(rows)
@@ -144,18 +143,18 @@ class MilvusStore:
         size = self.config.write_batch_rows
         if len(ids) > size:  # children first across calls too: one light read of every row's kind
             parents = {
-                row["chunk_id"]
+                row.chunk_id
                 for start in range(0, len(ids), size)
                 for row in self.reader.rows(ids[start : start + size], ["chunk_id", "chunk_type"])
-                if row["chunk_type"] == ChunkType.FULL_TEXT.value
+                if row.is_parent
             }
             ids.sort(key=lambda chunk_id: chunk_id in parents)
         for start in range(0, len(ids), size):
             rows = self.reader.rows(ids[start : start + size], ROW_FIELDS)
             for row in rows:
-                row["is_current"] = False
-                row["temporal_end"] = min(int(row["temporal_end"]), at)
-            rows.sort(key=lambda row: row["chunk_type"] == ChunkType.FULL_TEXT.value)
+                row.is_current = False
+                row.temporal_end = min(int(row.temporal_end), at)
+            rows.sort(key=lambda row: row.is_parent)
             self.upsert(rows)
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
@@ -190,7 +189,7 @@ class MilvusStore:
             self.client.flush(self.collection)
 
     # ---- reading -------------------------------------------------------------------------------
-    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[Row]:
+    def iterate(self, filter: str, fields: list[str], batch_size: int = 1000) -> Iterator[ChunkRow]:
         """Every matching row, paged."""
         return self.reader.iterate(filter, fields, batch_size)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cairn.query import Hit, Principal, RetrievalResult, Retriever
-from cairn.query.filters import AsOf, Filters, as_epoch, search_expr
+from cairn.query.filters import AsOf, Filters, as_epoch, search_filter
 from cairn.schemas.config import CairnConfig
 
 # A Retriever is not made for concurrent threads: a generation switch reassigns its reader and encoder one after
@@ -40,7 +40,7 @@ class Scope:
         if not isinstance(self.principal, Principal):
             raise TypeError("an adapter needs a Principal(tenant, groups)")
         # what retrieve() would refuse (a bad as_of, filter field or value), refused now, not at the first question
-        search_expr(self.principal, as_epoch(self.as_of), self.doc_tag, self.filters)
+        search_filter(self.principal, as_epoch(self.as_of), self.doc_tag, self.filters)
 
 
 def open_retriever(source: Source) -> tuple[Retriever, bool]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from cairn.index.milvus import CollectionReader
+from cairn.index.reader import CollectionReader
 from cairn.schemas.collection import DENSE_FIELDS
 from cairn.schemas.row_figures import FIGURE_FIELDS, figures
 

@@ -10,10 +10,9 @@ replication"); a sibling heading the section was merged with takes the place of 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from cairn.query.types import Row
 from cairn.schemas import from_epoch
+from cairn.schemas.rows import ChunkRow
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 
@@ -96,27 +95,19 @@ def _flatten(text: str) -> tuple[str, list[int]]:
     return "".join(chars), offsets
 
 
-def page_range(extra: dict[str, Any] | None) -> str:
-    extra = extra or {}
-    start, end = extra.get("page_start"), extra.get("page_end")
-    if start is None:
-        return ""
-    return f"p. {start}" if end in (None, start) else f"pp. {start}-{end}"
+def deep_link(row: ChunkRow) -> str:
+    return f"{row.source_uri}#{row.section_id}"
 
 
-def deep_link(row: Row) -> str:
-    return f"{row['source_uri']}#{row['section_id']}"
-
-
-def citation(row: Row, where: list[str] | None = None) -> str:
+def citation(row: ChunkRow, where: list[str] | None = None) -> str:
     """`where`: the labels (default: the section's trail). The tenant is named (rule 17: one collection holds
     every tenant, so a citation says whose document it is)."""
-    where = where or trail(row["title"], list(row["breadcrumbs"]))
-    updated = from_epoch(row.get("updated_at"))
-    details = [f"v{row['version_hash'][:7]}", f"updated {updated.date().isoformat() if updated else 'unknown'}"]
-    pages = page_range(row.get("extra"))
+    where = where or trail(row.title, list(row.breadcrumbs))
+    updated = from_epoch(row.updated_at)
+    details = [f"v{row.version_hash[:7]}", f"updated {updated.date().isoformat() if updated else 'unknown'}"]
+    pages = row.pages.label
     if pages:
         details.append(pages)
-    if row.get("tenant_id"):
-        details.append(f"tenant {row['tenant_id']}")
+    if row.tenant_id:
+        details.append(f"tenant {row.tenant_id}")
     return f"{' › '.join(where)} ({', '.join(details)}) {deep_link(row)}"

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cairn.index.milvus import CollectionReader
-from cairn.query.filters import Filters, access_expr
+from cairn.index.protocol import IndexReader
+from cairn.query.filters import Filters, access_of
 from cairn.query.gate import GUIDANCE
 from cairn.schemas import ChunkType, Principal, from_epoch
-from cairn.schemas.collection import quote
 
 TOO_VAGUE, NO_ACCESS, OUT_OF_SCOPE, BELOW_FLOORS = "too_vague", "no_access", "out_of_scope", "below_floors"
 REASONS = (TOO_VAGUE, NO_ACCESS, OUT_OF_SCOPE, BELOW_FLOORS)
@@ -20,7 +19,7 @@ NO_RESULTS = "No relevant documents were found for this question in what you can
 
 
 @dataclass(frozen=True)
-class Scope:
+class QuestionScope:
     """What narrowed the search besides who asks."""
 
     doc_tag: str | None = None
@@ -39,7 +38,7 @@ class Scope:
         return said
 
 
-def message(reason: str, principal: Principal, scope: Scope, best: float | None = None) -> str:
+def message(reason: str, principal: Principal, scope: QuestionScope, best: float | None = None) -> str:
     """The sentence a caller shows for an empty result of this reason."""
     who = f"tenant {principal.tenant!r} with groups {', '.join(principal.groups)}"
     if reason == TOO_VAGUE:
@@ -56,13 +55,12 @@ def message(reason: str, principal: Principal, scope: Scope, best: float | None 
     return f"{NO_RESULTS} (The best match scored {best:.2f}, under the relevance floors.)"
 
 
-def why_nothing_found(reader: CollectionReader, principal: Principal, scope: Scope, dense_on: bool) -> str:
+def why_nothing_found(reader: IndexReader, principal: Principal, scope: QuestionScope, dense_on: bool) -> str:
     """The search legs found nothing at all: NO_ACCESS or OUT_OF_SCOPE (or BELOW_FLOORS when only the keyword
     leg ran and the principal can read sections: no term matched). A dense leg over the principal's rows without
     a scope always finds something, so then no query is needed."""
     if not scope.parts() and dense_on:
         return NO_ACCESS
-    readable = f"{access_expr(principal, None)} and chunk_type == {quote(ChunkType.CHILD.value)}"
-    if not reader.any_row(readable):
+    if not reader.any_row(access_of(principal, None).narrowed(chunk_type=ChunkType.CHILD.value)):
         return NO_ACCESS
     return OUT_OF_SCOPE if scope.parts() else BELOW_FLOORS

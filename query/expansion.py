@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.query.citations import trail
-from cairn.query.packing import version_of
 from cairn.query.selection import Seed
-from cairn.query.types import Row
+from cairn.schemas.rows import ChunkRow
 
 
 @dataclass(frozen=True)
@@ -21,13 +20,13 @@ class Expansion:
     weight: float = 0.5  # a neighbour scores this fraction of its seed (< 1: never above it)
 
 
-def neighbour_seed(row: Row, seed: Seed, weight: float) -> Seed:
+def neighbour_seed(row: ChunkRow, seed: Seed, weight: float) -> Seed:
     """A neighbour section as a seed: the seed's scores down-weighted, no evidence of its own."""
     score = seed.fused * weight
     return Seed(
-        row["chunk_id"],
-        row["document_id"],
-        int(row["section_order"]),
+        row.chunk_id,
+        row.document_id,
+        row.section_order,
         score,
         seed.combined * weight,
         0.0,
@@ -36,14 +35,14 @@ def neighbour_seed(row: Row, seed: Seed, weight: float) -> Seed:
         ["expanded"],
         False,
         f"neighbour of {seed.section_id or seed.parent_chunk_id}",
-        labels=len(trail(row["title"], list(row["breadcrumbs"]))),
-        section_id=row["section_id"],
-        version=version_of(row),
+        labels=len(trail(row.title, list(row.breadcrumbs))),
+        section_id=row.section_id,
+        version=row.version,
         expanded_from=seed.parent_chunk_id,
     )
 
 
-def expand(seeds: list[Seed], neighbours: dict[str, list[Row]], settings: Expansion) -> tuple[list[Seed], int]:
+def expand(seeds: list[Seed], neighbours: dict[str, list[ChunkRow]], settings: Expansion) -> tuple[list[Seed], int]:
     """The seeds and, after each of the first `settings.seeds`, its neighbours not already among them, each
     scored `settings.weight` x its seed. `neighbours`: rows by the seed's parent chunk id. Returns (seeds with
     the neighbours, neighbours added); the caller re-sorts (a neighbour scores below its seed, so it lands
@@ -51,9 +50,9 @@ def expand(seeds: list[Seed], neighbours: dict[str, list[Row]], settings: Expans
     present = {s.parent_chunk_id for s in seeds}
     added: list[Seed] = []
     for seed in seeds[: settings.seeds]:
-        for row in sorted(neighbours.get(seed.parent_chunk_id, []), key=lambda r: int(r["section_order"])):
-            if row["chunk_id"] in present:
+        for row in sorted(neighbours.get(seed.parent_chunk_id, []), key=lambda r: r.section_order):
+            if row.chunk_id in present:
                 continue
-            present.add(row["chunk_id"])
+            present.add(row.chunk_id)
             added.append(neighbour_seed(row, seed, settings.weight))
     return seeds + added, len(added)

@@ -1,4 +1,5 @@
-"""The Milvus filter expression of a query: tenant + ACL + time + scope, every literal escaped.
+"""A question's filter, checked: tenant + ACL + time + scope as a RowFilter (schemas/row_filter.py), which renders
+the Milvus expression (every literal escaped) and checks a row the same way.
 
 Milvus Lite has no filter templates, so caller input reaches the expression only through
 `schemas.collection.quote` / `in_list`; field names come from the allow-list below, never from the caller.
@@ -6,25 +7,15 @@ Milvus Lite has no filter templates, so caller input reaches the expression only
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, datetime
 
 from cairn.errors import FilterError
-from cairn.query.types import Row
 from cairn.schemas import ChunkType, Principal
-from cairn.schemas.collection import access_filter, in_list, quote
 from cairn.schemas.records import parse_day, to_epoch
+from cairn.schemas.row_filter import METADATA_FIELDS, RowFilter
 
 # Metadata a caller may narrow by: field -> whether the row field is an array (tags) or a scalar.
-FILTER_FIELDS = {
-    "service_name": False,
-    "environment": False,
-    "severity": False,
-    "content_type": False,
-    "source_type": False,
-    "source_name": False,
-    "tags": True,
-}
+FILTER_FIELDS = METADATA_FIELDS
 # What a caller narrows by: a FILTER_FIELDS name -> a value, or a list of values any of which matches.
 Filters = dict[str, str | list[str]]
 INT64 = (-(2**63), 2**63 - 1)
@@ -50,22 +41,22 @@ def as_epoch(as_of: AsOf) -> int | None:
     raise FilterError(f"as_of must be epoch seconds, an ISO date, a date or a datetime; got {as_of!r}")
 
 
-def time_filter(as_of: int | None) -> str:
-    """Current rows by default; with as_of (epoch seconds) the rows valid then, history included."""
+def checked_as_of(as_of: int | None) -> int | None:
+    """`as_of` as epoch seconds Milvus can compare (the temporal fields are Int64), or a FilterError."""
     if as_of is None:
-        return "is_current == true"
+        return None
     if isinstance(as_of, bool) or not isinstance(as_of, int):
         raise FilterError(f"as_of must be epoch seconds (int), got {as_of!r}")
-    if not INT64[0] <= as_of <= INT64[1]:  # the temporal fields are Int64: Milvus would refuse the expression
+    if not INT64[0] <= as_of <= INT64[1]:
         raise FilterError(f"as_of {as_of} is out of range: epoch seconds between {INT64[0]} and {INT64[1]}")
-    return f"temporal_start <= {as_of} and temporal_end > {as_of}"
+    return as_of
 
 
-def metadata_filter(filters: Filters | None) -> str:
-    """`{"service_name": "ledger", "tags": ["db", "failover"]}` -> an AND of escaped conditions.
-    A list means any of its values; tags match rows carrying any of them."""
+def checked_metadata(filters: Filters | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`{"service_name": "ledger", "tags": ["db", "failover"]}` -> ((field, values), ...) sorted by field, each
+    field from FILTER_FIELDS and each value a string; a list means any of its values (tags: rows carrying any)."""
     if not filters:
-        return ""
+        return ()
     if not isinstance(filters, dict):
         raise FilterError(f"filters must be a dict of field -> value(s), got {type(filters).__name__}")
     strange = [k for k in filters if not isinstance(k, str)]
@@ -73,7 +64,7 @@ def metadata_filter(filters: Filters | None) -> str:
         raise FilterError(
             f"filter fields are names (str), got {strange[0]!r}; allowed: {', '.join(sorted(FILTER_FIELDS))}"
         )
-    parts: list[str] = []
+    checked: list[tuple[str, tuple[str, ...]]] = []
     for key in sorted(filters):
         if key not in FILTER_FIELDS:
             raise FilterError(f"unknown filter field {key!r}; allowed: {', '.join(sorted(FILTER_FIELDS))}")
@@ -81,58 +72,25 @@ def metadata_filter(filters: Filters | None) -> str:
         values = [value] if isinstance(value, str) else value
         if not isinstance(values, (list, tuple)) or not values or not all(isinstance(v, str) for v in values):
             raise FilterError(f"filter {key!r} needs a string or a non-empty list of strings, got {value!r}")
-        if FILTER_FIELDS[key]:
-            parts.append(f"ARRAY_CONTAINS_ANY({key}, [{', '.join(quote(v) for v in values)}])")
-        else:
-            parts.append(in_list(key, values))
-    return " and ".join(parts)
+        checked.append((key, tuple(values)))
+    return tuple(checked)
 
 
-def access_expr(principal: Principal, as_of: int | None) -> str:
+def access_of(principal: Principal, as_of: int | None) -> RowFilter:
     """What any row returned to this principal must satisfy (parents and children alike)."""
     if not isinstance(principal, Principal):
         raise TypeError("retrieve() needs a Principal(tenant, groups)")
-    return f"{access_filter(principal.tenant, principal.groups)} and {time_filter(as_of)}"
+    return RowFilter.access(principal.tenant, principal.groups, checked_as_of(as_of))
 
 
-def search_expr(principal: Principal, as_of: int | None, doc_tag: str | None, filters: Filters | None) -> str:
-    """The pre-filter of every search leg: child rows this principal may read, in scope."""
-    parts = [access_expr(principal, as_of), f"chunk_type == {quote(ChunkType.CHILD.value)}"]
-    if doc_tag:
-        parts.append(f"doc_tag == {quote(doc_tag)}")
-    extra = metadata_filter(filters)
-    if extra:
-        parts.append(extra)
-    return " and ".join(parts)
-
-
-def readable(row: Row, principal: Principal) -> bool:
-    """The ACL re-check on what is about to leave: same tenant, one shared group."""
-    return row.get("tenant_id") == principal.tenant and bool(
-        set(row.get("access_control_list") or []) & set(principal.groups)
+def search_filter(principal: Principal, as_of: int | None, doc_tag: str | None, filters: Filters | None) -> RowFilter:
+    """The pre-filter of every search leg: child rows this principal may read, in scope. Every argument is checked
+    here, and every literal escaped when the filter is rendered (RowFilter.expr), before any work."""
+    where = access_of(principal, as_of).narrowed(
+        chunk_type=ChunkType.CHILD.value, doc_tag=doc_tag or None, metadata=checked_metadata(filters)
     )
-
-
-# What `admits` reads from a row.
-ACCESS_FIELDS = ["tenant_id", "access_control_list", "is_current", "temporal_start", "temporal_end"]
-
-
-@dataclass(frozen=True)
-class Access:
-    """Who asks, and as of when: the access filter as a Milvus expression (for searches and scans) and as a
-    check of one row (for rows fetched by primary key, which need no filter scan). Both say the same thing,
-    which tests/integration/test_index_milvus.py checks against Milvus's own evaluation."""
-
-    principal: Principal
-    as_of: int | None = None
-
-    @property
-    def expr(self) -> str:
-        return access_expr(self.principal, self.as_of)
-
-    def admits(self, row: Row) -> bool:
-        if not readable(row, self.principal):
-            return False
-        if self.as_of is None:
-            return row.get("is_current") is True
-        return int(row["temporal_start"]) <= self.as_of < int(row["temporal_end"])
+    try:
+        where.expr  # noqa: B018 - rendered once now: a literal Milvus cannot take fails here, as the caller's error
+    except (TypeError, ValueError) as exc:
+        raise FilterError(str(exc)) from None
+    return where

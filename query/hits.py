@@ -6,31 +6,32 @@ from __future__ import annotations
 from cairn.query.citations import citation, deep_link, labels
 from cairn.query.confidence import Match
 from cairn.query.selection import Seed, order_key
-from cairn.query.types import Candidate, Hit, Row, WeakHit
+from cairn.query.types import Candidate, Hit, WeakHit
 from cairn.schemas import from_epoch
+from cairn.schemas.rows import ChunkRow
 
 
-def make_hit(seed: Seed, row: Row, child_text: str, low_relevance: float) -> Hit:
+def make_hit(seed: Seed, row: ChunkRow, child_text: str, low_relevance: float) -> Hit:
     """The hit of a chosen section: its row's text and metadata, the seed's scores, and a citation whose labels
     go down to the heading the best child sits under (rule 22). The seed learns its labels (rule 21's last key)."""
-    updated = from_epoch(row["updated_at"])
-    where = labels(row["title"], list(row["breadcrumbs"]), row["text"], child_text)
+    updated = from_epoch(row.updated_at)
+    where = labels(row.title, list(row.breadcrumbs), row.text, child_text)
     seed.labels, seed.place = len(where), where[-1]
     return Hit(
-        chunk_id=row["chunk_id"],
-        document_id=row["document_id"],
-        section_id=row["section_id"],
-        breadcrumbs=list(row["breadcrumbs"]),
-        title=row["title"],
-        source_uri=row["source_uri"],
+        chunk_id=row.chunk_id,
+        document_id=row.document_id,
+        section_id=row.section_id,
+        breadcrumbs=list(row.breadcrumbs),
+        title=row.title,
+        source_uri=row.source_uri,
         score=round(seed.combined, 6),
-        text=row["text"],
+        text=row.text,
         citation=citation(row, where),
-        version_hash=row["version_hash"],
+        version_hash=row.version_hash,
         updated_at=updated.isoformat() if updated else None,
-        doc_tag=row["doc_tag"],
+        doc_tag=row.doc_tag,
         deep_link=deep_link(row),
-        locator=row["locator"],
+        locator=row.locator,
         fused=round(seed.fused, 6),
         vector_score=round(seed.vector, 6),
         keyword_score=round(seed.keyword_norm, 6),
@@ -40,7 +41,7 @@ def make_hit(seed: Seed, row: Row, child_text: str, low_relevance: float) -> Hit
         flags=list(dict.fromkeys(seed.flags)),
         matched_chunk_ids=seed.children,
         distance=round(seed.distance, 6) if seed.distance is not None else None,
-        tenant=row.get("tenant_id", ""),
+        tenant=row.tenant_id,
     )
 
 

@@ -8,14 +8,14 @@ child chunks and its own abstract."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 from cairn.query.citations import citation
-from cairn.query.types import Block, Row
-from cairn.schemas.row_links import ParentLinks
+from cairn.query.types import Block
+from cairn.schemas.rows import ChunkRow
 
 
-class ChildText(TypedDict):
+@dataclass(frozen=True)
+class ChildText:
     """What packing reads of a hit child row: the fallback when its whole section does not fit."""
 
     text: str
@@ -25,19 +25,19 @@ class ChildText(TypedDict):
 @dataclass
 class PackItem:
     rank: int
-    seed: Row  # the hit's section (parent) row
+    seed: ChunkRow  # the hit's section (parent) row
     children: list[ChildText] = field(default_factory=list)  # the hit child rows
-    parent: Row | None = None  # the row of its enclosing section (parent_section_id), when it has one
+    parent: ChunkRow | None = None  # the row of its enclosing section (parent_section_id), when it has one
     cited: str = ""  # the hit's citation ("" = the row's own)
 
     @property
     def key(self) -> tuple[str, str]:
-        return self.seed["document_id"], self.seed["section_id"]
+        return self.seed.document_id, self.seed.section_id
 
     @property
     def parent_key(self) -> tuple[str, str] | None:
-        enclosing = self.seed.get("parent_section_id") or ""
-        return (self.seed["document_id"], enclosing) if enclosing else None
+        enclosing = self.seed.parent_section_id or ""
+        return (self.seed.document_id, enclosing) if enclosing else None
 
 
 @dataclass
@@ -50,26 +50,31 @@ class PackStats:
     fallbacks: int = 0  # sections too big for what was left, packed as their hit children
     citations: int = 0  # citations the blocks carry
 
+    def counts(self) -> dict[str, int]:
+        """Rule 18's telemetry, as the diagnostics' `pack` holds it."""
+        return {
+            "sections": self.sections,
+            "merges": self.merges,
+            "parent_abstracts": self.parent_abstracts,
+            "fallbacks": self.fallbacks,
+            "citations": self.citations,
+        }
 
-def newest_per_section(rows: list[Row]) -> list[Row]:
+
+def newest_per_section(rows: list[ChunkRow]) -> list[ChunkRow]:
     """One row per (document, section): the newest version (updated_at, then validity start) wins."""
-    best: dict[tuple[str, str], Row] = {}
+    best: dict[tuple[str, str], ChunkRow] = {}
     for row in rows:
-        key = (row["document_id"], row["section_id"])
-        if key not in best or version_of(row) > version_of(best[key]):
+        key = (row.document_id, row.section_id)
+        if key not in best or row.version > best[key].version:
             best[key] = row
     return list(best.values())
 
 
-def version_of(row: Row) -> tuple[int, int, str]:
-    """What orders two versions of a document: updated_at (rule 15), then when it became valid, then the hash."""
-    return int(row.get("updated_at") or 0), int(row.get("temporal_start") or 0), row["version_hash"]
-
-
-def _abstract(row: Row | None) -> tuple[str, int]:
+def _abstract(row: ChunkRow | None) -> tuple[str, int]:
     if row is None:
         return "", 0
-    links = ParentLinks.from_row(row)
+    links = row.links
     return links.abstract, links.abstract_token_count or 0
 
 
@@ -87,7 +92,7 @@ def pack(items: list[PackItem], budget: int) -> tuple[list[Block], PackStats]:
         parent_key = item.parent_key
         text, tokens = _abstract(item.parent)
         lone = parent_key is not None and parent_key not in whole and parent_key not in reserved and bool(text)
-        cost = int(item.seed["token_count"]) + (tokens if lone else 0)
+        cost = item.seed.token_count + (tokens if lone else 0)
         # the enclosing section of a section packed earlier: packed whole, its reserved abstract is not needed
         refund = reserved[item.key][1] if item.key in reserved else 0
         if cost <= remaining + refund:
@@ -112,7 +117,7 @@ def _merge(packed: list[PackItem], reserved: dict[tuple[str, str], tuple[str, in
     """Per document in section order, runs of adjacent sections of one subtree (_one_subtree) as one block each; a
     run whose first section's parent is not packed opens with that parent's abstract (once per parent)."""
     runs: list[list[PackItem]] = []
-    for item in sorted(packed, key=lambda i: (i.seed["document_id"], int(i.seed["section_order"]))):
+    for item in sorted(packed, key=lambda i: (i.seed.document_id, i.seed.section_order)):
         last = runs[-1][-1] if runs else None
         if last is not None and _one_subtree(last.seed, item.seed):
             runs[-1].append(item)
@@ -130,13 +135,13 @@ def _merge(packed: list[PackItem], reserved: dict[tuple[str, str], tuple[str, in
             tokens += abstract_tokens
             opened.add(parent_key)
             stats.parent_abstracts += 1
-        parts += [i.seed["text"] for i in run]
-        tokens += sum(int(i.seed["token_count"]) for i in run)
+        parts += [i.seed.text for i in run]
+        tokens += sum(i.seed.token_count for i in run)
         stats.merges += len(run) - 1
         blocks.append(
             Block(
-                run[0].seed["document_id"],
-                [i.seed["section_id"] for i in run],
+                run[0].seed.document_id,
+                [i.seed.section_id for i in run],
                 "\n\n".join(parts),
                 tokens,
                 [i.cited or citation(i.seed) for i in run],
@@ -147,15 +152,15 @@ def _merge(packed: list[PackItem], reserved: dict[tuple[str, str], tuple[str, in
     return blocks
 
 
-def _one_subtree(before: Row, after: Row) -> bool:
+def _one_subtree(before: ChunkRow, after: ChunkRow) -> bool:
     """Adjacent sections (consecutive section_order) of one document version under one parent: siblings sharing
     `parent_section_id`, or a section followed by its own first child (the same heading's subtree)."""
-    if before["document_id"] != after["document_id"] or before["version_hash"] != after["version_hash"]:
+    if before.document_id != after.document_id or before.version_hash != after.version_hash:
         return False
-    if int(after["section_order"]) != int(before["section_order"]) + 1:
+    if after.section_order != before.section_order + 1:
         return False
-    enclosing = after.get("parent_section_id") or ""
-    return enclosing == (before.get("parent_section_id") or "") or enclosing == before["section_id"]
+    enclosing = after.parent_section_id
+    return enclosing in (before.parent_section_id, before.section_id)
 
 
 def _children_block(item: PackItem, remaining: int) -> Block | None:
@@ -164,9 +169,9 @@ def _children_block(item: PackItem, remaining: int) -> Block | None:
     parts: list[str] = []
     tokens = 0
     for child in item.children:
-        if tokens + child["token_count"] <= remaining:
-            parts.append(child["text"])
-            tokens += child["token_count"]
+        if tokens + child.token_count <= remaining:
+            parts.append(child.text)
+            tokens += child.token_count
     if parts and abstract and tokens + abstract_tokens <= remaining:
         parts.append(f"Section summary: {abstract}")
         tokens += abstract_tokens
@@ -174,7 +179,7 @@ def _children_block(item: PackItem, remaining: int) -> Block | None:
         return None
     seed = item.seed
     return Block(
-        seed["document_id"], [seed["section_id"]], "\n\n".join(parts), tokens, [item.cited or citation(seed)], item.rank
+        seed.document_id, [seed.section_id], "\n\n".join(parts), tokens, [item.cited or citation(seed)], item.rank
     )
 
 

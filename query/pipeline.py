@@ -1,21 +1,33 @@
-"""retrieve()'s steps after the floors, in order: sections (promotion, one version per document), the dominance
-gate (rule 20) and rule 21's order, neighbour expansion (rule 23), diversity (rule 12), the short-document
-guarantee (rules 1-2) just before the cut to k, then the hits (parents read by id, ACL re-checked), packing
-(rules 16, 24), confidence (rule 4) and rule 18 and 25's counts. Each step's counts go to the trace."""
+"""The query pipeline as one ordered list of steps, run by one conductor (`run`). Every step reads what the steps
+before it put on the `Answer` (typed fields), sets its own, and returns its part of the diagnostics (`Notes`), or
+`Stop` with why the answer is empty; the conductor times each step that ran and assembles the diagnostics. No step
+writes another's diagnostics, and none holds state between questions.
+
+    gate -> embed (transform) -> search -> fusion -> rerank -> floors -> selection (promotion, one version per
+    document, dominance, continuity, expansion, diversity, the short-document guarantee, the cut to k) -> fetch
+    (parents read by id, ACL re-checked: the hits) -> packing -> account (confidence, gaps, rule 18 and 25's counts)
+
+Each switchable step is off with `[query] steps = { name = false }` (schemas/query_config.py QUERY_STEPS).
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from cairn.index.milvus import CollectionReader
+from cairn.embedding import Encoder
+from cairn.embedding.reranker import Reranker
+from cairn.index.protocol import IndexReader
 from cairn.query import confidence as conf
-from cairn.query.empty import Scope
+from cairn.query.empty import BELOW_FLOORS, TOO_VAGUE, message, why_nothing_found
 from cairn.query.expansion import Expansion, expand
-from cairn.query.filters import Access
-from cairn.query.floors import Floors
-from cairn.query.hits import documents, final_order, make_hit, matches
-from cairn.query.packing import ChildText, PackItem, PackStats, pack
+from cairn.query.floors import Floors, apply_floors
+from cairn.query.fusion import fuse, leg_weights
+from cairn.query.gate import gate as question_gate
+from cairn.query.hits import documents, final_order, make_hit, matches, weak_hits
+from cairn.query.packing import ChildText, PackItem, pack
 from cairn.query.parents import (
     children_per_document,
     enclosing_sections,
@@ -23,212 +35,361 @@ from cairn.query.parents import (
     neighbours,
     one_version_per_document,
 )
-from cairn.query.search import Found
+from cairn.query.rerank import in_band, rerank
+from cairn.query.search import Found, Search
 from cairn.query.selection import (
-    Dominance,
     Seed,
     SparseDocLimits,
     by_continuity,
     diversify,
     dominance,
-    gate,
     newest_version,
     promote,
     sparse_doc_recall,
 )
-from cairn.query.types import Block, Candidate, Diagnostics, DominanceTrace, Hit, Row
-from cairn.schemas import Principal
+from cairn.query.selection import gate as primary_only
+from cairn.query.transform import Transform, seeds
+from cairn.query.types import Ask, Block, Candidate, Diagnostics, DominanceTrace, Hit, RetrievalResult
 from cairn.schemas.config import QueryConfig
+from cairn.schemas.rows import ChunkRow
+
+Notes = dict[str, Any]  # a step's part of the diagnostics (query/types.py Diagnostics names every key)
 
 
 @dataclass(frozen=True)
-class Ask:
-    """One question as retrieve() checked it: who asks, in what scope, and the filter of every search leg."""
+class Context:
+    """What every step of one question reads: the index, the encoder of its vectors, the settings, the hooks."""
 
-    text: str
-    principal: Principal
-    k: int
-    expr: str
-    access: Access
-    scope: Scope
+    reader: IndexReader
+    encoder: Encoder
+    settings: QueryConfig
+    ask: Ask
+    transform: Transform | None = None
+    reranker: Callable[[], Reranker] | None = None  # loads the model at its first use
 
     @property
-    def scoped(self) -> bool:
-        """Scoped to one document family (doc_tag): the caller named what the question is about."""
-        return self.scope.doc_tag is not None
+    def floors(self) -> Floors:
+        return Floors.of(self.settings, self.ask.scoped)
+
+    def guards_citations(self) -> bool:
+        """Whether the floors also judge what steps after them add (neighbours, injected sections)."""
+        return self.settings.enabled("floors") and self.settings.floor_scope == "candidate"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The answer is empty: why (query/empty.py's reasons) and what the confidence reason says."""
+
+    why: str
+    said: str
 
 
 @dataclass
-class Steps:
-    """What the steps after the floors read: the reader, the settings, the question, the floors, the trace."""
+class Answer:
+    """What the steps produce, in order; each field is set by one step."""
 
-    reader: CollectionReader
-    settings: QueryConfig
-    ask: Ask
-    floors: Floors
-    trace: Diagnostics
+    vectors: list[list[float]] = field(default_factory=list)  # embed
+    found: Found | None = None  # search
+    ranked: list[Candidate] = field(default_factory=list)  # fusion, reordered by rerank
+    kept: list[Candidate] = field(default_factory=list)  # floors
+    weak: list[Candidate] = field(default_factory=list)  # floors: what they kept out
+    chosen: list[Seed] = field(default_factory=list)  # selection, cut to k
+    rows: dict[str, ChunkRow] = field(default_factory=dict)  # parent rows read so far, by chunk id
+    primary: str | None = None  # selection: the dominant document
+    pairs: list[tuple[Seed, Hit]] = field(default_factory=list)  # fetch, in rule 21's final order
+    blocks: list[Block] = field(default_factory=list)  # packing
+    tier: str = conf.SPECULATIVE  # account
+    tier_reason: str = ""
+    gaps: list[str] = field(default_factory=list)
 
-    def guarded(self) -> Callable[[Candidate], bool]:
-        """What a candidate added after the floors must pass: the floors, when they guard the citations."""
-        s = self.settings
-        if s.enabled("floors") and s.floor_scope == "candidate":
-            return self.floors.admits
-        return lambda c: True
+    @property
+    def hits(self) -> list[Hit]:
+        return [hit for _, hit in self.pairs]
 
-    # ---- selection ------------------------------------------------------------------------------------
-    def select(self, kept: list[Candidate], found: Found) -> tuple[list[Seed], dict[str, Row], str | None]:
-        """The sections that answer, in order, cut to k; the parent rows read on the way; the primary document."""
-        on, ask, trace = self.settings.enabled, self.ask, self.trace
-        promoted = promote(kept)
-        sections, older = newest_version(promoted)
-        trace["dedupe"] = {"same_section": len(kept) - len(promoted), "older_version": older}
-        chunks = trace.setdefault("chunks", {})
-        chunks["sections"] = len(sections)
-        primary = None
-        if on("dominance"):
-            sections, primary = self.dominance(sections)
-        chunks["gated"] = len(sections)
-        sections = by_continuity(sections, primary)
-        rows: dict[str, Row] = {}
-        if on("expansion") and self.settings.expansion_seeds > 0:
-            sections, rows = self.expand(sections, primary)
-        chunks["expanded"] = len(sections)
-        if on("diversity"):
-            sections = diversify(sections, self.settings.per_document, self.settings.diversity_drop)
-        if on("sparse_doc_recall"):
-            sections = self.inject(sections, found.dense)
-        chosen = sections[: ask.k]
-        chunks["selected"] = len(chosen)
-        return chosen, rows, primary
 
-    def dominance(self, sections: list[Seed]) -> tuple[list[Seed], str | None]:
-        """Rule 20: without a doc_tag, a dominant document gates the answer to itself; with one, not run."""
-        if self.ask.scoped:
-            self.trace["dominance"] = {"note": "not run: the question is scoped to one document family (doc_tag)"}
-            return sections, None
-        verdict = dominance(sections, self.ask.k, self.settings.dominance_share)
-        kept, gated_out = gate(sections, verdict.primary) if self.settings.dominance_gate else (sections, 0)
-        note = _dominance_note(verdict, self.settings.dominance_share, self.settings.dominance_gate)
-        trace: DominanceTrace = {
-            "score": verdict.score,
-            "document": verdict.document,
-            "documents": verdict.documents,
-            "primary": verdict.primary,
-            "gated_out": gated_out,
-            "note": note,
-        }
-        self.trace["dominance"] = trace
-        return kept, verdict.primary
+Step = Callable[[Context, Answer], "Notes | Stop | None"]  # None: the step is off and did nothing
 
-    def expand(self, sections: list[Seed], primary: str | None) -> tuple[list[Seed], dict[str, Row]]:
-        """Rule 23: the first N seeds' neighbours, down-weighted; those under the floors (when they guard the
-        citations) are not added."""
-        s, access = self.settings, self.ask.access
-        first = sections[: s.expansion_seeds]
-        rows = fetch_parents(self.reader, [x.parent_chunk_id for x in first], access)
-        adjacent = neighbours(
-            self.reader, [rows[x.parent_chunk_id] for x in first if x.parent_chunk_id in rows], primary, access
+
+# ---- the steps -------------------------------------------------------------------------------------------
+def gate_step(ctx: Context, answer: Answer) -> Notes | Stop:
+    """Rule 20's first half: a question too vague to search gets guidance (scoped: the caller named the subject)."""
+    s = ctx.settings
+    verdict = question_gate(
+        ctx.ask.text, s.gate_min_terms_scoped if ctx.ask.scoped else s.gate_min_terms, s.gate_symptoms
+    )
+    if s.enabled("gate") and not verdict.passed:
+        return Stop(TOO_VAGUE, "query too vague to search")
+    return {"gate": verdict.reason}
+
+
+def embed_step(ctx: Context, answer: Answer) -> Notes:
+    """The question (and the transform hook's seeds) as query vectors of the collection's encoder."""
+    s = ctx.settings
+    transform = ctx.transform if s.enabled("transform") else None
+    texts, note = seeds(ctx.ask.text, transform, s.transform_replaces_query)
+    answer.vectors = [v.tolist() for v in ctx.encoder.encode_queries(texts)]
+    return {"transform": note}
+
+
+def search_step(ctx: Context, answer: Answer) -> Notes:
+    """The enabled legs (dense full text, dense abstract, BM25), each pre-filtered inside the engine."""
+    search = Search(ctx.reader, ctx.settings, ctx.encoder.identity)
+    limit = max(ctx.settings.candidates, ctx.ask.k * 4)
+    answer.found = search.legs(ctx.ask.text, answer.vectors, ctx.ask.where, limit)
+    return {}
+
+
+def fusion_step(ctx: Context, answer: Answer) -> Notes:
+    s, on = ctx.settings, ctx.settings.enabled
+    assert answer.found is not None
+    vw, kw = leg_weights(s, ctx.ask.scoped, on("dense_leg") or on("abstract_leg"), on("keyword_leg"))
+    ranked = fuse(answer.found.candidates, answer.found.rankings, s.fusion, s.rrf_k, vw, kw)
+    answer.ranked = answer.kept = ranked
+    return {
+        "candidates": len(ranked),
+        "vector_max": round(max((c.vector for c in ranked), default=0.0), 4),
+        "keyword_max": round(max((c.keyword for c in ranked), default=0.0), 4),
+        "combined_top": round(max((c.combined for c in ranked), default=0.0), 4),
+        "chunks": {"searched": len(ranked)},
+    }
+
+
+def rerank_step(ctx: Context, answer: Answer) -> Notes | None:
+    """Rule 11: a borderline top only."""
+    s, ranked = ctx.settings, answer.ranked
+    if not (
+        s.enabled("rerank") and ranked and ctx.reranker and in_band(max(c.combined for c in ranked), s.rerank_band)
+    ):
+        return None
+    reranked = rerank(ctx.ask.text, ranked, ctx.reranker(), s.rerank_top, s.rerank_weight)
+    answer.ranked = answer.kept = reranked.ranked
+    return {"rerank_used": reranked.used, "rerank_ms": reranked.ms}
+
+
+def floors_step(ctx: Context, answer: Answer) -> Notes | None:
+    """Rule 10: candidates under the floors are kept out (an exact-term keyword match may be rescued)."""
+    if not ctx.settings.enabled("floors"):
+        return None
+    outcome = apply_floors(ctx.ask.text, answer.ranked, ctx.floors)
+    answer.kept, answer.weak = outcome.kept, outcome.weak
+    return {
+        "floors": {"dropped": outcome.dropped, "rescued": outcome.rescued, "notes": outcome.notes},
+        "weak_hits": weak_hits(outcome.weak, outcome.kept, ctx.ask.k),
+    }
+
+
+def nothing_kept(ctx: Context, answer: Answer) -> Notes | Stop:
+    """An empty answer says why: sections found and none relevant enough, or nothing this principal can read in
+    this scope (one existence query, only when the legs found nothing at all)."""
+    if answer.kept:
+        return {"chunks": {"passed_floors": len(answer.kept)}}
+    if answer.found is not None and answer.found.candidates:
+        return Stop(BELOW_FLOORS, "no section passed the relevance floors")
+    reason = why_nothing_found(ctx.reader, ctx.ask.principal, ctx.ask.scope, ctx.settings.enabled("dense_leg"))
+    return Stop(reason, "nothing found to search")
+
+
+def selection_step(ctx: Context, answer: Answer) -> Notes:
+    """The sections that answer, in order, cut to k: promotion (one version per document), the dominance gate
+    (rule 20) and rule 21's order, expansion (rule 23), diversity (rule 12), the short-document guarantee (rules
+    1-2) just before the cut, where nothing after can undo it."""
+    s, on, ask = ctx.settings, ctx.settings.enabled, ctx.ask
+    assert answer.found is not None
+    promoted = promote(answer.kept)
+    sections, older = newest_version(promoted)
+    notes: Notes = {"dedupe": {"same_section": len(answer.kept) - len(promoted), "older_version": older}}
+    chunks = {"passed_floors": len(answer.kept), "sections": len(sections)}
+    primary = None
+    if on("dominance"):
+        sections, primary, notes["dominance"] = _dominance(ctx, sections)
+    chunks["gated"] = len(sections)
+    sections = by_continuity(sections, primary)
+    if on("expansion") and s.expansion_seeds > 0:
+        sections = _expand(ctx, answer, sections, primary)
+    chunks["expanded"] = len(sections)
+    if on("diversity"):
+        sections = diversify(sections, s.per_document, s.diversity_drop)
+    if on("sparse_doc_recall"):
+        sections = _inject(ctx, sections, answer.found.dense)
+    answer.chosen, answer.primary = sections[: ask.k], primary
+    chunks["selected"] = len(answer.chosen)
+    return {**notes, "chunks": chunks}
+
+
+def fetch_step(ctx: Context, answer: Answer) -> Notes | Stop:
+    """The chosen sections' rows (read by id, ACL re-checked, one version per document) as hits, in rule 21's
+    final order."""
+    assert answer.found is not None
+    rows = answer.rows
+    rows.update(
+        fetch_parents(
+            ctx.reader, [x.parent_chunk_id for x in answer.chosen if x.parent_chunk_id not in rows], ctx.ask.access
         )
-        grown, _ = expand(sections, adjacent, Expansion(s.expansion_seeds, s.expansion_weight))
-        guard = s.enabled("floors") and s.floor_scope == "candidate"
-        grown = [x for x in grown if not (x.expanded_from and guard and x.combined < self.floors.combined)]
-        rows.update({r["chunk_id"]: r for found in adjacent.values() for r in found})
-        return by_continuity(grown, primary), rows
+    )
+    keep = one_version_per_document([rows[x.parent_chunk_id] for x in answer.chosen if x.parent_chunk_id in rows])
+    text_of = {c.chunk_id: c.text for c in answer.found.candidates}
+    pairs = []
+    for seed in answer.chosen:
+        if seed.parent_chunk_id in keep:
+            child = text_of.get(seed.children[0], "") if seed.children else ""
+            pairs.append((seed, make_hit(seed, rows[seed.parent_chunk_id], child, ctx.settings.low_relevance)))
+    answer.pairs = final_order(pairs, answer.primary)
+    if not answer.pairs:  # every chosen section was refused by the ACL re-check or replaced meanwhile: rare
+        return Stop(BELOW_FLOORS, "no section could be read")
+    return {}
 
-    def inject(self, ordered: list[Seed], dense: list[Candidate]) -> list[Seed]:
-        """Rules 1-2, where nothing after can undo it: after the gate, the order and the caps, before the cut."""
-        s, k = self.settings, self.ask.k
-        limits = SparseDocLimits(
-            s.sparse_doc_max_chunks, s.sparse_doc_max_distance, s.sparse_doc_max_injections, s.sparse_doc_top
+
+def packing_step(ctx: Context, answer: Answer) -> Notes | None:
+    """Rules 16 and 24 over the hits (each with its enclosing section's row, for a lone child's abstract)."""
+    if not ctx.settings.enabled("packing"):
+        return None
+    assert answer.found is not None
+    rows = answer.rows
+    enclosing = enclosing_sections(ctx.reader, [rows[h.chunk_id] for h in answer.hits], ctx.ask.access)
+    children = {c.chunk_id: c for c in answer.found.candidates}
+    items = [
+        PackItem(
+            rank,
+            rows[h.chunk_id],
+            [ChildText(children[c].text, children[c].token_count) for c in h.matched_chunk_ids if c in children],
+            enclosing.get(h.chunk_id),
+            h.citation,
         )
-        window = sorted((c for c in dense if c.distance is not None), key=lambda c: (c.distance, c.chunk_id))
-        window = window[: limits.window(k)]
-        close = {c.document_id for c in window if c.distance is not None and c.distance <= limits.max_distance}
-        candidates = close - {x.document_id for x in ordered[:k]}
-        if not candidates:
-            return ordered
-        counts = children_per_document(self.reader, candidates, window, self.ask.access)
-        ordered, _ = sparse_doc_recall(ordered, window, counts, k, limits, self.guarded())
-        return ordered
+        for rank, h in enumerate(answer.hits, 1)
+    ]
+    answer.blocks, stats = pack(items, ctx.settings.token_budget)
+    return {"pack": stats.counts()}
 
-    # ---- the answer -----------------------------------------------------------------------------------
-    def hits(
-        self, chosen: list[Seed], rows: dict[str, Row], primary: str | None, found: Found
-    ) -> list[tuple[Seed, Hit]]:
-        """The chosen sections' rows (read by id, ACL re-checked, one version per document) as hits, in rule
-        21's final order."""
-        missing = [x.parent_chunk_id for x in chosen if x.parent_chunk_id not in rows]
-        rows.update(fetch_parents(self.reader, missing, self.ask.access))
-        present = [rows[x.parent_chunk_id] for x in chosen if x.parent_chunk_id in rows]
-        keep = one_version_per_document(present)
-        text_of = {c.chunk_id: c.text for c in found.candidates}
-        pairs = []
-        for seed in chosen:
-            if seed.parent_chunk_id in keep:
-                child = text_of.get(seed.children[0], "") if seed.children else ""
-                hit = make_hit(seed, rows[seed.parent_chunk_id], child, self.settings.low_relevance)
-                pairs.append((seed, hit))
-        return final_order(pairs, primary)
 
-    def pack(self, pairs: list[tuple[Seed, Hit]], rows: dict[str, Row], found: Found) -> list[Block]:
-        """Rules 16 and 24 over the hits (each with its enclosing section's row, for a lone child's abstract)."""
-        section_rows = [rows[h.chunk_id] for _, h in pairs]
-        enclosing = enclosing_sections(self.reader, section_rows, self.ask.access)
-        child_rows = {c.chunk_id: c for c in found.candidates}
-        items = [
-            PackItem(
-                rank,
-                rows[h.chunk_id],
-                [
-                    ChildText(text=child_rows[c].text, token_count=child_rows[c].token_count)
-                    for c in h.matched_chunk_ids
-                    if c in child_rows
-                ],
-                enclosing.get(h.chunk_id),
-                h.citation,
-            )
-            for rank, (_, h) in enumerate(pairs, 1)
-        ]
-        blocks, stats = pack(items, self.settings.token_budget)
-        self.trace["pack"] = _pack_counts(stats)
-        return blocks
-
-    def account(self, pairs: list[tuple[Seed, Hit]], primary: str | None) -> tuple[str, str]:
-        """The confidence tier and reason (rule 4), and the result's counts in the trace (rules 2, 18, 25)."""
-        hits = [h for _, h in pairs]
-        trace, s = self.trace, self.settings
-        trace.setdefault("chunks", {})["returned"] = len(hits)
-        trace["injections"] = sum(h.recall_injected for h in hits)
-        trace["expanded_sections"] = sum("expanded" in h.flags for h in hits)
-        trace["documents"] = documents(hits)
-        trace["primary_document"] = primary
-        trace["primary_doc_fraction"] = (
+def account_step(ctx: Context, answer: Answer) -> Notes:
+    """The confidence tier and reason (rule 4), the question's terms no hit holds, and the result's counts (rules
+    2, 18, 25)."""
+    s, hits, primary = ctx.settings, answer.hits, answer.primary
+    tiers = conf.Tiers(s.confidence_high, s.confidence_direct, s.confidence_medium, s.confidence_low)
+    answer.tier, answer.tier_reason = conf.tier(hits, matches(answer.pairs), tiers)
+    if s.enabled("gaps"):
+        answer.gaps = conf.gaps(ctx.ask.text, [" ".join([h.title, *h.breadcrumbs, h.text]) for h in hits])
+    return {
+        "chunks": {"returned": len(hits)},
+        "injections": sum(h.recall_injected for h in hits),
+        "expanded_sections": sum("expanded" in h.flags for h in hits),
+        "documents": documents(hits),
+        "primary_document": primary,
+        "primary_doc_fraction": (
             round(sum(h.document_id == primary for h in hits) / len(hits), 4) if primary and hits else None
-        )
-        tiers = conf.Tiers(s.confidence_high, s.confidence_direct, s.confidence_medium, s.confidence_low)
-        return conf.tier(hits, matches(pairs), tiers)
+        ),
+    }
 
 
-def _dominance_note(verdict: Dominance, share: float, gates: bool) -> str:
-    """Rule 20's verdict in words (the diagnostics say when nothing dominates, and why)."""
-    if verdict.primary:
-        then = "the answer comes from it" if gates else "its sections come first"
-        return f"document {verdict.primary} holds {verdict.score:.0%} of the top score: {then}"
-    if verdict.document is None:
-        return "no section to judge"
-    if verdict.score >= share:
-        return f"one section of document {verdict.document} leads alone: no main document, results from every document"
-    return (
-        f"no document holds {share:.0%} of the top score (the most {verdict.score:.0%}): results from "
-        f"{verdict.documents} documents"
+# The pipeline, in order: (the name its time is reported under, the step).
+STEPS: list[tuple[str, Step]] = [
+    ("gate", gate_step),
+    ("embed", embed_step),
+    ("search", search_step),
+    ("fusion", fusion_step),
+    ("rerank", rerank_step),
+    ("floors", floors_step),
+    ("floors", nothing_kept),
+    ("selection", selection_step),
+    ("fetch", fetch_step),
+    ("packing", packing_step),
+    ("account", account_step),
+]
+
+
+def run(ctx: Context, steps: list[tuple[str, Step]] = STEPS) -> RetrievalResult:
+    """The conductor: each step in order, timed, its notes gathered; the first Stop ends the answer, empty."""
+    s = ctx.settings
+    notes: Notes = {"steps_off": sorted(n for n in s.steps if not s.enabled(n)), "rerank_used": False, "rerank_ms": 0.0}
+    answer = Answer()
+    started = mark = time.perf_counter()
+    timings: dict[str, float] = {}
+    stopped: Stop | None = None
+    for name, step in steps:
+        outcome = step(ctx, answer)
+        now = time.perf_counter()
+        if outcome is not None:
+            timings[name] = round(timings.get(name, 0.0) + (now - mark) * 1000, 2)
+        mark = now
+        if isinstance(outcome, Stop):
+            stopped = outcome
+            break
+        for key, value in (outcome or {}).items():
+            notes[key] = {**notes.get(key, {}), **value} if key == "chunks" else value
+    notes["timings_ms"] = {**timings, "total": round((time.perf_counter() - started) * 1000, 2)}
+    diagnostics: Diagnostics = notes  # type: ignore[assignment]  # every key is one Diagnostics names
+    if stopped is not None:
+        return _empty(ctx.ask, diagnostics, stopped)
+    return RetrievalResult(
+        ctx.ask.text, answer.hits, answer.blocks, "ok", "", answer.tier, answer.tier_reason, answer.gaps, diagnostics
     )
 
 
-def _pack_counts(stats: PackStats) -> dict[str, int]:
-    return {
-        "sections": stats.sections,
-        "merges": stats.merges,
-        "parent_abstracts": stats.parent_abstracts,
-        "fallbacks": stats.fallbacks,
-        "citations": stats.citations,
+def _empty(ask: Ask, diagnostics: Diagnostics, stop: Stop) -> RetrievalResult:
+    """An empty result that says why (query/empty.py): guidance for a vague question, else no_results."""
+    weak = diagnostics.get("weak_hits") or []
+    best = max((w["score"] for w in weak), default=None) if stop.why == BELOW_FLOORS else None
+    return RetrievalResult(
+        ask.text,
+        [],
+        status="guidance" if stop.why == TOO_VAGUE else "no_results",
+        message=message(stop.why, ask.principal, ask.scope, best),
+        confidence=conf.SPECULATIVE,
+        confidence_reason=stop.said,
+        diagnostics=diagnostics,
+        empty_reason=stop.why,
+    )
+
+
+# ---- the parts of selection ------------------------------------------------------------------------------
+def _dominance(ctx: Context, sections: list[Seed]) -> tuple[list[Seed], str | None, DominanceTrace]:
+    """Rule 20: without a doc_tag, a dominant document gates the answer to itself; with one, not run."""
+    s = ctx.settings
+    if ctx.ask.scoped:
+        return sections, None, {"note": "not run: the question is scoped to one document family (doc_tag)"}
+    verdict = dominance(sections, ctx.ask.k, s.dominance_share)
+    kept, gated_out = primary_only(sections, verdict.primary) if s.dominance_gate else (sections, 0)
+    trace: DominanceTrace = {
+        "score": verdict.score,
+        "document": verdict.document,
+        "documents": verdict.documents,
+        "primary": verdict.primary,
+        "gated_out": gated_out,
+        "note": verdict.note(s.dominance_share, s.dominance_gate),
     }
+    return kept, verdict.primary, trace
+
+
+def _expand(ctx: Context, answer: Answer, sections: list[Seed], primary: str | None) -> list[Seed]:
+    """Rule 23: the first N seeds' neighbours, down-weighted; those under the floors (when they guard the
+    citations) are not added. The parent rows read on the way stay on the answer (fetch reuses them)."""
+    s, access = ctx.settings, ctx.ask.access
+    first = sections[: s.expansion_seeds]
+    rows = fetch_parents(ctx.reader, [x.parent_chunk_id for x in first], access)
+    adjacent = neighbours(
+        ctx.reader, [rows[x.parent_chunk_id] for x in first if x.parent_chunk_id in rows], primary, access
+    )
+    grown, _ = expand(sections, adjacent, Expansion(s.expansion_seeds, s.expansion_weight))
+    if ctx.guards_citations():
+        grown = [x for x in grown if not (x.expanded_from and x.combined < ctx.floors.combined)]
+    answer.rows.update(rows)
+    answer.rows.update({r.chunk_id: r for found in adjacent.values() for r in found})
+    return by_continuity(grown, primary)
+
+
+def _inject(ctx: Context, ordered: list[Seed], dense: list[Candidate]) -> list[Seed]:
+    """Rules 1-2, where nothing after can undo it: after the gate, the order and the caps, before the cut."""
+    s, k = ctx.settings, ctx.ask.k
+    limits = SparseDocLimits(
+        s.sparse_doc_max_chunks, s.sparse_doc_max_distance, s.sparse_doc_max_injections, s.sparse_doc_top
+    )
+    window = sorted((c for c in dense if c.distance is not None), key=lambda c: (c.distance, c.chunk_id))
+    window = window[: limits.window(k)]
+    close = {c.document_id for c in window if c.distance is not None and c.distance <= limits.max_distance}
+    candidates = close - {x.document_id for x in ordered[:k]}
+    if not candidates:
+        return ordered
+    counts = children_per_document(ctx.reader, candidates, window, ctx.ask.access)
+    guard = ctx.floors.admits if ctx.guards_citations() else (lambda c: True)
+    ordered, _ = sparse_doc_recall(ordered, window, counts, k, limits, guard)
+    return ordered

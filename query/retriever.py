@@ -24,27 +24,21 @@ import logging
 import time
 from collections.abc import Hashable
 from pathlib import Path
-
-from pymilvus.exceptions import MilvusException
+from typing import cast
 
 from cairn.embedding import Encoder, query_encoder_for
 from cairn.embedding.reranker import Reranker, load_reranker
-from cairn.errors import NoCollection, RetrievalError, StoreError
+from cairn.errors import Fault, NoCollection, RetrievalError, StoreError, fault_of
 from cairn.index.generations import open_serving
-from cairn.index.milvus import CollectionReader, Connection
-from cairn.query import confidence as conf
-from cairn.query.empty import BELOW_FLOORS, TOO_VAGUE, Scope, message, why_nothing_found
-from cairn.query.filters import Access, AsOf, Filters, as_epoch, search_expr
-from cairn.query.floors import Floors, apply_floors
-from cairn.query.fusion import fuse, leg_weights
-from cairn.query.gate import gate
-from cairn.query.hits import weak_hits
-from cairn.query.pipeline import Ask, Steps
-from cairn.query.rerank import in_band, rerank
-from cairn.query.search import Search
-from cairn.query.serving import ServedCollection
-from cairn.query.transform import load_transform, seeds
-from cairn.query.types import Block, Diagnostics, RetrievalResult
+from cairn.index.milvus import Connection
+from cairn.index.protocol import IndexReader
+from cairn.index.reader import CollectionReader
+from cairn.query import pipeline
+from cairn.query.empty import QuestionScope
+from cairn.query.filters import AsOf, Filters, access_of, as_epoch, search_filter
+from cairn.query.serving import FixedCollection, Served, ServedCollection
+from cairn.query.transform import load_transform
+from cairn.query.types import Ask, RetrievalResult
 from cairn.schemas import Principal
 from cairn.schemas.config import QUERY_STEPS, CairnConfig, MilvusConfig, QueryConfig, load_config
 
@@ -61,43 +55,31 @@ def connect(config: MilvusConfig) -> CollectionReader:
         raise RetrievalError(str(exc)) from None
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.started = self.mark = time.perf_counter()
-        self.ms: dict[str, float] = {}
-
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.ms[stage] = round(self.ms.get(stage, 0.0) + (now - self.mark) * 1000, 2)
-        self.mark = now
-
-    def total(self) -> dict[str, float]:
-        return {**self.ms, "total": round((time.perf_counter() - self.started) * 1000, 2)}
-
-
 class Retriever:
     def __init__(
         self,
         milvus: MilvusConfig,
         settings: QueryConfig,
         encoder: Encoder,
-        client: CollectionReader | Connection | object | None = None,
+        client: IndexReader | Connection | object | None = None,
         reranker: Reranker | None = None,
     ) -> None:
         """`client`: a CollectionReader, a Connection or a pymilvus client to read through (the default opens the
-        generation the configured name serves); `close` closes it. `reranker`: the rerank step's model (the
-        default loads [query] rerank_model when a question first needs it)."""
+        generation the configured name serves), or any other IndexReader (index/memory.py InMemoryStore: read as
+        it is, no generations); `close` closes it. `reranker`: the rerank step's model (the default loads [query]
+        rerank_model when a question first needs it)."""
         self.milvus = milvus
         self.settings = settings
-        self.encoder = encoder
+        self.serving: Served
         if client is None:
             client = connect(milvus)
-        if not isinstance(client, CollectionReader):
-            client = CollectionReader(client if isinstance(client, Connection) else Connection(client), milvus)
-        self.reader = client
-        # the generation the configured name serves, and the encoder its vectors came from (query/serving.py)
-        self.serving = ServedCollection(self.reader, milvus, encoder, settings.serving_check_seconds)
-        self.reader, self.encoder = self.serving.reader, self.serving.encoder
+        if isinstance(client, CollectionReader | Connection) or not hasattr(client, "search_dense"):
+            if not isinstance(client, CollectionReader):
+                client = CollectionReader(client if isinstance(client, Connection) else Connection(client), milvus)
+            # the generation the configured name serves, and the encoder its vectors came from (query/serving.py)
+            self.serving = ServedCollection(client, milvus, encoder, settings.serving_check_seconds)
+        else:
+            self.serving = FixedCollection(cast(IndexReader, client), encoder)
         self.transform = load_transform(settings.transform)
         self._reranker = reranker
         self._cache: dict[tuple[Hashable, ...], tuple[float, RetrievalResult]] = {}  # key -> (expiry, result)
@@ -118,6 +100,16 @@ class Retriever:
                 retriever.close()
                 raise
         return retriever
+
+    @property
+    def reader(self) -> IndexReader:
+        """The reader of the generation the last question read (the served collection's: never a copy)."""
+        return self.serving.reader
+
+    @property
+    def encoder(self) -> Encoder:
+        """The encoder of that generation's vectors."""
+        return self.serving.encoder
 
     def reranker(self) -> Reranker:
         """The [query] rerank_model, loaded on first use: from the exported query-model folder the encoder
@@ -148,11 +140,11 @@ class Retriever:
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
         as_of = as_epoch(as_of)
-        expr = search_expr(principal, as_of, doc_tag, filters)  # validates every argument before any work
-        ask = Ask(text, principal, k, expr, Access(principal, as_of), Scope(doc_tag, filters, as_of))
+        where = search_filter(principal, as_of, doc_tag, filters)  # validates every argument before any work
+        ask = Ask(text, principal, k, where, access_of(principal, as_of), QuestionScope(doc_tag, filters, as_of))
         cached = self.settings.cache_ttl_seconds > 0
         if cached:
-            self.reader, self.encoder = self.serving.current()  # a switched generation is another cache key
+            self.serving.current()  # a switched generation is another cache key
             key = self._cache_key(ask)
             hit = self._cache.get(key)
             if hit and hit[0] > time.monotonic():
@@ -160,11 +152,11 @@ class Retriever:
                 result.diagnostics["cache"] = "hit"
                 return result
         try:
-            self.reader, self.encoder = self.serving.current()
-            result = self._retrieve(ask)
-        except MilvusException:  # the generation read was dropped by a switch, or the engine restarted: once more
-            self.reader, self.encoder = self.serving.recover()
-            result = self._retrieve(ask)
+            result = pipeline.run(self._context(ask, *self.serving.current()))
+        except Exception as exc:  # the generation read was dropped by a switch, or the engine restarted: once more
+            if fault_of(exc) is not Fault.TRANSIENT:
+                raise
+            result = pipeline.run(self._context(ask, *self.serving.recover()))
         if cached:
             if len(self._cache) >= self.settings.cache_size:
                 self._cache.pop(next(iter(self._cache)))
@@ -174,6 +166,10 @@ class Retriever:
             )
         log.info(json.dumps({"event": "query", "tenant": principal.tenant, **result.diagnostics}, default=str))
         return result
+
+    def _context(self, ask: Ask, reader: IndexReader, encoder: Encoder) -> pipeline.Context:
+        """One question's context: the serving generation's reader and encoder as of now."""
+        return pipeline.Context(reader, encoder, self.settings, ask, self.transform, self.reranker)
 
     def _cache_key(self, ask: Ask) -> tuple[Hashable, ...]:
         """Rule 8's key (tenant, normalised question, k, rerank flag: every step switch) with what else changes
@@ -191,90 +187,5 @@ class Retriever:
             self.serving.collection,
         )
 
-    # ---- the pipeline --------------------------------------------------------------------------------
-    def _retrieve(self, ask: Ask) -> RetrievalResult:
-        text, k, scoped = ask.text, ask.k, ask.scoped
-        s, on, clock = self.settings, self.settings.enabled, _Clock()
-        trace: Diagnostics = {"steps_off": sorted(n for n in s.steps if not on(n))}
-
-        # scoped to one document family (doc_tag), the caller has already named what the question is about
-        verdict = gate(text, s.gate_min_terms_scoped if scoped else s.gate_min_terms, s.gate_symptoms)
-        trace["gate"] = verdict.reason
-        if on("gate") and not verdict.passed:
-            clock.lap("gate")
-            return self._empty(ask, trace, clock, TOO_VAGUE, "query too vague to search")
-
-        texts, trace["transform"] = seeds(text, self.transform if on("transform") else None, s.transform_replaces_query)
-        vectors = [v.tolist() for v in self.encoder.encode_queries(texts)]
-        clock.lap("embed")
-
-        search = Search(self.reader, s, self.encoder.identity)
-        found = search.legs(text, vectors, ask.expr, max(s.candidates, k * 4))
-        clock.lap("search")
-        keyword_on = on("keyword_leg")
-        dense_on = on("dense_leg") or on("abstract_leg")
-        vw, kw = leg_weights(s, scoped, dense_on, keyword_on)
-        ranked = fuse(found.candidates, found.rankings, s.fusion, s.rrf_k, vw, kw)
-        trace["candidates"] = len(ranked)
-        trace["vector_max"] = round(max((c.vector for c in ranked), default=0.0), 4)
-        trace["keyword_max"] = round(max((c.keyword for c in ranked), default=0.0), 4)
-        trace["combined_top"] = round(max((c.combined for c in ranked), default=0.0), 4)
-        trace["chunks"] = {"searched": len(ranked)}
-        clock.lap("fusion")
-
-        trace["rerank_used"], trace["rerank_ms"] = False, 0.0
-        if on("rerank") and ranked and in_band(max(c.combined for c in ranked), s.rerank_band):
-            reranked = rerank(text, ranked, self.reranker(), s.rerank_top, s.rerank_weight)
-            ranked, trace["rerank_used"], trace["rerank_ms"] = reranked.ranked, reranked.used, reranked.ms
-            clock.lap("rerank")
-
-        kept = ranked
-        floors = Floors.of(s, scoped)
-        if on("floors"):
-            outcome = apply_floors(text, ranked, floors)
-            kept = outcome.kept
-            trace["floors"] = {"dropped": outcome.dropped, "rescued": outcome.rescued, "notes": outcome.notes}
-            trace["weak_hits"] = weak_hits(outcome.weak, kept, k)
-            clock.lap("floors")
-        trace["chunks"]["passed_floors"] = len(kept)
-        if not kept:
-            if found.candidates:
-                return self._empty(ask, trace, clock, BELOW_FLOORS, "no section passed the relevance floors")
-            reason = why_nothing_found(self.reader, ask.principal, ask.scope, on("dense_leg"))
-            return self._empty(ask, trace, clock, reason, "nothing found to search")
-
-        steps = Steps(self.reader, s, ask, floors, trace)
-        chosen, rows, primary = steps.select(kept, found)
-        clock.lap("selection")
-        pairs = steps.hits(chosen, rows, primary, found)
-        hits = [hit for _, hit in pairs]
-        clock.lap("fetch")
-        blocks: list[Block] = []
-        if on("packing") and hits:
-            blocks = steps.pack(pairs, rows, found)
-            clock.lap("packing")
-        tier, reason = steps.account(pairs, primary)
-        found_gaps = conf.gaps(text, [" ".join([h.title, *h.breadcrumbs, h.text]) for h in hits]) if on("gaps") else []
-        trace["timings_ms"] = clock.total()
-        if not hits:  # every chosen section was refused by the ACL re-check or replaced meanwhile: rare
-            return self._empty(ask, trace, clock, BELOW_FLOORS, "no section could be read")
-        return RetrievalResult(text, hits, blocks, "ok", "", tier, reason, found_gaps, trace)
-
-    def _empty(self, ask: Ask, trace: Diagnostics, clock: _Clock, why: str, said: str) -> RetrievalResult:
-        """An empty result that says why (query/empty.py): guidance for a vague question, else no_results."""
-        trace["timings_ms"] = clock.total()
-        weak = trace.get("weak_hits") or []
-        best = max((w["score"] for w in weak), default=None) if why == BELOW_FLOORS else None
-        return RetrievalResult(
-            ask.text,
-            [],
-            status="guidance" if why == TOO_VAGUE else "no_results",
-            message=message(why, ask.principal, ask.scope, best),
-            confidence=conf.SPECULATIVE,
-            confidence_reason=said,
-            diagnostics=trace,
-            empty_reason=why,
-        )
-
     def close(self) -> None:
-        self.reader.close()
+        self.serving.reader.close()

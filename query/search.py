@@ -8,23 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from cairn.embedding.model import cosine_scale
-from cairn.index.milvus import CollectionReader
-from cairn.query.types import Candidate, Row
+from cairn.index.protocol import IndexReader
+from cairn.query.types import Candidate
 from cairn.schemas.config import QueryConfig
+from cairn.schemas.row_filter import RowFilter
+from cairn.schemas.rows import ScoredRow
 
-CHILD_FIELDS = [
-    "parent_chunk_id",
-    "document_id",
-    "section_id",
-    "section_order",
-    "title",
-    "breadcrumbs",
-    "text",
-    "token_count",
-    "version_hash",
-    "updated_at",
-    "temporal_start",
-]
 DENSE_LEGS = (("full_text_embedding", "dense_leg"), ("abstract_embedding", "abstract_leg"))  # (field, step)
 
 
@@ -42,54 +31,53 @@ class Search:
     """One query's searches through the generation it reads, scored on the scale of the encoder that embedded
     the query (the serving collection's: query/serving.py)."""
 
-    def __init__(self, reader: CollectionReader, settings: QueryConfig, encoder_identity: str) -> None:
+    def __init__(self, reader: IndexReader, settings: QueryConfig, encoder_identity: str) -> None:
         self.reader = reader
         self.settings = settings
         self.encoder_identity = encoder_identity
 
-    def legs(self, text: str, vectors: list[list[float]], expr: str, limit: int) -> Found:
-        """Run the enabled legs, each pre-filtered by `expr` inside Milvus."""
+    def legs(self, text: str, vectors: list[list[float]], where: RowFilter, limit: int) -> Found:
+        """Run the enabled legs, each pre-filtered by `where` inside the engine."""
         on = self.settings.enabled
         found: dict[str, Candidate] = {}
         rankings: list[list[str]] = []
         dense: dict[str, Candidate] = {}  # insertion-ordered; keyed by id (a dataclass compares field by field)
 
-        def candidate(hit: Row) -> Candidate:
-            e = hit["entity"]
-            cid: str = hit.get("chunk_id") or hit["id"]  # the primary key, under its field's name or as "id"
-            if cid not in found:
-                found[cid] = Candidate(
-                    cid,
-                    e["parent_chunk_id"],
-                    e["document_id"],
-                    e["section_id"],
-                    e["section_order"],
-                    e["title"],
-                    list(e["breadcrumbs"]),
-                    e["text"],
-                    e["token_count"],
-                    version_hash=e.get("version_hash") or "",
-                    updated_at=int(e.get("updated_at") or 0),
-                    temporal_start=int(e.get("temporal_start") or 0),
+        def candidate(hit: ScoredRow) -> Candidate:
+            row = hit.row
+            if row.chunk_id not in found:
+                found[row.chunk_id] = Candidate(
+                    row.chunk_id,
+                    row.parent_chunk_id,
+                    row.document_id,
+                    row.section_id,
+                    row.section_order,
+                    row.title,
+                    row.breadcrumbs,
+                    row.text,
+                    row.token_count,
+                    version_hash=row.version_hash,
+                    updated_at=row.updated_at,
+                    temporal_start=row.temporal_start,
                 )
-            return found[cid]
+            return found[row.chunk_id]
 
         for field in [f for f, step in DENSE_LEGS if on(step)]:
-            for per_seed in self.reader.search_dense(field, vectors, expr, limit, CHILD_FIELDS):
+            for per_seed in self.reader.search_dense(field, vectors, where, limit):
                 ranking = []
                 for hit in per_seed:
                     c = candidate(hit)
-                    c.vector = max(c.vector, self.relevance(float(hit["distance"])))
+                    c.vector = max(c.vector, self.relevance(hit.score))
                     ranking.append(c.chunk_id)
-                    if field == "full_text_embedding":  # Milvus's COSINE "distance" is the cosine itself
-                        c.distance = min(c.distance if c.distance is not None else 2.0, 1.0 - float(hit["distance"]))
+                    if field == "full_text_embedding":  # the score is the cosine: 1 - it is the cosine distance
+                        c.distance = min(c.distance if c.distance is not None else 2.0, 1.0 - hit.score)
                         dense.setdefault(c.chunk_id, c)
                 rankings.append(ranking)
         if on("keyword_leg"):
             ranking = []
-            for rank, hit in enumerate(self.reader.search_bm25(text, expr, limit, CHILD_FIELDS), 1):
+            for rank, hit in enumerate(self.reader.search_bm25(text, where, limit), 1):
                 c = candidate(hit)
-                c.keyword = abs(float(hit["distance"]))  # Milvus Lite reports BM25 negated
+                c.keyword = hit.score
                 c.keyword_rank = rank
                 ranking.append(c.chunk_id)
             rankings.append(ranking)
@@ -106,10 +94,12 @@ class Search:
         if not candidates or not self.settings.enabled("dense_leg"):
             return
         by_id = {c.chunk_id: c for c in candidates}
-        for row in self.reader.rows(list(by_id), ["full_text_embedding"]):
-            raw = cosine(row["full_text_embedding"], query_vector)
-            by_id[row["chunk_id"]].vector = self.relevance(raw)
-            by_id[row["chunk_id"]].distance = 1.0 - raw
+        for row in self.reader.rows(list(by_id), ["chunk_id", "full_text_embedding"]):
+            if row.full_text_embedding is None:
+                continue
+            raw = cosine(row.full_text_embedding, query_vector)
+            by_id[row.chunk_id].vector = self.relevance(raw)
+            by_id[row.chunk_id].distance = 1.0 - raw
 
 
 def cosine(vector: list[float], query_vector: list[float]) -> float:

@@ -98,6 +98,20 @@ class Dominance:
     documents: int  # distinct documents among the top seeds
     primary: str | None  # `document` when it dominates, else None
 
+    def note(self, share: float, gates: bool) -> str:
+        """Rule 20's verdict in words (the diagnostics say when nothing dominates, and why)."""
+        if self.primary:
+            then = "the answer comes from it" if gates else "its sections come first"
+            return f"document {self.primary} holds {self.score:.0%} of the top score: {then}"
+        if self.document is None:
+            return "no section to judge"
+        if self.score >= share:
+            return f"one section of document {self.document} leads alone: no main document, results from every document"
+        return (
+            f"no document holds {share:.0%} of the top score (the most {self.score:.0%}): results from "
+            f"{self.documents} documents"
+        )
+
 
 def dominance(seeds: list[Seed], k: int, share: float) -> Dominance:
     """A document dominates when it holds at least `share` of the top-k seeds' fused score with two or more

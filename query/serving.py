@@ -14,19 +14,57 @@ from __future__ import annotations
 
 import logging
 import time
-
-from pymilvus.exceptions import MilvusException
+from contextlib import suppress
+from typing import Protocol
 
 from cairn.embedding import Encoder, encoder_for_identity
 from cairn.embedding.model import DEFAULT_ONNX_CACHE
 from cairn.errors import RetrievalError, StoreError
 from cairn.index.generations import Generations, read_generation
-from cairn.index.milvus import CollectionReader, Connection, collection_encoder
+from cairn.index.milvus import Connection, collection_encoder
+from cairn.index.protocol import IndexReader
+from cairn.index.reader import CollectionReader
 from cairn.schemas.config import MilvusConfig
 
 log = logging.getLogger("cairn.query")
 GAP_RETRIES = 20  # x 0.1 s: the one-time migration of a plain collection leaves its name unserved for milliseconds
-READ_FAILURES = (MilvusException, StoreError)
+
+
+class Served(Protocol):
+    """What a Retriever reads through: a reader and the encoder of its vectors, now and after a failed read."""
+
+    collection: str | None
+
+    @property
+    def reader(self) -> IndexReader: ...
+
+    @property
+    def encoder(self) -> Encoder: ...
+
+    def current(self) -> tuple[IndexReader, Encoder]: ...
+
+    def recover(self) -> tuple[IndexReader, Encoder]: ...
+
+    def ping(self) -> str: ...
+
+
+class FixedCollection:
+    """A reader without generations (index/memory.py InMemoryStore): read as it is, with the encoder given."""
+
+    collection: str | None = "memory"
+
+    def __init__(self, reader: IndexReader, encoder: Encoder) -> None:
+        self.reader = reader
+        self.encoder = encoder
+
+    def current(self) -> tuple[IndexReader, Encoder]:
+        return self.reader, self.encoder
+
+    def recover(self) -> tuple[IndexReader, Encoder]:
+        return self.reader, self.encoder
+
+    def ping(self) -> str:
+        return "memory"
 
 
 class ServedCollection:
@@ -43,7 +81,7 @@ class ServedCollection:
         self._checked = float("-inf")
         self._follow()
 
-    def current(self) -> tuple[CollectionReader, Encoder]:
+    def current(self) -> tuple[IndexReader, Encoder]:
         """The reader and encoder to use now (re-checked when `check_seconds` have passed)."""
         # A plain collection named like the alias (an index made before generations) is checked on every query:
         # once migrated, the same name resolves to the alias, and reads would succeed against the new vectors.
@@ -59,12 +97,10 @@ class ServedCollection:
             raise RetrievalError(f"no collection {self.milvus.collection!r} at {self.milvus.uri}")
         return collection
 
-    def recover(self) -> tuple[CollectionReader, Encoder]:
+    def recover(self) -> tuple[IndexReader, Encoder]:
         """After a failed read: reopen the client (the engine may have restarted) and follow the alias again."""
-        try:
+        with suppress(Exception):  # the old client may be broken in any way: it is being replaced
             self.reader.close()
-        except READ_FAILURES:
-            pass
         try:  # not open_serving: the name may serve nothing for a moment (a legacy index's migration), waited out below
             connection = Connection.open(self.milvus, create=False)
         except StoreError as exc:

@@ -5,7 +5,27 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
-from cairn.schemas.fields import Row as Row  # re-exported: the query steps name a Milvus row from here
+from cairn.query.empty import QuestionScope
+from cairn.schemas import Principal
+from cairn.schemas.row_filter import RowFilter
+from cairn.schemas.rows import version_order
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question as retrieve() checked it: who asks, in what scope, and the filter of every search leg."""
+
+    text: str
+    principal: Principal
+    k: int
+    where: RowFilter  # the search legs' pre-filter: child rows the principal may read, in scope
+    access: RowFilter  # what any row returned must pass (parents and children alike)
+    scope: QuestionScope
+
+    @property
+    def scoped(self) -> bool:
+        """Scoped to one document family (doc_tag): the caller named what the question is about."""
+        return self.scope.doc_tag is not None
 
 
 @dataclass
@@ -38,7 +58,7 @@ class Candidate:
     @property
     def version(self) -> tuple[int, int, str]:
         """What orders two versions of its document: updated_at, then when it became valid, then the hash."""
-        return self.updated_at, self.temporal_start, self.version_hash
+        return version_order(self.updated_at, self.temporal_start, self.version_hash)
 
 
 @dataclass

@@ -45,6 +45,21 @@ OUTPUT_FIELDS = (
     + list(JSON_FIELDS)
 )
 
+# What a search leg reads of each child row it finds (query/search.py builds its candidates from them).
+SEARCH_FIELDS = [
+    "parent_chunk_id",
+    "document_id",
+    "section_id",
+    "section_order",
+    "title",
+    "breadcrumbs",
+    "text",
+    "token_count",
+    "version_hash",
+    "updated_at",
+    "temporal_start",
+]
+
 
 # A collection property naming the encoder (model and backend, embedding.Encoder.identity) whose vectors
 # fill it: queries and later ingests must embed with the same one.

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.schemas.collection import DENSE_FIELDS
-from cairn.schemas.fields import Row
-from cairn.schemas.row_links import ChildMarks, ParentLinks
+from cairn.schemas.rows import ChunkRow
 
 # What a row's figures are computed from, vectors aside (a dense field's width is the schema's, which Milvus
 # enforces on every write: a row read back has the collection's dim, or it would not have been written).
@@ -45,32 +44,30 @@ REQUIRED_STRINGS = ("tenant_id", "version_hash", "source_uri", "document_id", "c
 _REDUCED = ("text", "extra", "quality_flags", "access_control_list")
 
 
-def figures(row: Row, dim: int | None = None) -> dict[str, Any]:
+def figures(row: ChunkRow, dim: int | None = None) -> dict[str, Any]:
     """The flat record of `row`. Its vectors' widths are measured when the row holds them, else `dim` (the
     collection's) is taken."""
-    links, marks = ParentLinks.from_row(row), ChildMarks.from_row(row)
-    flags = row.get("quality_flags") or {}
-    flat = {k: row.get(k) for k in FIGURE_FIELDS if k not in _REDUCED}
+    links, marks = row.links, row.marks
+    flags = row.quality_flags or {}
+    flat = {k: getattr(row, k) for k in FIGURE_FIELDS if k not in _REDUCED}
     for name in REQUIRED_STRINGS:
         if not flat.get(name):
             flat[name] = None
     flat.update(
-        acl_size=len(row.get("access_control_list") or []),
-        text_length=len((row.get("text") or "").strip()),
+        acl_size=len(row.access_control_list or []),
+        text_length=len((row.text or "").strip()),
         abstract_token_count=links.abstract_token_count,
         chunk_health_score=flags.get("chunk_health_score"),
         merge_count=flags.get("merge_count"),
         split_count=flags.get("split_count"),
-        breadcrumbs=" › ".join(row.get("breadcrumbs") or []),
-        whole_document=links.section_count == 1 and row.get("chunk_type") == "full_text",
+        breadcrumbs=" › ".join(row.breadcrumbs or []),
+        whole_document=links.section_count == 1 and row.is_parent,
         stands_alone=marks.stands_alone,
-        **{f"{name}_dim": _width(row, name, dim) for name in DENSE_FIELDS},
+        **{f"{name}_dim": _width(getattr(row, name), dim) for name in DENSE_FIELDS},
     )
     return flat
 
 
-def _width(row: Row, name: str, dim: int | None) -> int:
-    if name not in row:  # read without its vectors
-        return dim or 0
-    vector = row[name]
-    return 0 if vector is None else len(vector)
+def _width(vector: list[float] | None, dim: int | None) -> int:
+    """A vector's width; a row read without its vectors has the collection's."""
+    return dim or 0 if vector is None else len(vector)

@@ -2,26 +2,31 @@
 keys are named.
 
 Each field's name is its key in `extra`. `to_row()` is what the row builder puts in `extra` (index/rows.py);
-`from_row(row)` reads it back from a row, a field the row lacks (a row written before that key existed, a child
-row read for a parent's field) taking its default. Readers (the ledger, the retriever, the quality frames) use
+`from_row(row)` reads it back from a ChunkRow (which has each as a property: `row.links`, `row.pages`...) or a
+scanned row, a field the row lacks (a row written before that key existed, a child row read for a parent's field)
+taking its default. Readers (the ledger, the retriever, the quality frames) use
 these records, never the keys.
 
     extra = dict(doc.extra, **DocumentStamp.of(doc).to_row(), **section.extra, **links.to_row())
-    ParentLinks.from_row(row).section_count
+    row.links.section_count  # schemas/rows.py ChunkRow
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from types import UnionType
-from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, get_args, get_origin, get_type_hints
 
-from cairn.schemas.fields import Row
 from cairn.schemas.records import SourceDocument
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+    from cairn.schemas.rows import ChunkRow
+
+RowLike: TypeAlias = "ChunkRow | Mapping[str, Any]"  # a typed row, or a row as pymilvus reads it (scans, the ledger)
 
 Record = TypeVar("Record", bound="DataclassInstance")
 
@@ -43,7 +48,7 @@ class DocumentStamp:
         return {name: value for name, value in asdict(self).items() if value}
 
     @classmethod
-    def from_row(cls, row: Row) -> DocumentStamp:
+    def from_row(cls, row: RowLike) -> DocumentStamp:
         return _read(cls, row)
 
 
@@ -67,7 +72,7 @@ class ParentLinks:
         return asdict(self)
 
     @classmethod
-    def from_row(cls, row: Row) -> ParentLinks:
+    def from_row(cls, row: RowLike) -> ParentLinks:
         return _read(cls, row)
 
     @property
@@ -90,7 +95,7 @@ class ChildMarks:
         return {name: value for name, value in asdict(self).items() if value}
 
     @classmethod
-    def from_row(cls, row: Row) -> ChildMarks:
+    def from_row(cls, row: RowLike) -> ChildMarks:
         return _read(cls, row)
 
     @property
@@ -99,9 +104,51 @@ class ChildMarks:
         return bool(self.defined_term) or self.own_child
 
 
-def _read(cls: type[Record], row: Row) -> Record:
-    """The record from row["extra"], each stored value taken as its field's type; a missing key keeps its default."""
-    extra = row.get("extra") or {}
+@dataclass(frozen=True)
+class PageRange:
+    """On the rows of a paged document's section (a PDF's): the pages it spans (chunkers/sections.py)."""
+
+    page_start: int | None = None
+    page_end: int | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        return {} if self.page_start is None else asdict(self)
+
+    @classmethod
+    def from_row(cls, row: RowLike) -> PageRange:
+        return _read(cls, row)
+
+    @property
+    def label(self) -> str:
+        """ "p. 3", "pp. 3-5", or "" for a document without pages."""
+        if self.page_start is None:
+            return ""
+        if self.page_end in (None, self.page_start):
+            return f"p. {self.page_start}"
+        return f"pp. {self.page_start}-{self.page_end}"
+
+
+@dataclass(frozen=True)
+class AgreementCard:
+    """On every row of an agreement: what the source read from its opening statement (sources/pdf.py), which a
+    child of its own carries into its text (index/rows.py document_card)."""
+
+    parties: list[str] = field(default_factory=list)
+    effective_date: str = ""  # ISO date
+
+    def to_row(self) -> dict[str, Any]:
+        """Only what is set."""
+        return {name: value for name, value in asdict(self).items() if value}
+
+    @classmethod
+    def from_row(cls, row: RowLike) -> AgreementCard:
+        return _read(cls, row)
+
+
+def _read(cls: type[Record], row: RowLike) -> Record:
+    """The record from a row's `extra`, each stored value taken as its field's type; a missing key keeps its
+    default."""
+    extra = (row.get("extra") if isinstance(row, Mapping) else row.extra) or {}
     return cls(**{name: _as(kind, extra[name]) for name, kind in _fields_of(cls) if name in extra})
 
 

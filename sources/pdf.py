@@ -30,6 +30,7 @@ from cairn.agreement_title import agreement_title
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType
 from cairn.schemas.config import S3Config
 from cairn.schemas.records import PAGE_BREAK
+from cairn.schemas.row_links import AgreementCard
 from cairn.schemas.source_config import PdfSourceConfig
 from cairn.sources.base import DocumentError, NothingToIndex, VersionMemo
 from cairn.sources.blobs import Blob
@@ -228,10 +229,14 @@ class PdfSource(BlobSource[PdfSourceConfig]):
         if parsed.pages_without_text:
             extra["pages_without_text"] = parsed.pages_without_text
             warnings.append(scanned_pages_warning(parsed.pages_without_text, len(pages)))
-        if "parties" in found:
-            extra["parties"] = found["parties"]
-        if "effective_date" in found:
-            extra["effective_date"] = datetime.fromtimestamp(found["effective_date"], tz=UTC).date().isoformat()
+        effective = found.get("effective_date")
+        card = AgreementCard(
+            parties=found.get("parties", []),
+            effective_date=datetime.fromtimestamp(effective, tz=UTC).date().isoformat()
+            if effective is not None
+            else "",
+        )
+        extra.update(card.to_row())
         return self.document(
             ref.locator,
             ref.version_hash,

@@ -146,7 +146,7 @@ def test_reconcile_reports_drift_fix_repairs_it_and_backfill_is_idempotent(tmp_p
     assert cairn("ingest", "--config", str(config)).returncode == 0
     store = MilvusStore(load_config(config).milvus, dim=384)
     store.load()
-    victim = next(store.iterate('chunk_type == "child"', ["chunk_id"]))["chunk_id"]
+    victim = next(store.iterate('chunk_type == "child"', ["chunk_id"])).chunk_id
     store.delete_chunks([victim])
     store.close()  # releases the Lite file for the subprocesses
 

@@ -44,7 +44,7 @@ def stored(config_path) -> dict[str, tuple[str, str, str]]:
     store.ensure_collection()
     try:
         return {
-            r["chunk_id"]: (r["document_id"], r["version_hash"], r["chunk_type"])
+            r.chunk_id: (r.document_id, r.version_hash, r.chunk_type)
             for r in store.iterate("", ["chunk_id", "document_id", "version_hash", "chunk_type"])
         }
     finally:

@@ -195,9 +195,9 @@ def test_deployments_run_on_a_process_worker_and_rows_land_in_the_index(tmp_path
     finally:
         store.close()
     pages = {p.relative_to(REPO / "data/wiki/acme").as_posix() for p in (REPO / "data/wiki/acme").rglob("*.md")}
-    assert rows and {r["source_name"] for r in rows} == {"runbooks"}  # only the deployment's source
-    assert {r["locator"] for r in rows} == pages
-    assert {r["chunk_type"] for r in rows} == {"full_text", "child"}
+    assert rows and {r.source_name for r in rows} == {"runbooks"}  # only the deployment's source
+    assert {r.locator for r in rows} == pages
+    assert {r.chunk_type for r in rows} == {"full_text", "child"}
 
     # the quality report deployment over what the ingest wrote (fails its run if an expectation fails)
     run_deployment(env, "cairn-report/nightly", {"config_path": str(config), "source": "runbooks"}, processes, logs)

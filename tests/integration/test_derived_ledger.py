@@ -85,9 +85,9 @@ def test_the_ledger_is_rebuilt_after_deletion_damage_and_a_write_it_did_not_see(
     child = next(
         row
         for row in store.iterate('locator == "kafka-lag.md"', ["chunk_id", "chunk_type"])
-        if row["chunk_type"] == ChunkType.CHILD.value
+        if row.chunk_type == ChunkType.CHILD.value
     )
-    store.delete_chunks([child["chunk_id"]])
+    store.delete_chunks([child.chunk_id])
     store.flush()
     store.close()
     repaired = ingest_flow(config_path=str(indexed))  # its write cleared the mark: the run reads the collection
@@ -102,7 +102,7 @@ def test_rows_deleted_behind_cairns_back_are_found_by_reconcile_scan_and_repaire
             collection = reader.collection
             rows = list(reader.iterate('locator == "ledger-failover.md"', ["chunk_id", "chunk_type"]))
         mark = collection_mark(connection.client, collection)
-        parent = next(row["chunk_id"] for row in rows if row["chunk_type"] == ChunkType.FULL_TEXT.value)
+        parent = next(row.chunk_id for row in rows if row.chunk_type == ChunkType.FULL_TEXT.value)
         connection.client.delete(collection, ids=[parent])
         connection.client.flush(collection)
         assert collection_mark(connection.client, collection) == mark
@@ -132,7 +132,7 @@ def test_rows_deleted_behind_cairns_back_are_found_by_reconcile_scan_and_repaire
     with open_serving(config.milvus) as reader:  # a full scan: the document is whole again, no orphan rows
         ledger = collection_ledger(reader, "acme-wiki")
         assert all(not doc.problems() for doc in ledger.values()) and len(ledger) == 3
-        chunk_ids = {row["chunk_id"] for row in reader.iterate("", ["chunk_id"])}
+        chunk_ids = {row.chunk_id for row in reader.iterate("", ["chunk_id"])}
     assert parent in chunk_ids
 
 

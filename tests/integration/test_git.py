@@ -219,9 +219,9 @@ def test_incremental_runs_touch_only_changed_paths_and_renames_leave_no_stale_ro
     repo.commit("edit, rename, delete", "2025-03-04T10:00:00+00:00")
     second = ingest_flow(config_path=str(config))["documents"]
     assert (second["indexed"], second["deleted"], second["unchanged"]) == (2, 2, 2)
-    locators = {r["locator"] for r in rows(config)}
+    locators = {r.locator for r in rows(config)}
     assert locators == {"runbooks/restart.md", "runbooks/rotate-credentials.md", "terraform/main.tf", "k8s/app.yaml"}
-    assert any("Pause the invoices queue" in r["text"] for r in rows(config))
+    assert any("Pause the invoices queue" in r.text for r in rows(config))
     assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 0
 
     # the same repository as a bundle gives the same documents
@@ -284,7 +284,7 @@ def test_keep_history_loads_past_versions_on_the_first_run_and_only_new_ones_aft
     assert second["documents"]["indexed"] == 2  # the runbook now, and the version the new commit replaced
     march = as_of(config, "2025-04-01")
     assert "Pause the invoices queue" in march and "Watch the queue drain" not in march
-    past = sorted((r["temporal_start"], r["temporal_end"]) for r in rows(config) if not r["is_current"])
+    past = sorted((r.temporal_start, r.temporal_end) for r in rows(config) if not r.is_current)
     assert {
         (epoch("2025-01-10T09:00:00+00:00"), epoch("2025-03-04T10:00:00+00:00")),
         (epoch("2025-03-04T10:00:00+00:00"), epoch("2025-05-06T10:00:00+00:00")),
@@ -316,4 +316,4 @@ def test_a_second_index_sharing_the_state_file_gets_every_file_not_the_first_one
     shared = next(line for line in first.read_text().splitlines() if line.startswith("state_path"))
     second.write_text("\n".join(shared if line.startswith("state_path") else line for line in lines) + "\n")
     report = ingest_flow(config_path=str(second))  # a cursor saved for the first index is not its own
-    assert report["documents"]["indexed"] == 5 and len({r["locator"] for r in rows(second)}) == 5
+    assert report["documents"]["indexed"] == 5 and len({r.locator for r in rows(second)}) == 5

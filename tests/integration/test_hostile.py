@@ -252,9 +252,7 @@ def indexed(config: Path) -> set[tuple[str, str]]:
     store = MilvusStore(load_config(config).milvus, dim=384)
     store.ensure_collection()
     try:
-        return {
-            (r["source_name"], r["locator"]) for r in store.iterate("is_current == true", ["source_name", "locator"])
-        }
+        return {(r.source_name, r.locator) for r in store.iterate("is_current == true", ["source_name", "locator"])}
     finally:
         store.close()
 

@@ -18,6 +18,7 @@ from cairn.index.store import MilvusStore
 from cairn.schemas import ChunkType
 from cairn.schemas.config import load_config
 from cairn.schemas.records import parse_day
+from cairn.schemas.rows import ChunkRow
 from cairn.sources import blobsource
 from cairn.sources.blobs import FolderStore
 from tests.conftest import REPO, write_config
@@ -38,12 +39,12 @@ FIELDS = [
 ]
 
 
-def snapshot(config_path) -> dict[str, dict]:
+def snapshot(config_path) -> dict[str, ChunkRow]:
     config = load_config(config_path)
     store = MilvusStore(config.milvus, dim=384)
     store.ensure_collection()
     try:
-        return {r["chunk_id"]: {f: r[f] for f in FIELDS} for r in store.iterate("", FIELDS)}
+        return {r.chunk_id: r for r in store.iterate("", FIELDS)}
     finally:
         store.close()
 
@@ -97,11 +98,11 @@ def test_cleanup_none_keeps_rows_of_removed_documents(wiki, tmp_path):
     (wiki / "acme" / "ledger-failover.md").unlink()
     report = ingest_flow(config_path=str(config))
     assert report["documents"]["deleted"] == 0
-    assert any(r["locator"] == "ledger-failover.md" for r in snapshot(config).values())
+    assert any(r.locator == "ledger-failover.md" for r in snapshot(config).values())
     # the CLI flag overrides the source's mode for one run
     report = ingest_flow(config_path=str(config), cleanup="incremental")
     assert report["documents"]["deleted"] == 1
-    assert not any(r["locator"] == "ledger-failover.md" for r in snapshot(config).values())
+    assert not any(r.locator == "ledger-failover.md" for r in snapshot(config).values())
 
 
 def test_the_flow_keeps_the_version_memo_so_an_unchanged_page_is_not_read_again(wiki, tmp_path, monkeypatch):
@@ -153,14 +154,14 @@ def test_sources_sharing_a_tenant_never_touch_each_others_rows(wiki, tmp_path):
         ],
     )
     ingest_flow(config_path=str(config))
-    ops_rows = {k for k, r in snapshot(config).items() if r["source_name"] == "acme-ops"}
+    ops_rows = {k for k, r in snapshot(config).items() if r.source_name == "acme-ops"}
     for page in (wiki / "acme").glob("*.md"):
         page.unlink()
     (wiki / "acme" / "other.md").write_text("# Other\n\nSomething else entirely about DNS resolvers.\n")
     report = ingest_flow(config_path=str(config), source="acme-wiki")
     assert report["documents"]["deleted"] == 2
     after = snapshot(config)
-    assert {k for k, r in after.items() if r["source_name"] == "acme-ops"} == ops_rows
+    assert {k for k, r in after.items() if r.source_name == "acme-ops"} == ops_rows
 
 
 def test_history_keeps_superseded_versions_out_of_service_with_their_bounds(wiki, tmp_path):
@@ -172,12 +173,12 @@ def test_history_keeps_superseded_versions_out_of_service_with_their_bounds(wiki
     ingest_flow(config_path=str(config))
     page.write_text(page.read_text().replace("twelve replicas", "sixteen replicas").replace("2026-01-10", "2026-03-01"))
     ingest_flow(config_path=str(config))
-    kafka = [r for r in snapshot(config).values() if r["locator"] == "kafka-lag.md"]
-    current = [r for r in kafka if r["is_current"]]
-    old = [r for r in kafka if not r["is_current"]]
-    assert current and old and len({r["version_hash"] for r in current}) == 1
-    assert any("twelve replicas" in r["text"] for r in old) and not any("twelve" in r["text"] for r in current)
-    assert all(r["temporal_end"] <= current[0]["temporal_start"] for r in old)
+    kafka = [r for r in snapshot(config).values() if r.locator == "kafka-lag.md"]
+    current = [r for r in kafka if r.is_current]
+    old = [r for r in kafka if not r.is_current]
+    assert current and old and len({r.version_hash for r in current}) == 1
+    assert any("twelve replicas" in r.text for r in old) and not any("twelve" in r.text for r in current)
+    assert all(r.temporal_end <= current[0].temporal_start for r in old)
     # a third, unchanged run treats the page as up to date despite the history rows beside it
     assert ingest_flow(config_path=str(config))["documents"]["indexed"] == 0
     retriever = Retriever.from_config(config)
@@ -205,19 +206,19 @@ def test_deletes_by_id_leave_no_orphan_rows_in_a_full_scan(wiki, tmp_path, keep_
     report = ingest_flow(config_path=str(config))
     assert (report["documents"]["indexed"], report["documents"]["deleted"]) == (3, 1)
     rows = snapshot(config)  # a full scan: every row, current or not
-    parents = {k: r for k, r in rows.items() if r["chunk_type"] == ChunkType.FULL_TEXT.value}
-    for child in (r for r in rows.values() if r["chunk_type"] == ChunkType.CHILD.value):
-        parent = parents[child["parent_chunk_id"]]
-        assert (parent["is_current"], parent["version_hash"]) == (child["is_current"], child["version_hash"])
+    parents = {k: r for k, r in rows.items() if r.chunk_type == ChunkType.FULL_TEXT.value}
+    for child in (r for r in rows.values() if r.chunk_type == ChunkType.CHILD.value):
+        parent = parents[child.parent_chunk_id]
+        assert (parent.is_current, parent.version_hash) == (child.is_current, child.version_hash)
     versions: dict[str, set[str]] = {}
     for row in rows.values():
-        if row["is_current"]:
-            versions.setdefault(row["locator"], set()).add(row["version_hash"])
+        if row.is_current:
+            versions.setdefault(row.locator, set()).add(row.version_hash)
     assert set(versions) == {"kafka-lag.md", "leaked-credentials.md", "scanner.md"}
     assert all(len(served) == 1 for served in versions.values())
     # every first-version row was replaced; acme-wiki keeps history when asked, globex-wiki never does
-    kept = {k for k, r in first.items() if keep_history and r["source_name"] == "acme-wiki"}
-    assert {k for k, r in rows.items() if not r["is_current"]} == kept
+    kept = {k for k, r in first.items() if keep_history and r.source_name == "acme-wiki"}
+    assert {k for k, r in rows.items() if not r.is_current} == kept
     assert not (set(first) - kept) & set(rows)
 
 
@@ -239,11 +240,9 @@ def test_reconcile_finds_planted_drift_and_the_repair_removes_it(wiki, tmp_path)
     store = MilvusStore(config.milvus, dim=384)
     store.ensure_collection()
     rows = list(store.iterate('source_name == "acme-wiki"', ["chunk_id", "chunk_type", "locator"]))
-    child = next(r for r in rows if r["chunk_type"] == ChunkType.CHILD.value and r["locator"] == "kafka-lag.md")
-    parent = next(
-        r for r in rows if r["chunk_type"] == ChunkType.FULL_TEXT.value and r["locator"] == "ledger-failover.md"
-    )
-    store.delete_chunks([child["chunk_id"], parent["chunk_id"]])  # a row lost behind Cairn's back; orphans
+    child = next(r for r in rows if r.chunk_type == ChunkType.CHILD.value and r.locator == "kafka-lag.md")
+    parent = next(r for r in rows if r.chunk_type == ChunkType.FULL_TEXT.value and r.locator == "ledger-failover.md")
+    store.delete_chunks([child.chunk_id, parent.chunk_id])  # a row lost behind Cairn's back; orphans
     store.close()
     (drift_acme, drift_globex) = reconcile(config).drifts
     assert not drift_acme.clean and drift_globex.clean

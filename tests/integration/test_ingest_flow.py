@@ -48,7 +48,7 @@ def rows(config_path) -> dict[str, dict]:
     store.ensure_collection()
     try:
         return {
-            r["chunk_id"]: r
+            r.chunk_id: r
             for r in store.iterate(
                 "",
                 [
@@ -82,15 +82,15 @@ def test_ingest_writes_parents_and_children_with_full_metadata(wiki):
     report = ingest_flow(config_path=str(config))
     assert report["documents"] == {"seen": 4, "indexed": 4, "unchanged": 0, "deleted": 0, "failed": 0, "skipped": 0}
     stored = rows(config)
-    parents = [r for r in stored.values() if r["chunk_type"] == ChunkType.FULL_TEXT.value]
-    children = [r for r in stored.values() if r["chunk_type"] == ChunkType.CHILD.value]
+    parents = [r for r in stored.values() if r.chunk_type == ChunkType.FULL_TEXT.value]
+    children = [r for r in stored.values() if r.chunk_type == ChunkType.CHILD.value]
     assert len(parents) == report["sections"] and len(children) == report["chunks"]
     assert report["embeddings_computed"] > 0
-    parent_ids = {p["chunk_id"] for p in parents}
-    assert all(c["parent_chunk_id"] in parent_ids for c in children)  # no orphans
-    by_locator = {r["locator"]: r for r in parents}
-    assert by_locator["leaked-credentials.md"]["access_control_list"] == ["security"]
-    assert by_locator["scanner.md"]["tenant_id"] == "globex"
+    parent_ids = {p.chunk_id for p in parents}
+    assert all(c.parent_chunk_id in parent_ids for c in children)  # no orphans
+    by_locator = {r.locator: r for r in parents}
+    assert by_locator["leaked-credentials.md"].access_control_list == ["security"]
+    assert by_locator["scanner.md"].tenant_id == "globex"
 
 
 @pytest.mark.core
@@ -112,10 +112,10 @@ def test_edit_replaces_the_old_version_and_embeds_only_changed_text(wiki):
     report = ingest_flow(config_path=str(config))
     assert report["documents"]["indexed"] == 1 and report["documents"]["unchanged"] == 3
     assert 0 < report["embeddings_computed"] < first["embeddings_computed"] / 4
-    kafka = [r for r in rows(config).values() if r["locator"] == "kafka-lag.md"]
-    assert len({r["version_hash"] for r in kafka}) == 1  # no stale version left beside the new one
-    assert any("sixteen replicas" in r["text"] for r in kafka)
-    assert not any("twelve replicas" in r["text"] for r in kafka)
+    kafka = [r for r in rows(config).values() if r.locator == "kafka-lag.md"]
+    assert len({r.version_hash for r in kafka}) == 1  # no stale version left beside the new one
+    assert any("sixteen replicas" in r.text for r in kafka)
+    assert not any("twelve replicas" in r.text for r in kafka)
 
 
 def test_deleted_file_rows_are_removed_without_touching_other_sources(wiki):
@@ -125,8 +125,8 @@ def test_deleted_file_rows_are_removed_without_touching_other_sources(wiki):
     report = ingest_flow(config_path=str(config), source="acme-wiki")
     assert report["documents"]["deleted"] == 1
     stored = rows(config).values()
-    assert not any(r["locator"] == "ledger-failover.md" for r in stored)
-    assert any(r["tenant_id"] == "globex" for r in stored)
+    assert not any(r.locator == "ledger-failover.md" for r in stored)
+    assert any(r.tenant_id == "globex" for r in stored)
 
 
 def test_bad_files_are_reported_and_the_rest_indexed(wiki):

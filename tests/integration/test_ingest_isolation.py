@@ -40,7 +40,7 @@ def test_documents_whose_metadata_would_not_fit_fail_alone_and_the_batch_is_inde
 
     store = MilvusStore(load_config(config).milvus, dim=384)
     store.load()
-    titles = {row["title"] for row in store.iterate("", ["title"])}
+    titles = {row.title for row in store.iterate("", ["title"])}
     store.close()
     assert titles == {"Good one", "Good two"}
 
@@ -66,10 +66,10 @@ def test_a_run_that_would_remove_most_of_a_source_removes_nothing_unless_told(tm
     (failure,) = refused.value.report["failures"]
     assert failure["document"] == "*" and "would remove 10 of its 12 indexed documents" in failure["error"]
     assert "--allow-mass-delete" in failure["error"] and refused.value.report["documents"]["deleted"] == 0
-    assert len({r["document_id"] for r in _rows(config)}) == 12  # nothing lost
+    assert len({r.document_id for r in _rows(config)}) == 12  # nothing lost
 
     allowed = ingest_flow(config_path=str(config), allow_mass_delete=True)
-    assert allowed["documents"]["deleted"] == 10 and len({r["document_id"] for r in _rows(config)}) == 2
+    assert allowed["documents"]["deleted"] == 10 and len({r.document_id for r in _rows(config)}) == 2
 
 
 def _rows(config) -> list[dict]:
@@ -124,7 +124,7 @@ def test_a_small_source_that_lists_nothing_at_all_is_not_emptied(tmp_path, prefe
         page.unlink()  # an empty mount point: the folder exists, nothing in it
     with pytest.raises(SourcesFailed, match="failed: w"):
         ingest_flow(config_path=str(config))
-    assert len({r["document_id"] for r in _rows(config)}) == 2
+    assert len({r.document_id for r in _rows(config)}) == 2
 
 
 def refuse_rows(monkeypatch, refused) -> None:
@@ -155,19 +155,19 @@ def test_a_document_the_index_refuses_fails_alone_and_is_written_by_the_next_run
         ],
     )
     with monkeypatch.context() as patch:
-        refuse_rows(patch, lambda row: row["title"] == "Poison")
+        refuse_rows(patch, lambda row: row.title == "Poison")
         report = ingest_flow(config_path=str(config))
     (failure,) = report["failures"]
     assert failure["document"] == "poison.md" and "the index refused its rows: MilvusException" in failure["error"]
     assert report["documents"]["indexed"] == 2 and report["documents"]["failed"] == 1
     assert report["per_source"]["w"]["status"] == "partial"
     rows = _rows(config)
-    assert len({r["document_id"] for r in rows}) == 2
+    assert len({r.document_id for r in rows}) == 2
     assert report["rows_written"] == len(rows)  # the refused document's rows are not counted as written
 
     again = ingest_flow(config_path=str(config))  # the fault gone: the next run writes what was refused
     assert again["documents"]["indexed"] == 1 and again["failures"] == []
-    assert len({r["document_id"] for r in _rows(config)}) == 3
+    assert len({r.document_id for r in _rows(config)}) == 3
 
 
 def test_a_store_that_refuses_a_whole_source_fails_that_source_and_not_the_other(tmp_path, prefect_server, monkeypatch):
@@ -180,14 +180,14 @@ def test_a_store_that_refuses_a_whole_source_fails_that_source_and_not_the_other
         write_page(root, "b.md", BODY.format(title=f"{name} b"))
         sources.append({"name": name, "type": "wiki", "path": str(root), "tenant": "acme", "acl": ["sre"]})
     config = write_config(tmp_path / "c.toml", tmp_path / "index", sources)
-    refuse_rows(monkeypatch, lambda row: row["source_name"] == "bad")
+    refuse_rows(monkeypatch, lambda row: row.source_name == "bad")
     with pytest.raises(SourcesFailed, match="failed: bad") as failed:
         ingest_flow(config_path=str(config))
     report = failed.value.report
     assert report["per_source"]["good"]["status"] == "ok" and report["per_source"]["good"]["indexed"] == 2
     assert report["per_source"]["bad"]["status"] == "failed"
     assert "injected fault" in report["per_source"]["bad"]["error"]
-    assert {r["document_id"] for r in _rows(config)} and len({r["document_id"] for r in _rows(config)}) == 2
+    assert {r.document_id for r in _rows(config)} and len({r.document_id for r in _rows(config)}) == 2
 
 
 def test_a_store_that_is_down_is_not_asked_once_per_document(tmp_path, prefect_server, monkeypatch):

@@ -78,7 +78,7 @@ def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefec
         assert [q["offset"] for q in listing[3:]] == [["0"], ["2"], ["4"]]
         rows = stored_rows(config)
         assert TOKEN not in json.dumps(rows, default=str) + json.dumps(first)
-        assert {r["tenant_id"] for r in rows} == {"acme"}  # no access rules here: the source's tenant
+        assert {r.tenant_id for r in rows} == {"acme"}  # no access rules here: the source's tenant
 
         # a day later one incident is resolved; the next run asks only for what changed since the mark
         kafka = next(i for i in incidents if i["id"] == "Q4KAFKA")
@@ -100,8 +100,8 @@ def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefec
         assert {p for p in api.paths() if p.count("/") == 2} == {"/incidents/Q4KAFKA", "/incidents/Q5AUTHG"}
         since = next(q for p, q in api.requests if p == "/log_entries")["since"][0]
         assert since.startswith("2026-04-05T18:20:00")  # the previous mark (18:30) minus the 10-minute overlap
-        resolved = [r for r in stored_rows(config) if r["locator"] == "Q4KAFKA"]
-        assert resolved and all(r["temporal_end"] == 1775466000 for r in resolved)  # 2026-04-06T09:00:00Z
+        resolved = [r for r in stored_rows(config) if r.locator == "Q4KAFKA"]
+        assert resolved and all(r.temporal_end == 1775466000 for r in resolved)  # 2026-04-06T09:00:00Z
 
 
 def test_bad_incidents_are_reported_by_id_and_the_rest_indexed(tmp_path, prefect_server, token):
@@ -162,7 +162,7 @@ def test_export_folder_with_a_broken_file_indexes_the_rest(tmp_path, prefect_ser
     report = ingest_flow(config_path=str(config))
     assert report["documents"]["indexed"] == 5
     assert [(f["document"], "notes.json" in f["error"]) for f in report["failures"]] == [("Q3PAYER", True)]
-    tenants = {r["locator"]: r["tenant_id"] for r in stored_rows(config)}
+    tenants = {r.locator: r.tenant_id for r in stored_rows(config)}
     assert tenants["Q6GLXSC"] == "globex" and tenants["Q1LEDGR"] == "acme"
 
 
@@ -176,7 +176,7 @@ def test_a_backfill_window_is_passed_to_the_api_and_respected(tmp_path, prefect_
         listing = [q for p, q in api.requests if p == "/incidents"]
     assert listing[0]["since"] == ["2026-01-01T00:00:00Z"] and listing[0]["until"] == ["2026-03-15T00:00:00Z"]
     assert listing[0]["statuses[]"] == ["resolved"]
-    assert sorted(r["locator"] for r in stored_rows(config) if r["extra"].get("section_count")) == [
+    assert sorted(r.locator for r in stored_rows(config) if r.extra.get("section_count")) == [
         "Q2EDGTL",
         "Q3PAYER",
     ]
@@ -202,7 +202,7 @@ def test_an_access_change_rewrites_every_incident_not_only_those_changed_since_t
     store = MilvusStore(load_config(config).milvus, dim=384)
     store.load()
     try:
-        acls = {tuple(r["access_control_list"]) for r in store.iterate("", ["access_control_list"])}
+        acls = {tuple(r.access_control_list) for r in store.iterate("", ["access_control_list"])}
     finally:
         store.close()
     assert acls == {("oncall",)}
@@ -222,16 +222,14 @@ def test_a_cursor_never_narrows_another_index_nor_a_collection_that_lost_documen
         second.write_text("\n".join(state_line if line.startswith("state_path") else line for line in text) + "\n")
         assert load_config(second).state_path == load_config(first).state_path
         report = ingest_flow(config_path=str(second))
-        assert report["documents"]["indexed"] == len(every) and {r["locator"] for r in stored_rows(second)} == every
+        assert report["documents"]["indexed"] == len(every) and {r.locator for r in stored_rows(second)} == every
 
         # the first collection loses two incidents behind Cairn's back (a restored backup, a hand-made delete)
         store = MilvusStore(load_config(first).milvus, dim=384)
         store.ensure_collection()
-        lost = [
-            r["chunk_id"] for r in store.iterate("", ["chunk_id", "locator"]) if r["locator"] in {"Q4KAFKA", "Q5AUTHG"}
-        ]
+        lost = [r.chunk_id for r in store.iterate("", ["chunk_id", "locator"]) if r.locator in {"Q4KAFKA", "Q5AUTHG"}]
         store.delete_chunks(lost)
         store.close()
         again = ingest_flow(config_path=str(first))  # its cursor was saved when it held six: a full listing
         assert again["documents"]["seen"] == len(every) and again["documents"]["indexed"] == 2
-        assert {r["locator"] for r in stored_rows(first)} == every
+        assert {r.locator for r in stored_rows(first)} == every

@@ -114,7 +114,7 @@ def test_a_write_the_store_refuses_as_a_whole_is_retried_and_lands(tmp_path, pre
     store = MilvusStore(load_config(config).milvus, dim=384)
     store.load()
     try:
-        assert len({r["document_id"] for r in store.iterate("", ["document_id"])}) == 2
+        assert len({r.document_id for r in store.iterate("", ["document_id"])}) == 2
     finally:
         store.close()
 

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,8 +97,8 @@ def test_a_corpus_inside_the_sla_passes_and_the_report_folder_is_complete(collec
 def test_reports_show_parameters_per_source_counts_a_trend_and_latest_leads_to_the_newest(collection):
     config, store, rows = collection
     first = check_rows(config, "is_current == true", 384, reader=store.reader, name="first")
-    parents = [r for r in rows if r["chunk_type"] == "full_text"]
-    store.upsert([dict(parents[0], token_count=2400)])  # one section over the band
+    parents = [r for r in rows if r.is_parent]
+    store.upsert([replace(parents[0], token_count=2400)])  # one section over the band
     store.flush()
     second = check_rows(config, "is_current == true", 384, reader=store.reader, name="second")
 
@@ -147,7 +148,7 @@ def test_a_one_tenant_report_keeps_out_of_the_trend_and_latest_and_the_page_char
     assert "<dt>scope</dt><dd>one tenant acme only</dd>" in header
     assert f"<dt>index</dt><dd>collection {config.milvus.collection} at {config.milvus.uri}</dd>" in header
     assert "This report is not a full one" in page
-    parents = sum(r["chunk_type"] == "full_text" for r in rows)
+    parents = sum(r.is_parent for r in rows)
     band = f"{config.chunking.abstract_min_tokens}-{config.chunking.abstract_max_tokens}"
     for title in (f"sections: 100% of {parents} in band", f"abstracts: 100% of {parents} in band"):
         assert f'aria-label="{title}"' in page, title  # every parent judged, every one inside its band
@@ -158,18 +159,22 @@ def test_a_one_tenant_report_keeps_out_of_the_trend_and_latest_and_the_page_char
 
 def test_oversized_undersized_sections_and_a_missing_tenant_fail_with_examples(collection):
     config, store, rows = collection
-    parents = [r for r in rows if r["chunk_type"] == "full_text"]
-    broken = [dict(parents[0], token_count=2400), dict(parents[1], token_count=35), dict(parents[2], tenant_id="")]
+    parents = [r for r in rows if r.is_parent]
+    broken = [
+        replace(parents[0], token_count=2400),
+        replace(parents[1], token_count=35),
+        replace(parents[2], tenant_id=""),
+    ]
     store.upsert(broken)  # the same ids: rows now carrying the defects
     store.flush()
     report = check_rows(config, "is_current == true", 384, reader=store.reader)
     failed = {(r.column, r.expectation): r for r in report.failed()}
     assert not report.success
     size = failed[("full_text token_count", "expect_column_values_to_be_between")]
-    assert {e["chunk_id"] for e in size.examples} == {parents[0]["chunk_id"], parents[1]["chunk_id"]}
+    assert {e["chunk_id"] for e in size.examples} == {parents[0].chunk_id, parents[1].chunk_id}
     assert size.examples[0]["document_id"] and size.examples[0]["section_id"]
     tenant = failed[("tenant_id", "expect_column_values_to_not_be_null")]
-    assert [e["chunk_id"] for e in tenant.examples] == [parents[2]["chunk_id"]]
+    assert [e["chunk_id"] for e in tenant.examples] == [parents[2].chunk_id]
     assert ("chunk_id", "expect_column_values_to_be_unique") not in failed
 
 
@@ -256,8 +261,8 @@ def test_the_worker_process_writes_the_report_this_process_would_and_raises_what
     from cairn.schemas.row_figures import figures
 
     config, _, rows = collection
-    parents = [r for r in rows if r["chunk_type"] == "full_text"]
-    frame = to_frame(figures(r) for r in [*rows, dict(parents[0], chunk_id="over", token_count=2400)])
+    parents = [r for r in rows if r.is_parent]
+    frame = to_frame(figures(r) for r in [*rows, replace(parents[0], chunk_id="over", token_count=2400)])
     here = write_report(frame, config, 384, "here", "here")
     broken = frame.drop(columns=["token_count"])  # a frame without a column the checks read
     with pytest.raises(Exception) as failed_here:

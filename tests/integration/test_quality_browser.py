@@ -4,6 +4,7 @@ fold, its charts are drawn, and it asks for nothing but itself."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -63,8 +64,8 @@ def report_page(tmp_path) -> Path:
     cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
     rows, _ = build_rows([ChunkedDocument(d, chunk_document(d, config.chunking)) for d in docs], encoder, cache, 64)
     cache.close()
-    parent = next(r for r in rows if r["chunk_type"] == "full_text")
-    frame = to_frame(figures(r) for r in [*rows, dict(parent, chunk_id="oversized", token_count=2400)])
+    parent = next(r for r in rows if r.is_parent)
+    frame = to_frame(figures(r) for r in [*rows, replace(parent, chunk_id="oversized", token_count=2400)])
     report = write(frame, config, encoder.dim, "report-all", "Cairn data quality: all")
     assert not report.success
     return Path(report.report_dir, "index.html")

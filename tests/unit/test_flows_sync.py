@@ -4,6 +4,7 @@ and a small wiki folder as the source."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,9 +58,9 @@ def sync(tmp_path: Path, store: InMemoryStore, options: RunOptions | None = None
 def documents(store: InMemoryStore, current: bool = True) -> dict[str, set[str]]:
     """title -> chunk ids of its rows (its current ones, or its superseded ones)."""
     out: dict[str, set[str]] = {}
-    for row in store.rows.values():
-        if row["is_current"] == current:
-            out.setdefault(row["title"], set()).add(row["chunk_id"])
+    for row in store.rows_by_id.values():
+        if row.is_current == current:
+            out.setdefault(row.title, set()).add(row.chunk_id)
     return out
 
 
@@ -74,10 +75,10 @@ def test_a_first_run_indexes_every_document_and_counts_what_it_wrote(tmp_path, w
     part = sync(tmp_path, store)
     assert (part.documents.seen, part.documents.indexed, part.documents.failed) == (3, 3, 0)
     assert set(documents(store)) == {"Alpha", "Beta", "Gamma"}
-    rows = list(store.rows.values())
+    rows = list(store.rows_by_id.values())
     assert part.rows_written == len(rows)
-    assert part.sections == sum(r["chunk_type"] == ChunkType.FULL_TEXT.value for r in rows)
-    assert part.chunks == sum(r["chunk_type"] == ChunkType.CHILD.value for r in rows)
+    assert part.sections == sum(r.chunk_type == ChunkType.FULL_TEXT.value for r in rows)
+    assert part.chunks == sum(r.chunk_type == ChunkType.CHILD.value for r in rows)
     assert part.embeddings_computed > 0 and len(part.written_documents["wiki"]) == 3
     assert part.model_seconds > 0  # the time the model took is in the report beside what it computed
     assert all(doc.complete_version for doc in store.ledger("wiki").values())
@@ -87,11 +88,11 @@ def test_a_first_run_indexes_every_document_and_counts_what_it_wrote(tmp_path, w
 def test_an_unchanged_source_is_indexed_nothing_and_embeds_nothing(tmp_path, wiki):
     store = InMemoryStore()
     sync(tmp_path, store)
-    before = dict(store.rows)
+    before = dict(store.rows_by_id)
     part = sync(tmp_path, store)
     assert (part.documents.seen, part.documents.unchanged, part.documents.indexed) == (3, 3, 0)
     assert part.rows_written == part.embeddings_computed == part.model_seconds == 0 and part.written_documents == {}
-    assert store.rows == before
+    assert store.rows_by_id == before
 
 
 def test_an_edited_document_alone_is_indexed_again_and_its_old_rows_are_gone(tmp_path, wiki):
@@ -104,19 +105,19 @@ def test_an_edited_document_alone_is_indexed_again_and_its_old_rows_are_gone(tmp
     now = documents(store)
     assert now["Beta"] == old["Beta"] and now["Gamma"] == old["Gamma"]
     assert now["Alpha"] and not now["Alpha"] & old["Alpha"]  # a new version's ids; none of the old one's left
-    assert len(store.rows) == sum(len(ids) for ids in now.values())
+    assert len(store.rows_by_id) == sum(len(ids) for ids in now.values())
 
 
 @pytest.mark.parametrize("keep_history", [False, True])  # debris of the served version, not a past version
 def test_rows_a_rewrite_of_the_same_version_does_not_produce_are_removed(tmp_path, wiki, keep_history):
     store = InMemoryStore()
     sync(tmp_path, store, keep_history=keep_history)
-    child = next(r for r in store.rows.values() if r["title"] == "Beta" and r["chunk_type"] == ChunkType.CHILD.value)
-    store.upsert([dict(child, chunk_id="left-over", chunk_order=999)])  # as a chunker change would leave it
-    assert store.ledger("wiki")[child["document_id"]].problems() == ["1 child rows more than their parents list"]
+    child = next(r for r in store.rows_by_id.values() if r.title == "Beta" and r.chunk_type == ChunkType.CHILD.value)
+    store.upsert([replace(child, chunk_id="left-over", chunk_order=999)])  # as a chunker change would leave it
+    assert store.ledger("wiki")[child.document_id].problems() == ["1 child rows more than their parents list"]
     part = sync(tmp_path, store, keep_history=keep_history)
     assert (part.documents.indexed, part.embeddings_computed) == (1, 0)
-    assert "left-over" not in store.rows and store.ledger("wiki")[child["document_id"]].complete_version
+    assert "left-over" not in store.rows_by_id and store.ledger("wiki")[child.document_id].complete_version
 
 
 def test_a_deleted_file_is_retired(tmp_path, wiki):
@@ -134,25 +135,25 @@ def test_after_an_edit_and_a_deletion_a_full_scan_finds_no_orphan_and_one_versio
 ):
     store = InMemoryStore()
     sync(tmp_path, store, keep_history=keep_history)
-    first = dict(store.rows)
+    first = dict(store.rows_by_id)
     page(wiki, "alpha", BODY + "\n\n## Escalation\n\nPage the database on-call when the lag does not fall.\n")
     (wiki / "beta.md").unlink()
     part = sync(tmp_path, store, keep_history=keep_history)
     assert (part.documents.indexed, part.documents.deleted, part.documents.unchanged) == (1, 1, 1)
-    rows = list(store.rows.values())  # the whole collection, current or not
-    parents = {r["chunk_id"]: r for r in rows if r["chunk_type"] == ChunkType.FULL_TEXT.value}
-    for child in (r for r in rows if r["chunk_type"] == ChunkType.CHILD.value):
-        parent = parents[child["parent_chunk_id"]]  # no orphan: every child's parent row is there
-        assert (parent["is_current"], parent["version_hash"]) == (child["is_current"], child["version_hash"])
+    rows = list(store.rows_by_id.values())  # the whole collection, current or not
+    parents = {r.chunk_id: r for r in rows if r.chunk_type == ChunkType.FULL_TEXT.value}
+    for child in (r for r in rows if r.chunk_type == ChunkType.CHILD.value):
+        parent = parents[child.parent_chunk_id]  # no orphan: every child's parent row is there
+        assert (parent.is_current, parent.version_hash) == (child.is_current, child.version_hash)
     versions: dict[str, set[str]] = {}
     for row in rows:
-        if row["is_current"]:
-            versions.setdefault(row["title"], set()).add(row["version_hash"])
+        if row.is_current:
+            versions.setdefault(row.title, set()).add(row.version_hash)
     assert set(versions) == {"Alpha", "Gamma"} and all(len(served) == 1 for served in versions.values())
-    replaced = {chunk_id for chunk_id, row in first.items() if row["title"] in ("Alpha", "Beta")}
+    replaced = {chunk_id for chunk_id, row in first.items() if row.title in ("Alpha", "Beta")}
     kept = replaced if keep_history else set()  # history keeps them out of service; else they are deleted
-    assert {chunk_id for chunk_id, row in store.rows.items() if not row["is_current"]} == kept
-    assert not (replaced - kept) & set(store.rows)
+    assert {chunk_id for chunk_id, row in store.rows_by_id.items() if not row.is_current} == kept
+    assert not (replaced - kept) & set(store.rows_by_id)
 
 
 def test_removing_most_of_a_source_is_refused_unless_allowed(tmp_path):
@@ -202,9 +203,9 @@ def test_with_keep_history_superseded_and_deleted_versions_stay_marked_not_curre
     assert (part.documents.indexed, part.documents.deleted) == (1, 1)
     superseded = documents(store, current=False)
     assert superseded == {"Alpha": old["Alpha"], "Beta": old["Beta"]}
-    assert all(store.rows[i]["temporal_end"] != TEMPORAL_OPEN for ids in superseded.values() for i in ids)
+    assert all(store.rows_by_id[i].temporal_end != TEMPORAL_OPEN for ids in superseded.values() for i in ids)
     assert set(documents(store)) == {"Alpha", "Gamma"} and set(store.ledger("wiki")) == {
-        r["document_id"] for r in store.rows.values() if r["is_current"]
+        r.document_id for r in store.rows_by_id.values() if r.is_current
     }
 
 
@@ -215,7 +216,7 @@ def test_a_document_the_store_refuses_fails_alone_and_the_next_run_writes_it(tmp
     (failure,) = part.failures
     assert failure.document == "beta.md" and "the index refused its rows: Refused" in failure.error
     assert (part.documents.indexed, part.documents.failed) == (2, 1) and set(documents(store)) == {"Alpha", "Gamma"}
-    assert part.rows_written == len(store.rows)  # the refused document's rows are not counted as written
+    assert part.rows_written == len(store.rows_by_id)  # the refused document's rows are not counted as written
     store.refuse = frozenset()
     again = sync(tmp_path, store)
     assert (again.documents.indexed, again.failures) == (1, []) and set(documents(store)) == {"Alpha", "Beta", "Gamma"}
@@ -285,5 +286,5 @@ def test_a_source_another_run_wrote_while_it_was_listed_is_listed_again_before_i
         state.close()
     assert len(listings) == 2  # listed again in its turn
     assert (part.documents.indexed, part.documents.unchanged) == (0, 3)
-    alpha = [r["text"] for r in store.rows.values() if r["title"] == "Alpha" and r["is_current"]]
+    alpha = [r.text for r in store.rows_by_id.values() if r.title == "Alpha" and r.is_current]
     assert any("Third edition." in text for text in alpha) and not any("Second edition." in text for text in alpha)

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from cairn.index.derived import UNSEALED, DerivedLedger
 from cairn.index.memory import InMemoryStore
-from cairn.schemas.fields import Row
 from cairn.schemas.row_figures import figures
+from cairn.schemas.rows import ChunkRow
 from tests.unit.test_flows_sync import PAGES, page, sync
 
 
@@ -31,7 +32,7 @@ class RecordingStore(InMemoryStore):
         super().__init__()
         self.derived = derived
 
-    def upsert(self, rows: list[Row]) -> int:
+    def upsert(self, rows: list[ChunkRow]) -> int:
         written = super().upsert(rows)
         self.derived.record(rows)
         return written
@@ -40,7 +41,7 @@ class RecordingStore(InMemoryStore):
         ids = list(chunk_ids)
         super().retire_chunks(ids, history, at)
         if history:
-            self.derived.record([self.rows[i] for i in ids if i in self.rows])
+            self.derived.record([self.rows_by_id[i] for i in ids if i in self.rows_by_id])
         else:
             self.derived.forget(ids)
 
@@ -53,9 +54,9 @@ class RecordingStore(InMemoryStore):
 def assert_same(store: RecordingStore) -> None:
     derived = store.derived
     assert derived.ledger("wiki") == store.ledger("wiki")
-    rows = store.rows.values()
-    assert derived.counts() == Counter((r["tenant_id"], r["source_name"], r["chunk_type"]) for r in rows)
-    expected = sorted((figures(r) for r in rows if r["is_current"]), key=lambda f: f["chunk_id"])
+    rows = store.rows_by_id.values()
+    assert derived.counts() == Counter((r.tenant_id, r.source_name, r.chunk_type) for r in rows)
+    expected = sorted((figures(r) for r in rows if r.is_current), key=lambda f: f["chunk_id"])
     assert sorted(derived.figures(), key=lambda f: f["chunk_id"]) == expected
 
 
@@ -78,7 +79,7 @@ def test_with_history_superseded_rows_are_counted_but_not_current(tmp_path, wiki
         sync(tmp_path, store, keep_history=True)
         page(wiki, "gamma", body="# {title}\n\nThe {title} runbook, rewritten. " * 40)
         sync(tmp_path, store, keep_history=True)
-        assert any(not row["is_current"] for row in store.rows.values())
+        assert any(not row.is_current for row in store.rows_by_id.values())
         assert_same(store)
 
 
@@ -135,9 +136,11 @@ def test_a_rebuild_replaces_everything_and_takes_the_collection_mark(tmp_path, w
     source = InMemoryStore()
     sync(tmp_path, source)
     with DerivedLedger(tmp_path / "ledger.sqlite") as derived:
-        derived.record([{**row, "chunk_id": "stray", "document_id": "stray"} for row in list(source.rows.values())[:1]])
-        count = derived.rebuild(iter(source.rows.values()), dim=16, mark="m9")
-        assert count == len(source.rows) and derived.mark == "m9"
+        derived.record(
+            [replace(row, chunk_id="stray", document_id="stray") for row in list(source.rows_by_id.values())[:1]]
+        )
+        count = derived.rebuild(iter(source.rows_by_id.values()), dim=16, mark="m9")
+        assert count == len(source.rows_by_id) and derived.mark == "m9"
         assert derived.ledger("wiki") == source.ledger("wiki")
 
 

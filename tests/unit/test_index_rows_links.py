@@ -10,6 +10,7 @@ from cairn.index.rows import ChunkedDocument, parent_chunk_id, parent_links, sec
 from cairn.schemas import Chunk, ChunkType, ContentType, Section, SourceDocument, SourceType
 from cairn.schemas.config import ChunkingConfig
 from cairn.schemas.row_links import ChildMarks, DocumentStamp, ParentLinks
+from cairn.schemas.rows import ChunkRow
 
 STEP = "Drain the node, cordon it, then restart the kubelet and watch the pods reschedule onto healthy nodes. "
 PARAGRAPH = STEP * 40
@@ -71,7 +72,7 @@ SECTION = Section(
 )
 
 
-def rows_of(doc: SourceDocument) -> list[dict]:
+def rows_of(doc: SourceDocument) -> list[ChunkRow]:
     item = ChunkedDocument(doc, [SECTION])
     zero = np.zeros(4, dtype=np.float32)
     return section_rows(doc, SECTION, zero, [zero] * 3, parent_links(item)[SECTION.section_id])
@@ -80,8 +81,8 @@ def rows_of(doc: SourceDocument) -> list[dict]:
 def test_a_parent_row_holds_the_sources_metadata_the_stamp_the_sections_extra_then_its_links_as_before():
     doc = document(extra={"page_count": 3}, access="3f2a", warnings=["page 2 has no text layer"])
     parent = rows_of(doc)[0]
-    assert parent["chunk_type"] == ChunkType.FULL_TEXT.value
-    assert list(parent["extra"].items()) == [
+    assert parent.chunk_type == ChunkType.FULL_TEXT.value
+    assert list(parent.extra.items()) == [
         ("page_count", 3),
         ("warnings", ["page 2 has no text layer"]),
         ("access", "3f2a"),
@@ -99,7 +100,7 @@ def test_a_parent_row_holds_the_sources_metadata_the_stamp_the_sections_extra_th
 
 def test_a_child_row_carries_the_stamp_and_only_the_marks_it_has():
     children = rows_of(document(access="3f2a"))[1:]
-    assert [c["extra"] for c in children] == [
+    assert [c.extra for c in children] == [
         {"access": "3f2a", "page_start": 1, "page_end": 1, "defined_term": "Agreement"},
         {"access": "3f2a", "page_start": 1, "page_end": 1},
         {"access": "3f2a", "page_start": 1, "page_end": 1, "own_child": True},
@@ -119,4 +120,4 @@ def test_the_rows_read_back_as_the_document_and_section_they_were_built_from():
 
 def test_a_document_not_stamped_with_access_nor_warned_about_writes_neither_key():
     parent = rows_of(document())[0]
-    assert "access" not in parent["extra"] and "warnings" not in parent["extra"]
+    assert "access" not in parent.extra and "warnings" not in parent.extra

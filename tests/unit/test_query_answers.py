@@ -2,33 +2,35 @@
 (rules 16, 24), one version per document (rule 15), citations (rules 17, 22), and how sure it is (confidence
 tiers, rule 4; gaps, rule 5)."""
 
+from dataclasses import replace
+
 import pytest
 
 from cairn.query.citations import citation, labels, trail
 from cairn.query.confidence import Match, Tiers, gaps, tier
-from cairn.query.packing import PackItem, front_and_back, newest_per_section, pack
+from cairn.query.packing import ChildText, PackItem, front_and_back, newest_per_section, pack
 from cairn.query.parents import one_version_per_document
 from cairn.query.types import Block, Hit
+from cairn.schemas.rows import ChunkRow
 
 
 # ---- rules 16, 24: packing by parent ----------------------------------------------------------------
 def row(section_id, order, tokens, doc="D", start=100, version="v1", text=None, parent="", **extra):
-    return {
-        "chunk_id": f"{doc}:{section_id}",
-        "document_id": doc,
-        "section_id": section_id,
-        "parent_section_id": parent,
-        "section_order": order,
-        "token_count": tokens,
-        "text": text or f"<{section_id}>",
-        "title": "Doc",
-        "breadcrumbs": ["Doc", section_id],
-        "version_hash": version,
-        "temporal_start": start,
-        "updated_at": None,
-        "source_uri": "file:///d.md",
-        "extra": extra,
-    }
+    return ChunkRow(
+        chunk_id=f"{doc}:{section_id}",
+        document_id=doc,
+        section_id=section_id,
+        parent_section_id=parent,
+        section_order=order,
+        token_count=tokens,
+        text=text or f"<{section_id}>",
+        title="Doc",
+        breadcrumbs=["Doc", section_id],
+        version_hash=version,
+        temporal_start=start,
+        source_uri="file:///d.md",
+        extra=extra,
+    )
 
 
 def parent_row(section_id, order, tokens, abstract, abstract_tokens, doc="D"):
@@ -88,7 +90,7 @@ def test_a_child_packed_with_its_parent_needs_no_abstract():
 def test_packing_falls_back_to_the_hit_child_and_the_abstract_when_a_section_does_not_fit():
     big = row("big", 1, 900, abstract="what the section says", abstract_token_count=20)
     blocks, stats = pack(
-        [PackItem(1, row("first", 0, 600)), PackItem(2, big, children=[{"text": "the hit child", "token_count": 150}])],
+        [PackItem(1, row("first", 0, 600)), PackItem(2, big, children=[ChildText("the hit child", 150)])],
         800,
     )
     assert blocks[1].text == "the hit child\n\nSection summary: what the section says"
@@ -104,28 +106,30 @@ def test_front_and_back_puts_the_best_blocks_at_both_ends():
 
 def test_newest_version_of_a_section_wins_and_answers_never_mix_versions():
     rows = [row("a", 1, 10, start=100, version="v1"), row("a", 1, 10, start=200, version="v2")]
-    assert newest_per_section(rows)[0]["version_hash"] == "v2"
+    assert newest_per_section(rows)[0].version_hash == "v2"
     rows = [
-        {"chunk_id": c, "document_id": d, "version_hash": v, "temporal_start": t, "updated_at": u}
+        ChunkRow(chunk_id=c, document_id=d, version_hash=v, temporal_start=t, updated_at=u)
         for c, d, v, t, u in [("a1", "a", "v1", 100, 100), ("a2", "a", "v2", 200, 200), ("b1", "b", "v9", 50, 50)]
     ]
     assert one_version_per_document(rows) == {"a2", "b1"}
     # rule 15: the newest updated_at wins, whatever the validity starts say
-    rows[0]["updated_at"] = 300
+    rows[0].updated_at = 300
     assert one_version_per_document(rows) == {"a1", "b1"}
 
 
 # ---- 10. citations ------------------------------------------------------------------------------
 def test_citation_says_the_title_once_and_keeps_every_level():
     cited = citation(
-        {
-            "title": "Ledger failover",
-            "breadcrumbs": ["Ledger failover", "Ledger failover", "Step 2", "Verify"],
-            "section_id": "lf.step-2",
-            "updated_at": 1_773_446_400,
-            "version_hash": "e755cdc0ff",
-            "source_uri": "file:///w/lf.md",
-        }
+        ChunkRow(
+            **{
+                "title": "Ledger failover",
+                "breadcrumbs": ["Ledger failover", "Ledger failover", "Step 2", "Verify"],
+                "section_id": "lf.step-2",
+                "updated_at": 1_773_446_400,
+                "version_hash": "e755cdc0ff",
+                "source_uri": "file:///w/lf.md",
+            }
+        )
     )
     assert cited == "Ledger failover › Step 2 › Verify (ve755cdc, updated 2026-03-14) file:///w/lf.md#lf.step-2"
 
@@ -133,15 +137,17 @@ def test_citation_says_the_title_once_and_keeps_every_level():
 def test_citation_of_a_whole_page_and_of_pdf_pages():
     assert trail("T", ["T"]) == ["T"]
     cited = citation(
-        {
-            "title": "MSA",
-            "breadcrumbs": ["MSA", "Article 4"],
-            "section_id": "msa.4",
-            "updated_at": None,
-            "version_hash": "abcdef123",
-            "source_uri": "s3://b/msa.pdf",
-            "extra": {"page_start": 3, "page_end": 5},
-        }
+        ChunkRow(
+            **{
+                "title": "MSA",
+                "breadcrumbs": ["MSA", "Article 4"],
+                "section_id": "msa.4",
+                "updated_at": None,
+                "version_hash": "abcdef123",
+                "source_uri": "s3://b/msa.pdf",
+                "extra": {"page_start": 3, "page_end": 5},
+            }
+        )
     )
     assert cited == "MSA › Article 4 (vabcdef1, updated unknown, pp. 3-5) s3://b/msa.pdf#msa.4"
 
@@ -149,15 +155,17 @@ def test_citation_of_a_whole_page_and_of_pdf_pages():
 # ---- rule 17: the tenant; rule 22: the detail label -----------------------------------------------------
 def test_a_citation_names_the_tenant_whose_document_it_is():
     cited = citation(
-        {
-            "title": "Ledger failover",
-            "breadcrumbs": ["Ledger failover"],
-            "section_id": "lf",
-            "updated_at": 1_773_446_400,
-            "version_hash": "e755cdc0ff",
-            "source_uri": "file:///w/lf.md",
-            "tenant_id": "acme",
-        }
+        ChunkRow(
+            **{
+                "title": "Ledger failover",
+                "breadcrumbs": ["Ledger failover"],
+                "section_id": "lf",
+                "updated_at": 1_773_446_400,
+                "version_hash": "e755cdc0ff",
+                "source_uri": "file:///w/lf.md",
+                "tenant_id": "acme",
+            }
+        )
     )
     assert cited == "Ledger failover (ve755cdc, updated 2026-03-14, tenant acme) file:///w/lf.md#lf"
 
@@ -252,7 +260,7 @@ def test_a_hit_under_the_low_relevance_line_is_flagged_and_one_above_is_not():
     from cairn.query.hits import make_hit
     from cairn.query.selection import Seed
 
-    section = {**row("s", 1, 100), "chunk_id": "p", "updated_at": 1_773_446_400, "doc_tag": "", "locator": "d.md"}
+    section = replace(row("s", 1, 100), chunk_id="p", updated_at=1_773_446_400, doc_tag="", locator="d.md")
     weak = make_hit(Seed("p", "D", 1, 0.45, 0.45, 0.5, 0.2), section, "", low_relevance=0.50)
     strong = make_hit(Seed("p", "D", 1, 0.55, 0.55, 0.6, 0.2), section, "", low_relevance=0.50)
     assert weak.low_relevance and not strong.low_relevance

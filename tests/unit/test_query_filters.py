@@ -1,12 +1,28 @@
-"""The query's filter expression: default deny, escaped literals, allow-listed metadata, time semantics."""
+"""The query's filter (a RowFilter: its Milvus expression and its row check): default deny, escaped literals,
+allow-listed metadata, time semantics."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.query.filters import FilterError, metadata_filter, readable, search_expr, time_filter
+from cairn.query.filters import FilterError, access_of, checked_metadata, search_filter
 from cairn.schemas import Principal
 from cairn.schemas.collection import quote
+from cairn.schemas.row_filter import RowFilter
+from cairn.schemas.rows import ChunkRow
+
+
+def search_expr(principal, as_of, doc_tag, filters):
+    return search_filter(principal, as_of, doc_tag, filters).expr
+
+
+def time_filter(as_of):
+    return access_of(Principal("acme", ["sre"]), as_of).expr.split(") and ", 1)[1]
+
+
+def metadata_filter(filters):
+    return RowFilter(metadata=checked_metadata(filters)).expr
+
 
 HOSTILE = ['x" or tenant_id != "', 'a\\" || 1==1 || "', "') or true or ('", "%", "*", 'acme" or "1"=="1']
 
@@ -53,11 +69,37 @@ def test_the_access_prefix_is_fixed_whatever_the_tenant(tenant):
     assert expr.endswith('and is_current == true and chunk_type == "child"')
 
 
-def test_readable_rechecks_tenant_and_groups():
-    p = Principal("acme", ["sre"])
-    assert readable({"tenant_id": "acme", "access_control_list": ["sre", "x"]}, p)
-    assert not readable({"tenant_id": "globex", "access_control_list": ["sre"]}, p)
-    assert not readable({"tenant_id": "acme", "access_control_list": ["payments"]}, p)
+def test_admits_rechecks_tenant_and_groups():
+    access = access_of(Principal("acme", ["sre"]), None)
+    assert access.admits(ChunkRow(tenant_id="acme", access_control_list=["sre", "x"]))
+    assert not access.admits(ChunkRow(tenant_id="globex", access_control_list=["sre"]))
+    assert not access.admits(ChunkRow(tenant_id="acme", access_control_list=["payments"]))
+    assert not access.admits(ChunkRow(tenant_id="acme", access_control_list=["sre"], is_current=False))
+
+
+def test_admits_says_what_the_expression_says_of_scope_and_time():
+    where = search_filter(Principal("acme", ["sre"]), 100, "runbook", {"tags": ["db"], "severity": "sev1"})
+    row = ChunkRow(
+        tenant_id="acme",
+        access_control_list=["sre"],
+        is_current=False,
+        temporal_start=50,
+        temporal_end=150,
+        doc_tag="runbook",
+        tags=["db", "x"],
+        severity="sev1",
+    )
+    assert where.admits(row)
+    assert not where.admits(ChunkRow(**{**row.to_row(), "temporal_end": 100}))  # ended at as_of: not valid then
+    assert not where.admits(ChunkRow(**{**row.to_row(), "doc_tag": "other"}))
+    assert not where.admits(ChunkRow(**{**row.to_row(), "tags": ["x"]}))
+    assert not where.admits(ChunkRow(**{**row.to_row(), "severity": "sev2"}))
+    assert not where.admits(ChunkRow(**{**row.to_row(), "chunk_type": "full_text"}))
+
+
+def test_a_literal_milvus_cannot_take_is_the_callers_error():
+    with pytest.raises(FilterError, match="control characters"):
+        search_filter(Principal("acme", ["sre"]), None, "tag\x00", None)
 
 
 def test_as_of_takes_what_the_cli_takes_and_dates_and_datetimes():

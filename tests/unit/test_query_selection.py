@@ -18,6 +18,7 @@ from cairn.query.selection import (
     sparse_doc_recall,
 )
 from cairn.query.types import Candidate
+from cairn.schemas.rows import ChunkRow
 
 
 def cand(cid, doc="d1", parent=None, vector=0.0, combined=0.0, distance=None, version="v1", updated=100):
@@ -80,17 +81,17 @@ def test_the_order_is_primary_first_then_fused_score_then_more_citation_labels()
 
 # ---- rule 23: expansion ------------------------------------------------------------------------------
 def parent_row(chunk_id, doc, order):
-    return {
-        "chunk_id": chunk_id,
-        "document_id": doc,
-        "section_id": f"sec-{chunk_id}",
-        "section_order": order,
-        "title": "T",
-        "breadcrumbs": ["T", f"sec-{chunk_id}"],
-        "version_hash": "v1",
-        "updated_at": 100,
-        "temporal_start": 100,
-    }
+    return ChunkRow(
+        chunk_id=chunk_id,
+        document_id=doc,
+        section_id=f"sec-{chunk_id}",
+        section_order=order,
+        title="T",
+        breadcrumbs=["T", f"sec-{chunk_id}"],
+        version_hash="v1",
+        updated_at=100,
+        temporal_start=100,
+    )
 
 
 @pytest.mark.parametrize("weight", [0.0, 0.5, 0.99])
