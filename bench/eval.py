@@ -1,7 +1,7 @@
 """Retrieval quality on the labelled dev sets, with every switchable step ablated.
 
     python -m bench.eval [--sets runbooks,scifact] [--scifact-queries 300] [--work /tmp/cairn-eval]
-    python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --readme   # the README's ablation table
+    python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --table  # docs/benchmarks.md's table
 
 Each dev set's corpus is ingested through the real Prefect flow into a scratch Milvus Lite file (kept in
 --work between runs; unchanged input embeds nothing). Then every query runs through `Retriever.retrieve` once
@@ -13,9 +13,9 @@ their contract by doc_tag and a returned section counts when it holds an answer 
 bench/results/eval.json.
 Each set's results are saved as soon as it is measured, over what earlier runs of the same model, backend and
 k left in the file: a run that stops on its third set keeps its first two, and the sets may be measured in
-separate runs. With --readme the ablation table in README.md, between its two markers, is rewritten from the
-saved results once they hold every set, every variant and all SciFact dev queries (each set's date is in the
-table): each default is justified by a number there.
+separate runs. With --table (--readme, its old name, still works) the ablation table in docs/benchmarks.md,
+between its two markers, is rewritten from the saved results once they hold every set, every variant and all
+SciFact dev queries (each set's date is in the table): each default is justified by a number there.
 """
 
 from __future__ import annotations
@@ -109,9 +109,10 @@ COLUMNS = [
     ("cuad", "recall@5", "CUAD answer in top 5"),
     ("cuad", "ndcg@10", "CUAD nDCG@10"),
 ]
+TABLE_PAGE = REPO / "docs" / "benchmarks.md"  # the page that holds the ablation table, between these markers
 TABLE_START = (
     "<!-- ablation table: written by "
-    "`python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --readme` -->"
+    "`python -m bench.eval --sets scifact,runbooks,cuad --scifact-queries 0 --table` -->"
 )
 TABLE_END = "<!-- end of the ablation table -->"
 
@@ -154,7 +155,7 @@ def merge_sets(previous: dict | None, results: dict) -> dict:
 
 
 def incomplete(results: dict) -> list[str]:
-    """What the README's table still lacks: a dev set, a variant of one, or some of a set's questions."""
+    """What the ablation table still lacks: a dev set, a variant of one, or some of a set's questions."""
     missing = []
     for name in DEV_SETS:
         entry = results["sets"].get(name)
@@ -170,13 +171,14 @@ def incomplete(results: dict) -> list[str]:
     return missing
 
 
-def write_readme_table(results: dict, readme: Path) -> None:
-    text = readme.read_text(encoding="utf-8")
+def write_table(results: dict, page: Path = TABLE_PAGE) -> None:
+    """Rewrite the ablation table between its markers in `page`, leaving the rest of the page as it is."""
+    text = page.read_text(encoding="utf-8")
     if TABLE_START not in text or TABLE_END not in text:
-        raise SystemExit(f"{readme}: the ablation table's markers are missing")
+        raise SystemExit(f"{page}: the ablation table's markers are missing")
     before, rest = text.split(TABLE_START, 1)
     after = rest.split(TABLE_END, 1)[1]
-    readme.write_text(f"{before}{TABLE_START}\n{ablation_table(results)}\n{TABLE_END}{after}", encoding="utf-8")
+    page.write_text(f"{before}{TABLE_START}\n{ablation_table(results)}\n{TABLE_END}{after}", encoding="utf-8")
 
 
 def _norm(text: str) -> str:
@@ -265,9 +267,11 @@ def main() -> None:
         help="embedding backend (its indexes live in --work/<backend> unless it is the model's first)",
     )
     parser.add_argument(
-        "--readme",
+        "--table",
+        "--readme",  # its name while the table was in README.md
+        dest="table",
         action="store_true",
-        help="rewrite README.md's ablation table from the saved results (they must hold every set, "
+        help="rewrite docs/benchmarks.md's ablation table from the saved results (they must hold every set, "
         "every variant, all SciFact queries)",
     )
     args = parser.parse_args()
@@ -307,11 +311,11 @@ def main() -> None:
     merged = merge_sets(previous, results)
     save(args.out, merged)
     print(ablation_table(merged))
-    if args.readme:
+    if args.table:
         missing = incomplete(merged)
         if missing:
-            raise SystemExit(f"README.md's ablation table not rewritten; the saved results lack: {'; '.join(missing)}")
-        write_readme_table(merged, REPO / "README.md")
+            raise SystemExit(f"the ablation table not rewritten; the saved results lack: {'; '.join(missing)}")
+        write_table(merged)
 
 
 if __name__ == "__main__":

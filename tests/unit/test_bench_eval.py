@@ -1,9 +1,19 @@
-"""The README's ablation table: one row per variant, each cell with its difference from the default,
+"""The ablation table (docs/benchmarks.md): one row per variant, each cell with its difference from the default,
 rewritten only between its two markers, and only from saved results that hold every set, variant and question."""
 
 import pytest
 
-from bench.eval import TABLE_END, TABLE_START, VARIANTS, ablation_table, incomplete, merge_sets, write_readme_table
+from bench.eval import (
+    TABLE_END,
+    TABLE_PAGE,
+    TABLE_START,
+    VARIANTS,
+    ablation_table,
+    incomplete,
+    merge_sets,
+    write_table,
+)
+from tests.conftest import REPO
 
 
 def results(delta: float = 0.01) -> dict:
@@ -30,16 +40,29 @@ def test_every_variant_has_a_row_and_each_cell_says_its_difference_from_the_defa
     assert all("0.690 (-0.010)" in row for row in rows[1:])
 
 
-def test_the_readme_is_rewritten_between_its_markers_only(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{TABLE_START}\nold table\n{TABLE_END}\noutro\n")
-    write_readme_table(results(), readme)
-    text = readme.read_text()
+def test_the_page_is_rewritten_between_its_markers_only(tmp_path):
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"intro\n{TABLE_START}\nold table\n{TABLE_END}\noutro\n")
+    write_table(results(), page)
+    text = page.read_text()
     assert text.startswith(f"intro\n{TABLE_START}\n| variant |") and text.endswith(f"{TABLE_END}\noutro\n")
     assert "old table" not in text
-    readme.write_text("no markers\n")
+    page.write_text("no markers\n")
     with pytest.raises(SystemExit, match="markers are missing"):
-        write_readme_table(results(), readme)
+        write_table(results(), page)
+
+
+def test_the_table_lives_in_docs_benchmarks_between_one_pair_of_markers_and_the_readme_links_there():
+    """The README keeps one table of headline numbers; the ablation table, and the command in its first marker,
+    are docs/benchmarks.md's, and a row for every variant is there."""
+    assert TABLE_PAGE == REPO / "docs" / "benchmarks.md"
+    page = TABLE_PAGE.read_text(encoding="utf-8")
+    assert page.count(TABLE_START) == 1 and page.count(TABLE_END) == 1
+    table = page.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "variant" not in line]
+    assert len(rows) == len(VARIANTS)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert TABLE_START not in readme and "docs/benchmarks.md" in readme
 
 
 def test_a_set_measured_in_a_later_run_joins_the_saved_ones_and_replaces_only_itself():

@@ -1,13 +1,10 @@
 """The `cairn` app itself (cli/app.py, cli/exits.py): global options, the one mapping from how a command ends
-to its exit code, logging levels, and the heavy layers staying unimported."""
+to its exit code, logging levels; the command as a process (the heavy layers staying unimported, `python -m`
+and the console script): tests/integration/test_cli_process.py."""
 
 from __future__ import annotations
 
-import json
 import logging
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import typer
@@ -17,7 +14,6 @@ from cairn.cli.app import finish, main, run
 from cairn.cli.exits import EXIT_CODES, Outcome, for_error
 from cairn.errors import CairnError, ConfigError, IndexBusy, QualityFailed, UsageError
 from tests.cli_args import parsed
-from tests.conftest import REPO
 
 COMMANDS = ("ingest", "backfill", "reconcile", "query", "eval", "report", "status", "mcp")
 
@@ -157,38 +153,3 @@ def test_config_is_accepted_before_and_after_the_command_and_after_wins(tmp_path
     assert f"config file {before} not found" in capsys.readouterr().err
     assert main(["--config", str(before), "status", "--config", str(after)]) == 2
     assert f"config file {after} not found" in capsys.readouterr().err
-
-
-def run_python(code: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120)
-
-
-def test_help_and_a_refused_query_never_import_prefect_the_flows_or_torch():
-    probe = (
-        "import json, sys\nfrom cairn.cli.app import main\nrc = main(sys.argv[1:])\n"
-        "print(json.dumps({'rc': rc, 'loaded': sorted(m for m in ('prefect', 'torch', 'cairn.flows') "
-        "if m in sys.modules)}), file=sys.stderr)"
-    )
-    for argv in (
-        ["--help"],
-        ["query", "--help"],
-        ["query", "x", "--tenant", "t"],
-        ["status", "--config", "none.toml"],
-        ["mcp", "--tenant", "t"],
-    ):
-        result = run_python(probe, *argv)
-        verdict = json.loads(result.stderr.strip().splitlines()[-1])
-        assert verdict["loaded"] == [], (argv, verdict)
-        assert verdict["rc"] == (0 if "--help" in argv else 2), (argv, result.stderr)
-
-
-def test_python_dash_m_and_the_console_script_both_run_the_command():
-    module = subprocess.run(
-        [sys.executable, "-m", "cairn.cli", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
-    assert module.returncode == 0 and "status" in module.stdout
-    script = Path(sys.executable).parent / "cairn"
-    if not script.exists():
-        pytest.skip("no console script beside this interpreter")
-    refused = subprocess.run([str(script), "query", "x"], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert refused.returncode == 2 and "--tenant" in refused.stderr and "Traceback" not in refused.stderr

@@ -72,7 +72,7 @@ def test_a_handler_writing_elsewhere_keeps_everything(prefect_like, caplog):
 def test_a_run_is_inline_only_with_no_prefect_api_the_thread_runner_and_no_local_server(
     monkeypatch, runner, api, inline
 ):
-    """Whether an API is configured is flows/prefect_api.py's answer (tests/unit/test_flows_prefect_api.py, in
+    """Whether an API is configured is flows/prefect_api.py's answer (tests/integration/test_prefect_settings.py, in
     fresh processes: this one may hold another test's Prefect settings)."""
     from cairn.cli.flowrun import runs_inline
     from cairn.flows import prefect_api

@@ -1,5 +1,6 @@
-"""`cairn status` and `cairn report` (cli/inspection.py): their flags, and how they refuse a collection that is
-not there; the counts and the quality report over real rows: tests/integration (test_cli.py, test_quality.py)."""
+"""`cairn status` and `cairn report` (cli/inspection.py): their flags, and how they refuse an index that is not
+there; over a real Lite index without the collection or damaged: tests/integration/test_cli_inspection.py; the
+counts and the quality report over real rows: tests/integration (test_cli.py, test_quality.py)."""
 
 from __future__ import annotations
 
@@ -29,42 +30,11 @@ def test_status_before_any_ingest_says_to_ingest_and_prints_nothing_on_stdout(tm
     assert captured.out == "" and "run `cairn ingest` first" in captured.err
 
 
-def test_status_of_an_index_without_the_collection_names_it(tmp_path, capsys):
-    from cairn.index.milvus import Connection
-    from cairn.schemas.config import load_config
-
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [], collection="runbooks")
-    milvus = load_config(config).milvus
-    Connection.open(milvus, create=True).close()  # an index folder with no collection in it
-    assert main(["--config", str(config), "status"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("cairn: no collection 'runbooks' at ") and "run `cairn ingest`" in err
-
-
 def test_report_of_an_unknown_source_is_a_config_error(tmp_path, capsys):
     config = write_config(tmp_path / "c.toml", tmp_path / "index", [])
     assert main(["report", "--source", "nope", "--json", "--config", str(config)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "cairn: config error: no source named 'nope'" in captured.err
-
-
-def test_a_damaged_index_is_one_clear_message_with_what_to_do_not_a_traceback(tmp_path, capsys):
-    from cairn.index import liteserver
-    from cairn.index.store import MilvusStore
-    from cairn.schemas.config import load_config
-
-    config = write_config(tmp_path / "c.toml", tmp_path / "index", [], collection="runbooks")
-    milvus = load_config(config).milvus
-    store = MilvusStore(milvus, dim=8)
-    store.ensure_collection()
-    store.close()
-    liteserver.stop(Path(milvus.uri))  # the damage is found when the engine next opens the folder
-    (schema,) = Path(milvus.uri).glob("**/collections/runbooks/schema.json")
-    schema.write_text("{ cut short")
-    assert main(["--config", str(config), "status"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("cairn: cannot open collection 'runbooks' at ") and "may be damaged" in err
-    assert "cairn ingest --cleanup full" in err and "Traceback" not in err
 
 
 def test_an_index_path_that_is_a_file_is_named_as_such_not_as_in_use(tmp_path, capsys):

@@ -1,54 +1,17 @@
-"""cairn/daemon.py: a shared server's record, leases, start and stop, with real processes standing in for the
-Milvus Lite and Prefect servers (a few lines of Python that publish a record and sleep)."""
+"""cairn/daemon.py: a shared server's record and leases, in this process. Its start, stop and liveness checks with
+real processes standing in for the Milvus Lite and Prefect servers: tests/integration/test_daemon.py."""
 
 from __future__ import annotations
 
-import sys
 import threading
 
-import pytest
-
 from cairn import daemon
-from cairn.errors import CairnError
-
-
-def sleeper(base) -> list[str]:
-    """A server that serves nothing: it says where it 'listens', then waits to be stopped."""
-    code = "from pathlib import Path; from cairn import daemon; import time\n"
-    code += f"daemon.publish(Path({str(base)!r}), {{'url': 'nowhere'}})\ntime.sleep(120)\n"
-    return [sys.executable, "-c", code]
-
-
-def test_a_started_server_is_found_by_its_record_and_stopped_by_pid(tmp_path):
-    base = tmp_path / "srv"
-    assert daemon.running(base) is None
-    record = daemon.connect(base, "the sleeper", sleeper(base), lambda r: True, lambda: "never")
-    try:
-        assert record["url"] == "nowhere" and daemon.alive(record["pid"])
-        assert daemon.running(base) == record and daemon.leases(base) == 1
-        again = daemon.connect(base, "the sleeper", sleeper(base), lambda r: True, lambda: "never")
-        assert again["pid"] == record["pid"]  # the live one is reused, not a second started
-        assert daemon.leases(base) == 2
-    finally:
-        daemon.release(base)
-        daemon.release(base)
-        assert daemon.stop(base) == record["pid"]
-    assert not daemon.alive(record["pid"])
-    assert daemon.stop(base) is None  # nothing left to stop
 
 
 def test_a_record_whose_process_is_gone_is_stale(tmp_path):
     base = tmp_path / "srv"
     daemon.beside(base, ".server").write_text('{"pid": 999999999, "url": "x"}')
     assert daemon.running(base) is None
-
-
-def test_a_server_that_exits_before_serving_fails_with_its_diagnosis(tmp_path):
-    base = tmp_path / "srv"
-    quits = [sys.executable, "-c", "raise SystemExit(3)"]
-    with pytest.raises(CairnError, match="the folder is locked"):
-        daemon.connect(base, "the quitter", quits, lambda r: True, lambda: "the folder is locked")
-    assert daemon.leases(base) == 0  # no lease is kept on a server that never served
 
 
 def test_leases_count_per_process_and_the_server_waits_until_none_is_held(tmp_path):
@@ -77,69 +40,3 @@ def test_a_server_with_nothing_left_to_serve_stops_at_once(tmp_path):
         daemon.wait_idle(base, 3600, threading.Event(), valid=lambda: False).close()  # returns: no hang
     finally:
         daemon.release(base)
-
-
-# A parent that never reaps its child, as in a container without an init: the child exits and stays a zombie.
-NEGLECTFUL = """
-import os, sys, time
-child = os.fork()
-if child == 0:
-    os._exit(0)
-print(child, flush=True)
-time.sleep(60)
-"""
-
-
-def test_a_server_left_a_zombie_by_a_parent_that_never_reaps_it_is_not_alive():
-    import subprocess
-    import time
-
-    parent = subprocess.Popen([sys.executable, "-c", NEGLECTFUL], stdout=subprocess.PIPE, text=True)
-    try:
-        zombie = int(parent.stdout.readline())
-        deadline = time.monotonic() + 10
-        while open(f"/proc/{zombie}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
-            assert time.monotonic() < deadline, "the child never exited"
-            time.sleep(0.01)
-        assert not daemon.alive(zombie)  # signal 0 reaches it; it serves nothing
-        assert daemon.alive(parent.pid)
-    finally:
-        parent.kill()
-        parent.wait()
-
-
-# A server stopping, holding the lease file exclusively until it exits: here, until told on stdin.
-STOPPING = """
-import fcntl, sys
-handle = open(sys.argv[1], "a+")
-fcntl.flock(handle, fcntl.LOCK_EX)
-print("held", flush=True)
-sys.stdin.readline()
-"""
-
-
-def test_a_lease_waits_for_a_stopping_server_to_exit_but_not_for_ever(tmp_path, monkeypatch):
-    import subprocess
-
-    base = tmp_path / "index" / "cairn.db"
-    base.parent.mkdir()
-    monkeypatch.setattr(daemon, "STOP_WAIT_SECONDS", 0.5)
-    stopping = subprocess.Popen(
-        [sys.executable, "-c", STOPPING, str(daemon.beside(base, ".clients"))],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert stopping.stdout.readline().strip() == "held"
-        with pytest.raises(CairnError, match=r"has been stopping for over 0.5 s without exiting .*cairn.db.clients"):
-            daemon.take_lease(base)  # it never exits: the command says so instead of hanging
-        assert daemon.leases(base) == 0
-        monkeypatch.setattr(daemon, "STOP_WAIT_SECONDS", 60.0)
-        threading.Timer(0.3, lambda: (stopping.stdin.write("exit\n"), stopping.stdin.flush())).start()
-        daemon.take_lease(base)  # it exits while the lease waits: the lease is taken
-        assert daemon.leases(base) == 1
-    finally:
-        daemon.release(base)
-        stopping.kill()
-        stopping.wait()

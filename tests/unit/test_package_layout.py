@@ -1,15 +1,13 @@
-"""The shape of the house: one `cairn` namespace, layers that import only downwards, small files and functions,
-and a query module a service can import without the ingestion stack."""
+"""The shape of the house: one `cairn` namespace, layers that import only downwards, files split by job and small
+functions. That the query module imports without the ingestion stack, and that no layer imports under its bare
+name, is asked of fresh interpreters: tests/integration/test_package_imports.py."""
 
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
+import functools
 import tomllib
 from pathlib import Path
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
@@ -37,14 +35,25 @@ ALLOWED = {
 MAX_LINES = 400
 MAX_PARAMETERS = 6
 
+# Files are split by job, not by length: a file that does one job may pass MAX_LINES when the reason is written
+# here (path from the repository's root -> why its job is one and why splitting it would scatter that job). A
+# file over MAX_LINES without a reason fails, and so does a reason kept for a file back under MAX_LINES.
+LONG_FILES: dict[str, str] = {}
+
 
 def _python_files(folders) -> list[Path]:
     return sorted(p for folder in folders for p in Path(folder).rglob("*.py") if "__pycache__" not in p.parts)
 
 
+@functools.cache
+def _nodes(path: Path) -> list[ast.AST]:
+    """Every node of a file's syntax tree, parsed once for all the tests here."""
+    return list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
 def _cairn_imports(path: Path) -> set[str]:
     layers = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _nodes(path):
         names = (
             [a.name for a in node.names]
             if isinstance(node, ast.Import)
@@ -87,14 +96,52 @@ def _declares_cli_flags(node: ast.FunctionDef) -> bool:
     return bool(params) and all(declared(a.annotation) for a in params)
 
 
-def test_files_and_functions_stay_small():
-    folders = [*LAYER_FOLDERS.values(), REPO / "bench", REPO / "scripts"]
+def _checked_files() -> list[Path]:
+    return _python_files([*LAYER_FOLDERS.values(), REPO / "bench", REPO / "scripts"])
+
+
+def line_limit_problems(lines: dict[str, int], reasons: dict[str, str]) -> list[str]:
+    """What breaks the line rule, given each file's line count and the reasons written for long files."""
+    long = {name: count for name, count in lines.items() if count > MAX_LINES}
+    unexplained = [
+        f"{name}: {count} lines (split it by job, or say in LONG_FILES why it is one)"
+        for name, count in long.items()
+        if name not in reasons
+    ]
+    stale = [
+        f"LONG_FILES[{name!r}]: the file is gone or back under {MAX_LINES} lines"
+        for name in reasons
+        if name not in long
+    ]
+    unsaid = [f"LONG_FILES[{name!r}]: say why, in a sentence" for name, why in reasons.items() if len(why.split()) < 5]
+    return unexplained + stale + unsaid
+
+
+def test_a_file_passes_the_line_limit_only_with_a_written_reason():
+    lines = {str(path.relative_to(REPO)): path.read_text(encoding="utf-8").count("\n") for path in _checked_files()}
+    problems = line_limit_problems(lines, LONG_FILES)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_line_rule_asks_for_a_reason_not_a_split():
+    lines = {"index/milvus.py": 450, "query/hits.py": 120}
+    why = "one job: the Milvus client's calls, each a few lines; split, the calls would scatter"
+    assert line_limit_problems(lines, {"index/milvus.py": why}) == []
+    assert line_limit_problems(lines, {}) == [
+        "index/milvus.py: 450 lines (split it by job, or say in LONG_FILES why it is one)"
+    ]
+    assert line_limit_problems(lines, {"index/milvus.py": "long"}) == [
+        "LONG_FILES['index/milvus.py']: say why, in a sentence"
+    ]
+    assert line_limit_problems({"index/milvus.py": 380}, {"index/milvus.py": why}) == [
+        "LONG_FILES['index/milvus.py']: the file is gone or back under 400 lines"
+    ]
+
+
+def test_functions_take_few_parameters():
     problems = []
-    for path in _python_files(folders):
-        text = path.read_text(encoding="utf-8")
-        if text.count("\n") > MAX_LINES:
-            problems.append(f"{path.relative_to(REPO)}: {text.count(chr(10))} lines")
-        for node in ast.walk(ast.parse(text)):
+    for path in _checked_files():
+        for node in _nodes(path):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _declares_cli_flags(node):
                 args = node.args
                 names = [
@@ -104,38 +151,6 @@ def test_files_and_functions_stay_small():
                 if count > MAX_PARAMETERS:
                     problems.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}() takes {count} parameters")
     assert not problems, "\n".join(problems)
-
-
-def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
-@pytest.mark.parametrize("bare", ["query", "schemas", "index", "flows"])
-def test_a_layer_is_not_importable_under_its_bare_name_even_from_the_repository_root(bare, tmp_path):
-    for cwd in (REPO, tmp_path):
-        done = _python(f"import {bare}", cwd)
-        assert done.returncode != 0 and ("ImportError" in done.stderr or "ModuleNotFoundError" in done.stderr), (
-            cwd,
-            done.stderr,
-        )
-
-
-def test_the_query_module_imports_without_the_ingestion_stack(tmp_path):
-    heavy = [
-        "prefect",
-        "torch",
-        "sentence_transformers",
-        "unstructured",
-        "great_expectations",
-        "dask",
-        "cairn.flows",
-        "cairn.sources",
-        "cairn.chunkers",
-        "cairn.quality",
-    ]
-    done = _python(f"import sys, cairn.query; print([m for m in {heavy!r} if m in sys.modules])", tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
 
 
 def test_the_package_version_is_the_one_pyproject_declares():
