@@ -9,6 +9,7 @@ import numpy as np
 
 from cairn.embedding.model import cosine_scale
 from cairn.index.protocol import IndexReader
+from cairn.query.gate import content_terms
 from cairn.query.types import Candidate
 from cairn.schemas.config import QueryConfig
 from cairn.schemas.row_filter import RowFilter
@@ -75,7 +76,7 @@ class Search:
                 rankings.append(ranking)
         if on("keyword_leg"):
             ranking = []
-            for rank, hit in enumerate(self.reader.search_bm25(text, where, limit), 1):
+            for rank, hit in enumerate(self.reader.search_bm25(keyword_text(text), where, limit), 1):
                 c = candidate(hit)
                 c.keyword = hit.score
                 c.keyword_rank = rank
@@ -100,6 +101,13 @@ class Search:
             raw = cosine(row.full_text_embedding, query_vector)
             by_id[row.chunk_id].vector = self.relevance(raw)
             by_id[row.chunk_id].distance = 1.0 - raw
+
+
+def keyword_text(text: str) -> str:
+    """What the BM25 leg searches for: the question's content words. The engine's analyzer keeps stop words, and a
+    section matching only "the" or "how" would top the leg and have its score normalised to a perfect keyword
+    match (query/fusion.py); a question of stop words alone is searched as it is."""
+    return " ".join(content_terms(text)) or text
 
 
 def cosine(vector: list[float], query_vector: list[float]) -> float:
