@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cairn.embedding import encoder_for
@@ -25,6 +25,7 @@ from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
+from cairn.schemas.run_report import IndexReport
 
 
 def storage_error(config: CairnConfig, exc: BaseException, reason: str) -> StorageError:
@@ -138,24 +139,24 @@ class RunContext:
             with self._turn():
                 self.generations.mark_built(self.target.collection, name)
 
-    def conclude(self) -> dict:
+    def conclude(self) -> IndexReport | None:
         """After every selected source ran: a build that now holds every configured source starts serving
-        (flows/ingest.py); what the run report says about the index."""
+        (flows/ingest.py); what the run report says about the index (None: a store without generations)."""
         target = self.target
         if target is None or self.generations is None:
-            return {}
-        info = {"collection": target.collection, "serving": target.serving or target.collection}
+            return None
+        info = IndexReport(target.collection, target.serving or target.collection)
         if not target.rebuilding:
             return info
-        info["rebuild"] = target.rebuild_reason
+        info.rebuild = target.rebuild_reason
         with self._turn():
             if self.generations.serving_collection()[0] == target.collection:  # another run's switch, meanwhile
-                return {**info, "switch": "done", "serving": target.collection, "dropped": None}
+                return replace(info, switch="done", serving=target.collection, dropped=None)
             waiting = sorted({s.name for s in self.config.sources} - self.generations.built(target.collection))
             if waiting:
-                return {**info, "switch": "pending", "waiting_for": waiting}
+                return replace(info, switch="pending", waiting_for=waiting)
             dropped = self.generations.switch(target)
             self.state.adopt(target.collection)
         if dropped is not None:
             DerivedLedger.remove(self.config.ledger_folder, self.generations.physical(dropped))
-        return {**info, "switch": "done", "serving": target.collection, "dropped": dropped}
+        return replace(info, switch="done", serving=target.collection, dropped=dropped)

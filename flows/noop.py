@@ -36,7 +36,7 @@ from cairn.index.lock import writer_lock
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
-from cairn.schemas.run_report import RunReport, SourceReport
+from cairn.schemas.run_report import IndexReport, RunReport, SourceReport
 
 
 def unchanged_run(
@@ -44,7 +44,7 @@ def unchanged_run(
     source: str | None = None,
     options: RunOptions | None = None,
     failed: dict[str, str] | None = None,
-) -> dict | None:
+) -> RunReport | None:
     """The run report when an ingest of `source` (or every source) would index and remove nothing, else None
     (`options`: what the caller asked, by default nothing beyond the configuration). A source whose listing
     failed goes into `failed` (name -> the reason), for the flow run that follows."""
@@ -86,8 +86,7 @@ def unchanged_run(
                 report.close_source(source_config.name, part, time.perf_counter() - began)
     except Exception:  # noqa: BLE001 - busy, unreachable, damaged, a failing source: the flow meets it and reports it
         return None
-    report.index = {"collection": index["serving"], "serving": index["serving"]}
+    report.index = IndexReport(index["serving"], index["serving"])
     report.seconds = time.perf_counter() - started
-    data = report.to_dict()
-    push_run_metrics(config.metrics, data)
-    return data
+    push_run_metrics(config.metrics, report)
+    return report

@@ -14,11 +14,12 @@ from cairn.flows.ingest import ingest_flow
 from cairn.flows.noop import unchanged_run
 from cairn.flows.options import RunOptions, Window
 from cairn.schemas.config import load_config
+from cairn.schemas.run_report import RunReport
 from tests.conftest import REPO
 from tests.integration import corpus
 
 
-def unchanged_without_a_server(config, options: RunOptions | None = None) -> dict | None:
+def unchanged_without_a_server(config, options: RunOptions | None = None) -> RunReport | None:
     """unchanged_run with no Prefect server configured, as from a shell (the session's test server stays
     configured for the flow runs around it)."""
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -36,9 +37,9 @@ def test_unchanged_sources_give_the_report_without_a_flow_and_any_change_gives_n
     assert unchanged_without_a_server(config) is None  # no collection yet: the flow creates it
     first = ingest_flow(config_path=str(config_path))
     report = unchanged_without_a_server(config)
-    assert report is not None and report["run_id"].startswith("unchanged-")
-    assert report["documents"]["unchanged"] == report["documents"]["seen"] == first["documents"]["indexed"]
-    assert report["embeddings_computed"] == 0 and report["rows_written"] == 0
+    assert report is not None and report.run_id.startswith("unchanged-")
+    assert report.documents.unchanged == report.documents.seen == first["documents"]["indexed"]
+    assert report.embeddings_computed == 0 and report.rows_written == 0
     backfill = RunOptions(backfill=Window())
     assert unchanged_without_a_server(config, backfill) is None  # a backfill re-processes on purpose
     assert unchanged_run(config) is None  # with a Prefect server (the test server) every run is recorded as a flow run
@@ -117,7 +118,7 @@ def test_the_no_op_check_lists_outside_the_writer_lock(tmp_path, prefect_server,
             api.release.set()
         check.join(300)
     assert answers and answers[0] is not None  # and then it answered: nothing to do
-    assert answers[0]["per_source"]["w"]["unchanged"] == 3 and answers[0]["per_source"]["pd"]["status"] == "ok"
+    assert answers[0].per_source["w"].documents.unchanged == 3 and answers[0].per_source["pd"].status == "ok"
 
 
 def test_a_source_whose_listing_failed_in_the_no_op_check_is_not_listed_again_by_the_run(
