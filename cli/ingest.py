@@ -124,24 +124,17 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
         from cairn.index.milvus import Connection
 
         Connection.open(config.milvus, create=True).close()  # fail fast: an unreachable server
-    from cairn.flows.noop import unchanged_run
-    from cairn.flows.options import RunOptions
-
-    failed: dict[str, str] = {}  # sources whose listing failed in the check: not listed again by the flow
-    report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup), failed)  # nothing to do
-    if report is None:
-        launch = begin_run(config)  # a local Prefect server, if one is used, starts while the run's modules import
-        report = run_flow(
-            "ingest",
-            config,
-            options.as_json,
-            launch,
-            source=options.source,
-            cleanup=options.cleanup,
-            wait_seconds=options.wait,
-            allow_mass_delete=options.allow_mass_delete,
-            listing_failed=failed or None,
-        )
+    launch = begin_run(config)  # a local Prefect server, if one is used, starts while the run's modules import
+    report = run_flow(
+        "ingest",
+        config,
+        options.as_json,
+        launch,
+        source=options.source,
+        cleanup=options.cleanup,
+        wait_seconds=options.wait,
+        allow_mass_delete=options.allow_mass_delete,
+    )
     return print_run_report(report, options.as_json)
 
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cairn.errors import QualityFailed, SourcesFailed
-from cairn.flows.context import RunContext
+from cairn.flows.context import OpenIndex, RunContext
 from cairn.flows.metrics_push import push_run_metrics
+from cairn.flows.noop import Checked, check_unchanged, checks
 from cairn.flows.options import Cleanup, RunOptions, Window
 from cairn.flows.steps import InlineRunner, StepRunner
 from cairn.flows.sync import SourceSync
@@ -98,30 +99,19 @@ def ingest(
     cleanup: Cleanup | None = None,
     wait_seconds: float = 0.0,
     allow_mass_delete: bool = False,
-    listing_failed: dict[str, str] | None = None,
 ) -> dict:
     """Bring the collection in line with the configured sources (all, or the one named). The run fails when a
-    source fails as a whole (after the others ran); documents that fail are in the report. `listing_failed`: the
-    sources whose listing failed in the CLI's no-op check just before (flows/noop.py), and why: they fail with
-    that reason, not listed a second time. The Prefect flow `cairn-ingest` is this function (flows/ingest.py); its
-    result is the run report as JSON data."""
-    options = ingest_options(cleanup, wait_seconds, allow_mass_delete, listing_failed)
+    source fails as a whole (after the others ran); documents that fail are in the report. The Prefect flow
+    `cairn-ingest` is this function (flows/ingest.py); its result is the run report as JSON data."""
+    options = ingest_options(cleanup, wait_seconds, allow_mass_delete)
     return concluded(run_sources(load_config(config_path), source, options))
 
 
 def ingest_options(
-    cleanup: Cleanup | None = None,
-    wait_seconds: float = 0.0,
-    allow_mass_delete: bool = False,
-    listing_failed: dict[str, str] | None = None,
+    cleanup: Cleanup | None = None, wait_seconds: float = 0.0, allow_mass_delete: bool = False
 ) -> RunOptions:
     """What `ingest`'s parameters ask of the run."""
-    return RunOptions(
-        cleanup=cleanup,
-        wait_seconds=wait_seconds,
-        allow_mass_delete=allow_mass_delete,
-        listing_failed=listing_failed or {},
-    )
+    return RunOptions(cleanup=cleanup, wait_seconds=wait_seconds, allow_mass_delete=allow_mass_delete)
 
 
 def backfill(
@@ -163,26 +153,35 @@ def fail_on_sources(report: RunReport) -> None:
 
 
 def run_sources(config: CairnConfig, source: str | None, options: RunOptions) -> RunReport:
-    """Sync the configured sources (all, or the one named) in one run: its report. A source that failed as a whole
-    is in it (`failed_sources`: `fail_on_sources` fails the run for it); a data-quality failure of a source whose
-    quality_policy is "fail" raises QualityFailed, when no source failed as a whole."""
+    """Sync the configured sources (all, or the one named) in one run: its report. Its first step is the unchanged
+    check (flows/noop.py): when nothing changed, its report is the run's and nothing heavy starts. A source that
+    failed as a whole is in the report (`failed_sources`: `fail_on_sources` fails the run for it); a data-quality
+    failure of a source whose quality_policy is "fail" raises QualityFailed, when no source failed as a whole."""
     started = time.perf_counter()
     host = current_host()
     selected = [config.source(source)] if source else config.sources
-    report = RunReport(run_id=host.run_id)
-    write = report_writer(config.quality.on_ingest)  # great-expectations warms up meanwhile
-    written_to, dim = sync_sources(config, selected, options, report, host)
+    with OpenIndex.open(config, options) as index:
+        checked = check_unchanged(index, selected, f"unchanged-{host.run_id}") if checks(index) else Checked()
+        if checked.unchanged is not None:
+            report = checked.unchanged
+            report.seconds = time.perf_counter() - started
+            push_run_metrics(config.metrics, report)
+            return report
+        report = RunReport(run_id=host.run_id)
+        check = QualityCheck(report_writer(config.quality.on_ingest), host)  # great-expectations warms up meanwhile
+        with RunContext.around(index, host.runner) as run:
+            sync_sources(run, selected, checked, report, host)
+        written_to, dim = config.model_copy(update={"milvus": index.store.config}), run.steps.embedder.encoder.dim
     quality = None
     if config.quality.on_ingest and report.written_documents:
-        checked = time.perf_counter()
-        check = QualityCheck(write, host)
+        checked_at = time.perf_counter()
         label = ", ".join(report.written_documents)  # the sources it checks
         quality = host.runner.call(check, label, written_to, report.written_documents, dim, report.run_id)
         report.quality = QualitySummary(
             success=quality.success,
             report_dir=quality.report_dir,
             failed=[f"{r.suite}: {r.column}" for r in quality.failed()],
-            seconds=round(time.perf_counter() - checked, 3),
+            seconds=round(time.perf_counter() - checked_at, 3),
         )
     report.seconds = time.perf_counter() - started
     host.publish_run(report, options.title)
@@ -197,18 +196,16 @@ def run_sources(config: CairnConfig, source: str | None, options: RunOptions) ->
 
 
 def sync_sources(
-    config: CairnConfig, selected: list[SourceConfig], options: RunOptions, report: RunReport, host: RunHost
-) -> tuple[CairnConfig, int]:
-    """Each selected source synced into `report`; the configuration of the collection written, and its dimension."""
-    with RunContext.open(config, options, host.runner) as run:
-        for source_config in selected:
-            began = time.perf_counter()
-            part = SourceSync(run, source_config).sync()
-            outcome = report.close_source(source_config.name, part, time.perf_counter() - began)
-            run.source_done(source_config.name, not outcome.failed)
-        report.index = run.conclude()
-        dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
-    index = report.index
+    run: RunContext, selected: list[SourceConfig], checked: Checked, report: RunReport, host: RunHost
+) -> None:
+    """Each selected source synced into `report` (one whose listing failed in the first step failed with that
+    reason, not listed again), then what the run did to the index."""
+    for source_config in selected:
+        began = time.perf_counter()
+        part = checked.failed.get(source_config.name) or SourceSync(run, source_config).sync()
+        outcome = report.close_source(source_config.name, part, time.perf_counter() - began)
+        run.source_done(source_config.name, not outcome.failed)
+    report.index = index = run.conclude()
     if index is not None and index.pending:
         host.log.warning(
             "collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
@@ -217,7 +214,6 @@ def sync_sources(
             index.rebuild,
             ", ".join(index.waiting_for),
         )
-    return written, dim
 
 
 def enforce_quality_policy(quality: QualityReport, strict_sources: list[str], host: RunHost) -> None:

@@ -55,10 +55,6 @@ class SourceSync:
         index that cannot be used at all (StoreError) stops the run, and so does a write the storage refuses (a
         full disk, a read-only folder: StorageError)."""
         report = SourceReport()
-        failed_before = self.run.options.listing_failed.get(self.name)
-        if failed_before is not None:  # in the no-op check of this same command (flows/noop.py): not listed again
-            report.fail(self.name, SOURCE_FAILURE, failed_before)
-            return report
         try:
             self._sync(report)
         except StoreError:

@@ -10,29 +10,8 @@ import pytest
 
 from cairn.cli.app import main
 from tests.conftest import sample_copy
+from tests.unit.test_schemas_run_report import COUNTS, PER_SOURCE, TOP
 
-TOP = [
-    "run_id",
-    "documents",
-    "sections",
-    "chunks",
-    "tokens",
-    "embeddings_computed",
-    "model_seconds",
-    "rows_written",
-    "seconds",
-    "failures",
-    "warnings",
-    "skipped",
-    "sources",
-    "quality",
-    "per_source",
-    "index",
-    "failed_sources",
-    "chunks_per_second",
-]
-COUNTS = ["seen", "indexed", "unchanged", "deleted", "failed", "skipped"]
-PER_SOURCE = ["status", *COUNTS, "embeddings_computed", "model_seconds", "seconds"]
 SAMPLE_SOURCES = ["runbooks", "globex-wiki", "incidents", "contracts", "infra"]
 
 

@@ -47,7 +47,7 @@ def sync(tmp_path: Path, store: InMemoryStore, options: RunOptions | None = None
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
         steps = Steps.bind(config, encoder, cache, store, InlineRunner())
-        run = RunContext(config, options or RunOptions(), store, state, steps, Silent())
+        run = RunContext(config, options or RunOptions(), store, state, steps=steps, progress=Silent())
         return SourceSync(run, config.sources[0]).sync()
     finally:
         cache.close()
@@ -278,7 +278,8 @@ def test_a_source_another_run_wrote_while_it_was_listed_is_listed_again_before_i
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
         steps = Steps.bind(config, encoder, cache, store, InlineRunner())
-        run = RunContext(config, RunOptions(), store, state, replace(steps, discoverer=MeanwhileAnotherRun()), Silent())
+        steps = replace(steps, discoverer=MeanwhileAnotherRun())
+        run = RunContext(config, RunOptions(), store, state, steps=steps, progress=Silent())
         part = SourceSync(run, config.sources[0]).sync()
     finally:
         cache.close()
