@@ -247,6 +247,7 @@ class QualityCheck:
 
     name: ClassVar[str] = "check-quality"
     retried: ClassVar[bool] = False
+    in_flow: ClassVar[bool] = False
     write: Writer
     host: RunHost
 

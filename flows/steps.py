@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import ClassVar, ParamSpec, Protocol, TypeVar
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
@@ -69,6 +69,7 @@ class Chunker:
 
     name: ClassVar[str] = "parse-and-chunk"
     retried: ClassVar[bool] = False
+    in_flow: ClassVar[bool] = False
 
     def __init__(self, chunking: ChunkingConfig) -> None:
         self.chunking = chunking
@@ -97,15 +98,18 @@ class Chunker:
 
 
 class Embedder:
-    """Rows with both vectors for a batch (index/rows.py); only texts the cache lacks reach the model."""
+    """Rows with both vectors for a batch (index/rows.py); only texts the cache lacks reach the model. `in_flow`:
+    the encoder sends its model work out as tasks of its own (a Dask runner, flows/runner.py), so the step runs
+    as the flow's own code: a task submitted from inside a task would carry its parent's arguments with it."""
 
     name: ClassVar[str] = "embed"
     retried: ClassVar[bool] = False
 
-    def __init__(self, encoder: Encoder, cache: EmbeddingCache, batch_size: int) -> None:
+    def __init__(self, encoder: Encoder, cache: EmbeddingCache, batch_size: int, in_flow: bool = False) -> None:
         self.encoder = encoder
         self.cache = cache
         self.batch_size = batch_size
+        self.in_flow = in_flow
 
     def run(self, documents: list[ChunkedDocument]) -> tuple[list[dict], EmbedStats]:
         return build_rows(documents, self.encoder, self.cache, self.batch_size)
@@ -125,6 +129,7 @@ class Writer:
 
     name: ClassVar[str] = "write"
     retried: ClassVar[bool] = True
+    in_flow: ClassVar[bool] = False
 
     def __init__(self, store: IndexStore) -> None:
         self.store = store
@@ -211,6 +216,7 @@ class StaleRetirer:
 
     name: ClassVar[str] = "retire-stale"
     retried: ClassVar[bool] = True
+    in_flow: ClassVar[bool] = False
 
     def __init__(self, store: IndexStore) -> None:
         self.store = store
@@ -222,27 +228,33 @@ class StaleRetirer:
         return len(stale)
 
 
-class Step(Protocol):
+P = ParamSpec("P")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Step(Protocol[P, R_co]):
     """A component as a runner sees it: the task it runs as, whether a call the store refused is retried
-    (idempotent writes), and its one run()."""
+    (idempotent writes), whether it runs as the flow's own code rather than a task of it (`in_flow`), and its one
+    run(), typed by each component: what a runner's call takes and returns is the step's."""
 
     name: ClassVar[str]
     retried: ClassVar[bool]
 
     @property
-    def run(self) -> Callable[..., Any]:
-        """The step itself, typed by each component."""
-        ...
+    def in_flow(self) -> bool: ...
+
+    def run(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
 
 class StepRunner(Protocol):
     """How each call of a step runs; `label` names what it works on (`wiki 3/12`)."""
 
-    def call(self, step: Step, label: str, *args: Any) -> Any:
+    def call(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> R:
         """Run the step now, in this thread; its result."""
         ...
 
-    def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
+    def later(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
         """The call, to be run by another thread (the writer's, flows/writer.py)."""
         ...
 
@@ -252,23 +264,23 @@ class InlineRunner:
     whose calls are idempotent writes (`Step.retried`) is retried as a Prefect task would be: when the store
     refused it as a whole (a server restarting, a timeout), never when it fails the same way every time."""
 
-    def call(self, step: Step, label: str, *args: Any) -> Any:
-        return with_retries(step.run, *args) if step.retried else step.run(*args)
+    def call(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> R:
+        return with_retries(step.run, *args, **kwargs) if step.retried else step.run(*args, **kwargs)
 
-    def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
-        return partial(with_retries, step.run, *args) if step.retried else partial(step.run, *args)
+    def later(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
+        return partial(self.call, step, label, *args, **kwargs)
 
 
-def with_retries(call: Callable[..., Any], *args: Any) -> Any:
+def with_retries(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """`call(*args)`, again after each of WRITE_RETRY_DELAYS while what it raises is transient."""
     for delay in WRITE_RETRY_DELAYS:
         try:
-            return call(*args)
+            return call(*args, **kwargs)
         except Exception as exc:
             if fault_of(exc) is not Fault.TRANSIENT:
                 raise
             time.sleep(delay)
-    return call(*args)
+    return call(*args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -288,21 +300,9 @@ class Steps:
         cls, config: CairnConfig, encoder: Encoder, cache: EmbeddingCache, store: IndexStore, runner: StepRunner
     ) -> Steps:
         """Every step of a run over `store`, with the settings of `config` ([chunking], [embedding])."""
-        embedder = Embedder(encoder, cache, config.embedding.batch_size)
+        embedder = Embedder(encoder, cache, config.embedding.batch_size, in_flow=config.runner.kind == "dask")
         return cls(Discoverer(), Chunker(config.chunking), embedder, Writer(store), StaleRetirer(store), runner)
 
     def discover(self, source: Source) -> Discovery:
+        """The discover step as list_source takes it (flows/discovery.py)."""
         return self.runner.call(self.discoverer, source.name, source)
-
-    def chunk(self, source: Source, refs: list[DocumentRef], skip: Skip | None, label: str) -> Chunked:
-        return self.runner.call(self.chunker, label, source, refs, skip)
-
-    def embed(self, documents: list[ChunkedDocument], label: str) -> tuple[list[dict], EmbedStats]:
-        return self.runner.call(self.embedder, label, documents)
-
-    def write_later(self, batch: WriteBatch, label: str) -> Callable[[], Written]:
-        """The batch's write, as a callable for the writer thread (flows/writer.py)."""
-        return self.runner.later(self.writer, label, batch)
-
-    def retire_stale(self, stale: dict[str, list[str]], history: bool, label: str) -> int:
-        return self.runner.call(self.retirer, label, stale, history)
