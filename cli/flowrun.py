@@ -121,8 +121,8 @@ def call_run(run: Run, config: CairnConfig, launch: Launch, **parameters: Any) -
         report = runs.run_sources(config, source, options)
         runs.fail_on_sources(report)  # as the flow run would
         return report
+    from cairn.flows.dask_runner import configured
     from cairn.flows.ingest import backfill_flow, ingest_flow
-    from cairn.flows.runner import configured
 
     flow = ingest_flow if run == "ingest" else backfill_flow
     return RunReport.from_dict(configured(flow, config)(config_path=str(config.config_path), **parameters))

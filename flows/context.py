@@ -17,7 +17,7 @@ from cairn.flows import progress as progress_display
 from cairn.flows.concurrency import WriterSlot
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Progress
-from cairn.flows.steps import StepRunner, Steps
+from cairn.flows.steps import IngestSteps, StepRunner
 from cairn.index.cache import EmbeddingCache
 from cairn.index.derived import DerivedLedger
 from cairn.index.generations import Generations, Target
@@ -136,7 +136,7 @@ class RunContext(OpenIndex):
     """What a run holds open while it syncs its sources: the open index, and the steps (bound once to the encoder,
     the embedding cache and the store), the task runner and the progress display."""
 
-    steps: Steps
+    steps: IngestSteps
     progress: Progress
 
     @classmethod
@@ -147,8 +147,8 @@ class RunContext(OpenIndex):
         with ExitStack() as stack:
             encoder = encoder_for(index.config.embedding)  # the one OpenIndex.open read (load_encoder is cached)
             config = index.config
-            if config.runner.kind == "dask":  # texts to embed go to the workers (flows/runner.py)
-                from cairn.flows.runner import RunnerEncoder, runner_for_run
+            if config.runner.kind == "dask":  # texts to embed go to the workers (flows/dask_runner.py)
+                from cairn.flows.dask_runner import RunnerEncoder, runner_for_run
 
                 workers = stack.enter_context(runner_for_run(config.runner))
                 encoder = RunnerEncoder.around(encoder, workers, config.runner.workers)
@@ -157,7 +157,7 @@ class RunContext(OpenIndex):
             stack.callback(cache.close)
             display = progress_display.start()
             stack.callback(display.close)
-            steps = Steps.bind(config, encoder, cache, index.store, runner)
+            steps = IngestSteps.bind(config, encoder, cache, index.store, runner)
             opened = {f.name: getattr(index, f.name) for f in fields(OpenIndex)}
             yield cls(**opened, steps=steps, progress=display)
 

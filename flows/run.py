@@ -23,7 +23,7 @@ from cairn.flows.noop import Checked, check_unchanged, checks
 from cairn.flows.options import Cleanup, RunOptions, Window
 from cairn.flows.steps import InlineRunner, StepRunner
 from cairn.flows.sync import SourceSync
-from cairn.quality.worker import Writer, report_writer
+from cairn.quality.worker import ReportWriter, report_writer
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 from cairn.schemas.records import parse_day
@@ -248,7 +248,7 @@ class QualityCheck:
     name: ClassVar[str] = "check-quality"
     retried: ClassVar[bool] = False
     in_flow: ClassVar[bool] = False
-    write: Writer
+    write: ReportWriter
     host: RunHost
 
     def run(self, config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str) -> QualityReport:

@@ -1,9 +1,9 @@
 """The steps of an ingest as components: each built once per run with what it needs (RunContext.open), each with
-one typed `run()`: Chunker (parse+chunk), Embedder, Writer, StaleRetirer; Discoverer is flows/discovery.py's.
+one typed `run()`: Chunker (parse+chunk), Embedder, RowWriter, StaleRetirer; Discoverer is flows/discovery.py's.
 
-No Prefect here: `Steps` is what flows/sync.py drives, and every call goes through one `StepRunner`, flows/tasks.py
-PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly: a run with
-no Prefect API, flows/run.py InlineHost; unit tests). The logic itself lives in the layers below (sources/,
+No Prefect here: `IngestSteps` is what flows/sync.py drives, and every call goes through one `StepRunner`,
+flows/tasks.py PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly:
+a run with no Prefect API, flows/run.py InlineHost; unit tests). The logic itself lives in the layers below (sources/,
 chunkers/, index/); these components only join them and account for every input.
 """
 
@@ -99,7 +99,7 @@ class Chunker:
 
 class Embedder:
     """Rows with both vectors for a batch (index/rows.py); only texts the cache lacks reach the model. `in_flow`:
-    the encoder sends its model work out as tasks of its own (a Dask runner, flows/runner.py), so the step runs
+    the encoder sends its model work out as tasks of its own (a Dask runner, flows/dask_runner.py), so the step runs
     as the flow's own code: a task submitted from inside a task would carry its parent's arguments with it."""
 
     name: ClassVar[str] = "embed"
@@ -123,7 +123,7 @@ class Written:
     refused: dict[str, str] = field(default_factory=dict)
 
 
-class Writer:
+class RowWriter:
     """A batch's write: its rows, then the retirement of what they replace. Writes are idempotent (upserts by
     deterministic id, retirements and deletes by the ids the ledger holds), so a retry is safe."""
 
@@ -284,24 +284,24 @@ def with_retries(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
 
 
 @dataclass(frozen=True)
-class Steps:
+class IngestSteps:
     """The run's steps, each bound once to what it needs, and the runner every call goes through. A label names
     what a call works on (`wiki 3/12`): under Prefect, its task run is named after it (`parse-and-chunk wiki 3/12`)."""
 
     discoverer: Discoverer
     chunker: Chunker
     embedder: Embedder
-    writer: Writer
+    writer: RowWriter
     retirer: StaleRetirer
     runner: StepRunner
 
     @classmethod
     def bind(
         cls, config: CairnConfig, encoder: Encoder, cache: EmbeddingCache, store: IndexStore, runner: StepRunner
-    ) -> Steps:
+    ) -> IngestSteps:
         """Every step of a run over `store`, with the settings of `config` ([chunking], [embedding])."""
         embedder = Embedder(encoder, cache, config.embedding.batch_size, in_flow=config.runner.kind == "dask")
-        return cls(Discoverer(), Chunker(config.chunking), embedder, Writer(store), StaleRetirer(store), runner)
+        return cls(Discoverer(), Chunker(config.chunking), embedder, RowWriter(store), StaleRetirer(store), runner)
 
     def discover(self, source: Source) -> Discovery:
         """The discover step as list_source takes it (flows/discovery.py)."""

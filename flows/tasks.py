@@ -1,7 +1,7 @@
 """Ingest steps as Prefect tasks: the one place where a run meets Prefect.
 
 `PrefectHost` is a run hosted by a Prefect flow run (flows/run.py RunHost), and `PrefectRunner` the runner its
-steps go through (flows/steps.py `Steps`): each call of a step is a task run of the current flow run, named after
+steps go through (flows/steps.py `IngestSteps`): each call of a step is a task run of the current flow run, named after
 the step and what it works on (`parse-and-chunk wiki 3/12`).
 Prefect's quirks are handled here and nowhere else:
 

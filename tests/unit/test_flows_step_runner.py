@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from cairn.flows.steps import InlineRunner, Steps
+from cairn.flows.steps import IngestSteps, InlineRunner
 from cairn.flows.tasks import PrefectRunner
 from cairn.index.memory import InMemoryStore
 from cairn.schemas.config import load_config
@@ -36,6 +36,6 @@ def test_the_embed_step_runs_in_the_flow_where_the_runner_is_dask(tmp_path):
     config = load_config(write_config(tmp_path / "c.toml", tmp_path / "index", [source]))
     dask = config.model_copy(update={"runner": config.runner.model_copy(update={"kind": "dask"})})
     for cfg, in_flow in ((config, False), (dask, True)):
-        steps = Steps.bind(cfg, HashingEncoder(), None, InMemoryStore(), InlineRunner())  # type: ignore[arg-type]
+        steps = IngestSteps.bind(cfg, HashingEncoder(), None, InMemoryStore(), InlineRunner())  # type: ignore[arg-type]
         assert steps.embedder.in_flow is in_flow
         assert not (steps.chunker.in_flow or steps.writer.in_flow or steps.retirer.in_flow)

@@ -11,7 +11,7 @@ import pytest
 from cairn.flows.context import RunContext
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Silent
-from cairn.flows.steps import InlineRunner, Steps
+from cairn.flows.steps import IngestSteps, InlineRunner
 from cairn.flows.sync import MASS_DELETE_FLOOR, SourceSync
 from cairn.index.cache import EmbeddingCache
 from cairn.index.memory import InMemoryStore
@@ -46,7 +46,7 @@ def sync(tmp_path: Path, store: InMemoryStore, options: RunOptions | None = None
     encoder = HashingEncoder()
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
-        steps = Steps.bind(config, encoder, cache, store, InlineRunner())
+        steps = IngestSteps.bind(config, encoder, cache, store, InlineRunner())
         run = RunContext(config, options or RunOptions(), store, state, steps=steps, progress=Silent())
         return SourceSync(run, config.sources[0]).sync()
     finally:
@@ -277,7 +277,7 @@ def test_a_source_another_run_wrote_while_it_was_listed_is_listed_again_before_i
     encoder = HashingEncoder()
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
-        steps = Steps.bind(config, encoder, cache, store, InlineRunner())
+        steps = IngestSteps.bind(config, encoder, cache, store, InlineRunner())
         steps = replace(steps, discoverer=MeanwhileAnotherRun())
         run = RunContext(config, RunOptions(), store, state, steps=steps, progress=Silent())
         part = SourceSync(run, config.sources[0]).sync()
