@@ -15,7 +15,7 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.flowrun import begin_run, call_run, hosting, run_flow
+from cairn.cli.flowrun import Run, begin_run, call_run, hosting, run_flow
 from cairn.cli.options import ConfigOption, IgnoredStrictOption, JsonOption, SourceOption, WaitOption, load, parse_date
 from cairn.errors import UsageError
 from cairn.schemas.run_report import SOURCE_FAILURE, Failure, IndexReport, RunReport
@@ -124,18 +124,10 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
         from cairn.index.milvus import Connection
 
         Connection.open(config.milvus, create=True).close()  # fail fast: an unreachable server
-    launch = begin_run(config)  # a local Prefect server, if one is used, starts while the run's modules import
-    report = run_flow(
-        "ingest",
-        config,
-        options.as_json,
-        launch,
-        source=options.source,
-        cleanup=options.cleanup,
-        wait_seconds=options.wait,
-        allow_mass_delete=options.allow_mass_delete,
+    parameters = {"cleanup": options.cleanup, "allow_mass_delete": options.allow_mass_delete}
+    return run_printed(
+        "ingest", config, options.as_json, source=options.source, wait_seconds=options.wait, **parameters
     )
-    return print_run_report(report, options.as_json)
 
 
 def check_backfill(options: BackfillOptions) -> None:
@@ -149,20 +141,15 @@ def check_backfill(options: BackfillOptions) -> None:
 def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     """Run the backfill flow over one source's window and print its run report."""
     config.source(options.source)
-    launch = begin_run(config)
-    # --full: no window, which the run reads as every document
-    report = run_flow(
-        "backfill",
-        config,
-        options.as_json,
-        launch,
-        source=options.source,
-        since=options.since,
-        until=options.until,
-        wait_seconds=options.wait,
-        commits=options.commits,
-    )
-    return print_run_report(report, options.as_json)
+    window = {"since": options.since, "until": options.until, "commits": options.commits}  # --full: none, every one
+    return run_printed("backfill", config, options.as_json, source=options.source, wait_seconds=options.wait, **window)
+
+
+def run_printed(run: Run, config: CairnConfig, as_json: bool, **parameters: object) -> Outcome:
+    """`run` (flows/run.py's ingest or backfill, with its `parameters`) in this process or as a flow run
+    (cli/flowrun.py), its run report printed: what it means."""
+    launch = begin_run(config)  # a local Prefect server, if one is used, starts while the run's modules import
+    return print_run_report(run_flow(run, config, as_json, launch, **parameters), as_json)
 
 
 def print_run_report(report: RunReport, as_json: bool) -> Outcome:
