@@ -165,6 +165,7 @@ def run_sources(config: CairnConfig, source: str | None, options: RunOptions) ->
         if checked.unchanged is not None:
             report = checked.unchanged
             report.seconds = time.perf_counter() - started
+            host.publish_run(report, options.title)
             push_run_metrics(config.metrics, report)
             return report
         report = RunReport(run_id=host.run_id)
@@ -202,7 +203,8 @@ def sync_sources(
     reason, not listed again), then what the run did to the index."""
     for source_config in selected:
         began = time.perf_counter()
-        part = checked.failed.get(source_config.name) or SourceSync(run, source_config).sync()
+        failed = checked.failed.get(source_config.name)
+        part = failed if failed is not None else SourceSync(run, source_config).sync()
         outcome = report.close_source(source_config.name, part, time.perf_counter() - began)
         run.source_done(source_config.name, not outcome.failed)
     report.index = index = run.conclude()
