@@ -52,13 +52,15 @@ class Launch:
 
 def begin_run(config: CairnConfig) -> Launch:
     """How a run of this command will run, decided (and the local Prefect server set starting) before the run's
-    modules import; the data-quality worker set starting too, as the run will check what it writes."""
+    modules import; for a flow run, the data-quality worker set starting too, as the run will check what it
+    writes. A run in this process starts that worker itself, after its first step found work (flows/noop.py):
+    an unchanged run starts nothing."""
+    if runs_inline(config):
+        return Launch(inline=True)
     if config.quality.on_ingest:  # great-expectations imports in its worker from now on (quality/worker.py)
         from cairn.quality.worker import report_writer
 
         report_writer()
-    if runs_inline(config):
-        return Launch(inline=True)
     from cairn.flows.prefect_server import LocalApi
 
     return Launch(inline=False, api=LocalApi.begin(config.runner.prefect_idle_seconds))
