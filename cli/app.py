@@ -4,7 +4,7 @@ end becomes an exit code.
     cairn [--config PATH] [--verbose | --quiet] COMMAND [OPTIONS]
 
 Commands live one group per module: ingest.py (ingest, backfill, reconcile), query.py (query),
-evaluate.py (eval [beir]), inspection.py (status, report, export-query-model), serve.py (serve, new-key), mcp.py
+evaluate.py (eval [beir]), inspection.py (status, report), serve.py (serve, new-key, export-query-model), mcp.py
 (mcp), shell.py (completion, and each command's examples); flowrun.py runs a flow for ingest.py. Each imports its
 heavy layers (Prefect, the flows, torch, uvicorn, the MCP SDK) inside the command, so `cairn --help`, `cairn query`
 and `cairn status` never load Prefect.
@@ -101,7 +101,7 @@ COMMANDS = {
     "eval": evaluate.evaluate,
     "report": inspection.report,
     "status": inspection.status,
-    "export-query-model": inspection.export_query_model,
+    "export-query-model": serve.export_query_model,
     "serve": serve.serve,
     "new-key": serve.new_key,
     "mcp": mcp.mcp,

@@ -8,7 +8,7 @@ index (so only that mode imports Prefect). Arguments are checked before anything
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -139,7 +139,7 @@ def ingest_beir(options: EvalOptions) -> tuple[CairnConfig, dict, EvalOptions]:
     config = load_config(config_path)
     launch = begin_run(config)
     with hosting(launch):
-        ingested = call_run("ingest", config, launch)["documents"]
+        ingested = asdict(call_run("ingest", config, launch).documents)
     return config, ingested, replace(options, tenant=TENANT, groups=(GROUP,))
 
 

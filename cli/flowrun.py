@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from cairn.flows.prefect_server import LocalApi
     from cairn.flows.progress import ProgressKind
     from cairn.schemas.config import CairnConfig
+    from cairn.schemas.run_report import RunReport
 
 
 def progress_kind(as_json: bool) -> ProgressKind:
@@ -51,13 +52,15 @@ class Launch:
 
 def begin_run(config: CairnConfig) -> Launch:
     """How a run of this command will run, decided (and the local Prefect server set starting) before the run's
-    modules import; the data-quality worker set starting too, as the run will check what it writes."""
+    modules import; for a flow run, the data-quality worker set starting too, as the run will check what it
+    writes. A run in this process starts that worker itself, after its first step found work (flows/noop.py):
+    an unchanged run starts nothing."""
+    if runs_inline(config):
+        return Launch(inline=True)
     if config.quality.on_ingest:  # great-expectations imports in its worker from now on (quality/worker.py)
         from cairn.quality.worker import report_writer
 
         report_writer()
-    if runs_inline(config):
-        return Launch(inline=True)
     from cairn.flows.prefect_server import LocalApi
 
     return Launch(inline=False, api=LocalApi.begin(config.runner.prefect_idle_seconds))
@@ -75,19 +78,20 @@ def runs_inline(config: CairnConfig) -> bool:
 Run = Literal["ingest", "backfill"]
 
 
-def run_flow(run: Run, config: CairnConfig, as_json: bool, launch: Launch, **parameters: Any) -> dict:
+def run_flow(run: Run, config: CairnConfig, as_json: bool, launch: Launch, **parameters: Any) -> RunReport:
     """Run `run` (flows/run.py's ingest or backfill) over `config` as `launch` says, showing progress as
     `progress_kind` decides: its run report, also when the run failed on purpose because a source failed (after
     the other sources ran)."""
     from cairn.errors import SourcesFailed
     from cairn.flows.progress import set_progress_display
+    from cairn.schemas.run_report import RunReport
 
     set_progress_display(progress_kind(as_json))
     try:
         with hosting(launch):
             return call_run(run, config, launch, **parameters)
-    except SourcesFailed as failed:
-        return failed.report
+    except SourcesFailed as failed:  # a flow run's failure carries its report as JSON data
+        return RunReport.from_dict(failed.report)
 
 
 @contextmanager
@@ -105,19 +109,25 @@ def hosting(launch: Launch) -> Iterator[None]:
         yield
 
 
-def call_run(run: Run, config: CairnConfig, launch: Launch, **parameters: Any) -> dict:
-    """`run` over `config` as `launch` says, inside `hosting(launch)`: in this process, or as a flow run on the
-    configured task runner."""
+def call_run(run: Run, config: CairnConfig, launch: Launch, **parameters: Any) -> RunReport:
+    """`run` over `config` as `launch` says, inside `hosting(launch)`: in this process (flows/run.py run_sources, the
+    record itself), or as a flow run on the configured task runner (its result, the report as JSON data, read
+    back). Either fails (SourcesFailed) when a source failed as a whole."""
+    from cairn.schemas.run_report import RunReport
+
     if launch.inline:
         from cairn.flows import run as runs
 
-        function = runs.ingest if run == "ingest" else runs.backfill
-        return function(config_path=str(config.config_path), **parameters)
+        source = parameters.pop("source", None)
+        options = runs.ingest_options(**parameters) if run == "ingest" else runs.backfill_options(**parameters)
+        report = runs.run_sources(config, source, options)
+        runs.fail_on_sources(report)  # as the flow run would
+        return report
+    from cairn.flows.dask_runner import configured
     from cairn.flows.ingest import backfill_flow, ingest_flow
-    from cairn.flows.runner import configured
 
     flow = ingest_flow if run == "ingest" else backfill_flow
-    return configured(flow, config)(config_path=str(config.config_path), **parameters)
+    return RunReport.from_dict(configured(flow, config)(config_path=str(config.config_path), **parameters))
 
 
 class _OffTheTerminal(logging.Filter):

@@ -15,10 +15,10 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.flowrun import begin_run, call_run, hosting, run_flow
+from cairn.cli.flowrun import Run, begin_run, call_run, hosting, run_flow
 from cairn.cli.options import ConfigOption, IgnoredStrictOption, JsonOption, SourceOption, WaitOption, load, parse_date
 from cairn.errors import UsageError
-from cairn.schemas.run_report import SOURCE_FAILURE
+from cairn.schemas.run_report import SOURCE_FAILURE, Failure, IndexReport, RunReport
 
 if TYPE_CHECKING:
     from cairn.flows.reconcile import Drift, LedgerCheck
@@ -124,25 +124,10 @@ def run_ingest(config: CairnConfig, options: IngestOptions) -> Outcome:
         from cairn.index.milvus import Connection
 
         Connection.open(config.milvus, create=True).close()  # fail fast: an unreachable server
-    from cairn.flows.noop import unchanged_run
-    from cairn.flows.options import RunOptions
-
-    failed: dict[str, str] = {}  # sources whose listing failed in the check: not listed again by the flow
-    report = unchanged_run(config, options.source, RunOptions(cleanup=options.cleanup), failed)  # nothing to do
-    if report is None:
-        launch = begin_run(config)  # a local Prefect server, if one is used, starts while the run's modules import
-        report = run_flow(
-            "ingest",
-            config,
-            options.as_json,
-            launch,
-            source=options.source,
-            cleanup=options.cleanup,
-            wait_seconds=options.wait,
-            allow_mass_delete=options.allow_mass_delete,
-            listing_failed=failed or None,
-        )
-    return print_run_report(report, options.as_json)
+    parameters = {"cleanup": options.cleanup, "allow_mass_delete": options.allow_mass_delete}
+    return run_printed(
+        "ingest", config, options.as_json, source=options.source, wait_seconds=options.wait, **parameters
+    )
 
 
 def check_backfill(options: BackfillOptions) -> None:
@@ -156,82 +141,76 @@ def check_backfill(options: BackfillOptions) -> None:
 def run_backfill(config: CairnConfig, options: BackfillOptions) -> Outcome:
     """Run the backfill flow over one source's window and print its run report."""
     config.source(options.source)
-    launch = begin_run(config)
-    # --full: no window, which the run reads as every document
-    report = run_flow(
-        "backfill",
-        config,
-        options.as_json,
-        launch,
-        source=options.source,
-        since=options.since,
-        until=options.until,
-        wait_seconds=options.wait,
-        commits=options.commits,
-    )
-    return print_run_report(report, options.as_json)
+    window = {"since": options.since, "until": options.until, "commits": options.commits}  # --full: none, every one
+    return run_printed("backfill", config, options.as_json, source=options.source, wait_seconds=options.wait, **window)
 
 
-def print_run_report(report: dict, as_json: bool) -> Outcome:
+def run_printed(run: Run, config: CairnConfig, as_json: bool, **parameters: object) -> Outcome:
+    """`run` (flows/run.py's ingest or backfill, with its `parameters`) in this process or as a flow run
+    (cli/flowrun.py), its run report printed: what it means."""
+    launch = begin_run(config)  # a local Prefect server, if one is used, starts while the run's modules import
+    return print_run_report(run_flow(run, config, as_json, launch, **parameters), as_json)
+
+
+def print_run_report(report: RunReport, as_json: bool) -> Outcome:
     """The run report as JSON, or as a summary (each failure, skip and warning on stderr), and what it means: a
     source that failed as a whole, some documents that failed, or every input accounted for."""
     if as_json:
-        output.print_json(report)
+        output.print_json(report.to_dict())
     else:
-        d = report["documents"]
+        d = report.documents
         output.line(
-            f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
-            f"{d.get('skipped', 0)} skipped, {d['deleted']} deleted, {d['failed']} failed",
+            f"documents: {d.seen} seen, {d.indexed} indexed, {d.unchanged} unchanged, "
+            f"{d.skipped} skipped, {d.deleted} deleted, {d.failed} failed",
             style="bold",
         )
         output.line(
-            f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
-            f"embeddings computed: {report['embeddings_computed']}"
+            f"sections: {report.sections}  chunks: {report.chunks}  tokens: {report.tokens}  "
+            f"embeddings computed: {report.embeddings_computed}"
         )
         output.line(
-            f"seconds: {report['seconds']:.1f} (the model: {report['model_seconds']:.1f})  "
-            f"chunks/s: {report['chunks_per_second']:.1f}"
+            f"seconds: {round(report.seconds, 3):.1f} (the model: {round(report.model_seconds, 3):.1f})  "
+            f"chunks/s: {round(report.chunks_per_second, 2):.1f}"
         )
-        quality = report.get("quality")
+        quality = report.quality
         if quality:
-            verdict = "passed" if quality["success"] else f"FAILED ({'; '.join(quality['failed'])})"
+            verdict = "passed" if quality.success else f"FAILED ({'; '.join(quality.failed)})"
             output.line(
-                f"data quality: {verdict}; report: {quality['report_dir']}/index.html",
-                style="green" if quality["success"] else "red",
+                f"data quality: {verdict}; report: {quality.report_dir}/index.html",
+                style="green" if quality.success else "red",
             )
-        for failure in report["failures"]:
+        for failure in report.failures:
             output.problem(failure_line(failure))
-        for skipped in report.get("skipped") or []:  # nothing to index; those remembered from earlier runs: counted
-            if skipped["read"]:
-                output.note(f"SKIPPED {skipped['source']}: {skipped['document']}: {skipped['reason']}")
-        for warning in report.get("warnings") or []:  # indexed, with a caveat (a PDF's pages without text)
-            output.problem(f"WARNING {warning['source']}: {warning['document']}: {warning['error']}")
-        print_index_switch(report.get("index") or {})
-    if report.get("failed_sources"):
+        for skipped in report.skipped:  # nothing to index; those remembered from earlier runs: only counted
+            if skipped.read:
+                output.note(f"SKIPPED {skipped.source}: {skipped.document}: {skipped.reason}")
+        for warning in report.warnings:  # indexed, with a caveat (a PDF's pages without text)
+            output.problem(f"WARNING {warning.source}: {warning.document}: {warning.error}")
+        if report.index is not None:
+            print_index_switch(report.index)
+    if report.failed_sources:
         return Outcome.SOURCES_FAILED
-    return Outcome.INPUTS_FAILED if report["failures"] else Outcome.OK
+    return Outcome.INPUTS_FAILED if report.failures else Outcome.OK
 
 
-def failure_line(failure: dict) -> str:
+def failure_line(failure: Failure) -> str:
     """A failed input in one line; a whole source's failure (document "*") names the source once."""
-    if failure["document"] == SOURCE_FAILURE:
-        named, error = f"source {failure['source']!r}", failure["error"]
+    if failure.document == SOURCE_FAILURE:
+        named, error = f"source {failure.source!r}", failure.error
         return f"FAILED {error if error.startswith(named) else f'{named}: {error}'}"
-    refused = "REFUSED" if failure.get("policy") else "FAILED"
-    return f"{refused} {failure['source']}: {failure['document']}: {failure['error']}"
+    refused = "REFUSED" if failure.policy else "FAILED"
+    return f"{refused} {failure.source}: {failure.document}: {failure.error}"
 
 
-def print_index_switch(index: dict) -> None:
+def print_index_switch(index: IndexReport) -> None:
     """A rebuild beside the serving collection (index/generations.py): switched, or still waiting."""
-    if index.get("switch") == "pending":
+    if index.switch == "pending":
         output.problem(
-            f"rebuilding into {index['collection']} ({index['rebuild']}): {index['serving']} keeps serving "
-            f"until every source is built; waiting for: {', '.join(index['waiting_for'])}"
+            f"rebuilding into {index.collection} ({index.rebuild}): {index.serving} keeps serving "
+            f"until every source is built; waiting for: {', '.join(index.waiting_for)}"
         )
-    elif index.get("switch") == "done":
-        output.line(
-            f"rebuilt ({index['rebuild']}): now serving {index['serving']}; dropped {index['dropped']}", style="green"
-        )
+    elif index.switch == "done":
+        output.line(f"rebuilt ({index.rebuild}): now serving {index.serving}; dropped {index.dropped}", style="green")
 
 
 def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:

@@ -1,5 +1,4 @@
-"""`cairn status` and `cairn report`: what the collection holds, and whether it passes the data-quality checks;
-`cairn export-query-model`: the query encoder a `cairn[query]` service runs (embedding/query_model.py).
+"""`cairn status` and `cairn report`: what the collection holds, and whether it passes the data-quality checks.
 
 `status` reads row counts through the Milvus access layer only (no Prefect, no model); `report` runs the
 great-expectations suites the `cairn-report` flow runs, without a Prefect server.
@@ -8,7 +7,6 @@ great-expectations suites the `cairn-report` flow runs, without a Prefect server
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -114,32 +112,3 @@ def run_report(config, options: ReportOptions) -> Outcome:
             output.print_grid(grid)
         output.line(f"report: {result.report_dir}/index.html")
     return Outcome.OK if result.success else Outcome.CHECKS_FAILED
-
-
-def export_query_model(
-    ctx: typer.Context,
-    folder: Annotated[
-        Path, typer.Argument(help="the folder to write (model.onnx, tokenizer.json, cairn-query-model.json)")
-    ],
-    config: ConfigOption = None,
-    as_json: JsonOption = False,
-) -> Outcome:
-    """Export the configured encoder for services installed with `cairn[query]` (no torch), and the configured
-    reranker when `[query] steps.rerank` is on: copy the folder to the service and set `[embedding] query_model`
-    (or $CAIRN_QUERY_MODEL) to it."""
-    from cairn.embedding import encoder_for
-    from cairn.embedding.query_model import export_query_model as export
-
-    cfg = load(ctx, config)
-    encoder = encoder_for(cfg.embedding)
-    reranker = cfg.query.rerank_model if cfg.query.enabled("rerank") else None
-    export(encoder, folder, reranker)
-    if as_json:
-        output.print_json(
-            {"folder": str(folder), "identity": encoder.identity, "dim": encoder.dim, "reranker": reranker}
-        )
-    else:
-        output.line(
-            f"query model for {encoder.identity}{f' and reranker {reranker}' if reranker else ''} written to {folder}"
-        )
-    return Outcome.OK

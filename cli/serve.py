@@ -1,4 +1,6 @@
-"""`cairn serve`: the query module as an HTTP service (serve/app.py) on uvicorn, until SIGTERM or Ctrl-C.
+"""`cairn serve`: the query module as an HTTP service (serve/app.py) on uvicorn, until SIGTERM or Ctrl-C;
+`cairn new-key`, a caller's key; `cairn export-query-model`, the query encoder a `cairn[query]` service runs
+(embedding/query_model.py).
 
 One worker runs the app in this process; `--workers N` starts N processes (uvicorn's supervisor), each opening
 its own Retriever on the same index (the embedded index through its shared server, or a Milvus server), with
@@ -21,7 +23,7 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.options import ConfigOption, config_path, load
+from cairn.cli.options import ConfigOption, JsonOption, config_path, load
 
 
 def serve(
@@ -110,4 +112,33 @@ def new_key(
     output.line("\n[[serve.principals]]")
     for field in ("name", "key_sha256", "tenant", "groups"):
         output.line(f"{field} = {json.dumps(getattr(entry, field))}")
+    return Outcome.OK
+
+
+def export_query_model(
+    ctx: typer.Context,
+    folder: Annotated[
+        Path, typer.Argument(help="the folder to write (model.onnx, tokenizer.json, cairn-query-model.json)")
+    ],
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> Outcome:
+    """Export the configured encoder for services installed with `cairn[query]` (no torch), and the configured
+    reranker when `[query] steps.rerank` is on: copy the folder to the service and set `[embedding] query_model`
+    (or $CAIRN_QUERY_MODEL) to it."""
+    from cairn.embedding import encoder_for
+    from cairn.embedding.query_model import export_query_model as export
+
+    cfg = load(ctx, config)
+    encoder = encoder_for(cfg.embedding)
+    reranker = cfg.query.rerank_model if cfg.query.enabled("rerank") else None
+    export(encoder, folder, reranker)
+    if as_json:
+        output.print_json(
+            {"folder": str(folder), "identity": encoder.identity, "dim": encoder.dim, "reranker": reranker}
+        )
+    else:
+        output.line(
+            f"query model for {encoder.identity}{f' and reranker {reranker}' if reranker else ''} written to {folder}"
+        )
     return Outcome.OK

@@ -1,6 +1,7 @@
 """What Cairn embeds with, as a protocol: the bundled models (embedding/model.py ModelEncoder), the exported query
 model of a `cairn[query]` service (embedding/query_model.py QueryModel) and the task-runner encoder of a Dask run
-(flows/runner.py) all answer to it, and the index and query layers are typed against it, not against one of them."""
+(flows/dask_runner.py) all answer to it, and the index and query layers are typed against it, not against one of
+them."""
 
 from __future__ import annotations
 

@@ -176,7 +176,7 @@ def bundled_files(spec: ModelSpec) -> tuple[Path, Path]:
 
 
 def _threads() -> int:
-    """Every core, unless the process shares the machine with sibling workers (flows/runner.py sets this)."""
+    """Every core, unless the process shares the machine with sibling workers (flows/dask_runner.py sets this)."""
     return int(os.environ.get("CAIRN_TORCH_THREADS") or 0) or max(1, os.cpu_count() or 1)
 
 

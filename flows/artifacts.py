@@ -87,8 +87,11 @@ def _document(document: str) -> str:
 def source_rows(report: RunReport) -> list[dict]:
     """One row per source: how it went and its document counts (the table artifact). A source's error is in the
     run report's list, not here: Prefect's table does not wrap a cell, and one error pushed it past its panel."""
-    columns = ("status", "seen", "indexed", "unchanged", "skipped", "deleted", "failed")
-    return [{"source": name, **{c: part.get(c, "") for c in columns}} for name, part in report.per_source.items()]
+    counts = ("seen", "indexed", "unchanged", "skipped", "deleted", "failed")
+    return [
+        {"source": name, "status": part.status, **{c: getattr(part.documents, c) for c in counts}}
+        for name, part in report.per_source.items()
+    ]
 
 
 def publish_run(report: RunReport, title: str) -> None:

@@ -1,13 +1,14 @@
-"""What a run holds open while it syncs its sources: the store, the cursors, the steps (bound once to the encoder,
-the embedding cache and the store), the writer slot, the task runner and the progress display. Opened once per
-run, closed whatever happens. The writer slot is taken in turns, around what writes (`writing`), never while a
+"""What a run holds open: the index (`OpenIndex`: the store, the cursors, the writer slot; what its first step, the
+unchanged check of flows/noop.py, reads), then, when there is work, the steps (bound once to the encoder, the
+embedding cache and the store), the task runner and the progress display (`RunContext`). Opened once per run,
+closed whatever happens. The writer slot is taken in turns, around what writes (`writing`), never while a
 source lists (flows/concurrency.py WriterSlot)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from cairn.embedding import encoder_for
@@ -16,7 +17,7 @@ from cairn.flows import progress as progress_display
 from cairn.flows.concurrency import WriterSlot
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Progress
-from cairn.flows.steps import StepRunner, Steps
+from cairn.flows.steps import IngestSteps, StepRunner
 from cairn.index.cache import EmbeddingCache
 from cairn.index.derived import DerivedLedger
 from cairn.index.generations import Generations, Target
@@ -25,6 +26,7 @@ from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
+from cairn.schemas.run_report import IndexReport
 
 
 def storage_error(config: CairnConfig, exc: BaseException, reason: str) -> StorageError:
@@ -56,13 +58,15 @@ def storage_errors(config: CairnConfig) -> Iterator[None]:
 
 
 @dataclass
-class RunContext:
+class OpenIndex:
+    """The index as a run holds it open: the store it writes, the cursors, and where it writes, set up in the run's
+    first turn with the writer slot. Opened one way for the whole run: its first step (the unchanged check,
+    flows/noop.py) and its syncs (RunContext)."""
+
     config: CairnConfig
     options: RunOptions
     store: IndexStore
     state: SourceState
-    steps: Steps
-    progress: Progress
     # where this run writes: the serving generation, or the next one built beside it; None for a store without
     # generations (InMemoryStore: a unit test's run), which has nothing to publish or switch
     generations: Generations | None = None
@@ -71,20 +75,12 @@ class RunContext:
 
     @classmethod
     @contextmanager
-    def open(cls, config: CairnConfig, options: RunOptions, runner: StepRunner) -> Iterator[RunContext]:
-        """Start the task runner, open everything a sync needs, and set the index up for writing in the run's
-        first turn with the writer slot (IndexBusy when another run keeps it past `options.wait_seconds`); close it
-        all after. Every step call goes through `runner` (flows/run.py RunHost)."""
+    def open(cls, config: CairnConfig, options: RunOptions) -> Iterator[OpenIndex]:
+        """Set the index up for writing in the run's first turn with the writer slot (IndexBusy when another run
+        keeps it past `options.wait_seconds`): the generation it writes, the collection, the alias; close it all
+        after."""
         with ExitStack() as stack:
-            encoder = encoder_for(config.embedding)
-            if config.runner.kind == "dask":  # texts to embed go to the workers (flows/runner.py)
-                from cairn.flows.runner import RunnerEncoder, runner_for_run
-
-                workers = stack.enter_context(runner_for_run(config.runner))
-                encoder = RunnerEncoder.around(encoder, workers, config.runner.workers)
-            with storage_errors(config):
-                cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
-            stack.callback(cache.close)
+            encoder = encoder_for(config.embedding)  # its identity and dimension: the weights are not loaded
             slot = WriterSlot(config.milvus, options.wait_seconds)
             with storage_errors(config), slot.held():  # the setup writes: generations, the collection, the alias
                 connection = stack.enter_context(Connection.open(config.milvus, create=True))
@@ -100,10 +96,12 @@ class RunContext:
                     DerivedLedger.remove(config.ledger_folder, generations.physical(dropped))
                 store.ensure_collection(embedder=encoder.identity)
                 generations.publish(target)
-            display = progress_display.start()
-            stack.callback(display.close)
-            steps = Steps.bind(config, encoder, cache, store, runner)
-            yield cls(config, options, store, state, steps, display, generations, target, slot)
+            yield cls(config, options, store, state, generations, target, slot)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the run writes the generation that serves, which existed before it: no new index, no rebuild."""
+        return self.target is not None and not self.target.rebuilding and not self.target.publish
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -132,30 +130,61 @@ class RunContext:
                 f"not {expected!r}: another run switched it): not written this run; the next run writes it"
             )
 
+
+@dataclass(kw_only=True)
+class RunContext(OpenIndex):
+    """What a run holds open while it syncs its sources: the open index, and the steps (bound once to the encoder,
+    the embedding cache and the store), the task runner and the progress display."""
+
+    steps: IngestSteps
+    progress: Progress
+
+    @classmethod
+    @contextmanager
+    def around(cls, index: OpenIndex, runner: StepRunner) -> Iterator[RunContext]:
+        """The run's steps over `index`, the task runner started; every step call goes through `runner`
+        (flows/run.py RunHost). The encoder's weights load when something must be embedded."""
+        with ExitStack() as stack:
+            encoder = encoder_for(index.config.embedding)  # the one OpenIndex.open read (load_encoder is cached)
+            config = index.config
+            if config.runner.kind == "dask":  # texts to embed go to the workers (flows/dask_runner.py)
+                from cairn.flows.dask_runner import RunnerEncoder, runner_for_run
+
+                workers = stack.enter_context(runner_for_run(config.runner))
+                encoder = RunnerEncoder.around(encoder, workers, config.runner.workers)
+            with storage_errors(config):
+                cache = EmbeddingCache(config.embedding.cache_path, encoder.dim)
+            stack.callback(cache.close)
+            display = progress_display.start()
+            stack.callback(display.close)
+            steps = IngestSteps.bind(config, encoder, cache, index.store, runner)
+            opened = {f.name: getattr(index, f.name) for f in fields(OpenIndex)}
+            yield cls(**opened, steps=steps, progress=display)
+
     def source_done(self, name: str, ok: bool) -> None:
         """A source finished: into a generation being built, it counts towards the switch."""
         if ok and self.target is not None and self.generations is not None and self.target.rebuilding:
             with self._turn():
                 self.generations.mark_built(self.target.collection, name)
 
-    def conclude(self) -> dict:
+    def conclude(self) -> IndexReport | None:
         """After every selected source ran: a build that now holds every configured source starts serving
-        (flows/ingest.py); what the run report says about the index."""
+        (flows/ingest.py); what the run report says about the index (None: a store without generations)."""
         target = self.target
         if target is None or self.generations is None:
-            return {}
-        info = {"collection": target.collection, "serving": target.serving or target.collection}
+            return None
+        info = IndexReport(target.collection, target.serving or target.collection)
         if not target.rebuilding:
             return info
-        info["rebuild"] = target.rebuild_reason
+        info.rebuild = target.rebuild_reason
         with self._turn():
             if self.generations.serving_collection()[0] == target.collection:  # another run's switch, meanwhile
-                return {**info, "switch": "done", "serving": target.collection, "dropped": None}
+                return replace(info, switch="done", serving=target.collection, dropped=None)
             waiting = sorted({s.name for s in self.config.sources} - self.generations.built(target.collection))
             if waiting:
-                return {**info, "switch": "pending", "waiting_for": waiting}
+                return replace(info, switch="pending", waiting_for=waiting)
             dropped = self.generations.switch(target)
             self.state.adopt(target.collection)
         if dropped is not None:
             DerivedLedger.remove(self.config.ledger_folder, self.generations.physical(dropped))
-        return {**info, "switch": "done", "serving": target.collection, "dropped": dropped}
+        return replace(info, switch="done", serving=target.collection, dropped=dropped)

@@ -37,6 +37,7 @@ class Discoverer:
 
     name: ClassVar[str] = "discover"
     retried: ClassVar[bool] = False
+    in_flow: ClassVar[bool] = False
 
     def run(self, source: Source) -> Discovery:
         return self.until(source, lambda ref: False)

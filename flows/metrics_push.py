@@ -21,34 +21,34 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from cairn.redact import redact
 from cairn.schemas.config import MetricsConfig
+from cairn.schemas.run_report import RunReport
 
 log = logging.getLogger("cairn.flows.metrics")
 OUTCOMES = ("seen", "indexed", "unchanged", "skipped", "deleted", "failed")
 
 
-def push_run_metrics(config: MetricsConfig, report: dict[str, Any]) -> int:
-    """Push each source's figures of `report` (the run report as JSON data); the groups pushed."""
+def push_run_metrics(config: MetricsConfig, report: RunReport) -> int:
+    """Push each source's figures of `report`; the groups pushed."""
     if not config.pushgateway_url:
         return 0
     from prometheus_client import CollectorRegistry, Gauge, pushadd_to_gateway
 
     pushed, ended = 0, time.time()
-    for source, figures in report.get("per_source", {}).items():
+    for source, figures in report.per_source.items():
         registry = CollectorRegistry()
         documents = Gauge("cairn_ingest_documents", "documents in the last run", ["outcome"], registry=registry)
         for outcome in OUTCOMES:
-            documents.labels(outcome).set(figures.get(outcome, 0))
+            documents.labels(outcome).set(getattr(figures.documents, outcome))
         values = {
-            "cairn_ingest_embeddings_computed": ("texts embedded in the run", figures.get("embeddings_computed", 0)),
-            "cairn_ingest_seconds": ("the source's seconds in the last run", figures.get("seconds", 0.0)),
-            "cairn_ingest_source_failed": ("1 when the source failed as a whole", int(figures["status"] == "failed")),
+            "cairn_ingest_embeddings_computed": ("texts embedded in the run", figures.embeddings_computed),
+            "cairn_ingest_seconds": ("the source's seconds in the last run", figures.seconds),
+            "cairn_ingest_source_failed": ("1 when the source failed as a whole", int(figures.failed)),
             "cairn_ingest_last_run_timestamp_seconds": ("when the last run ended", ended),
         }
-        if figures["status"] != "failed":
+        if not figures.failed:
             values["cairn_ingest_last_success_timestamp_seconds"] = ("when a run last did not fail it", ended)
         for name, (text, value) in values.items():
             Gauge(name, text, registry=registry).set(value)

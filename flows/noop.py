@@ -1,93 +1,98 @@
-"""An ingest that would change nothing, recognised without starting a flow run.
+"""A run's first step: an ingest that would change nothing, recognised before anything heavy starts.
 
-From the shell, most of an unchanged re-ingest's wall time was Prefect's temporary server starting (8-18 s)
-around a run that took a second. Before starting the flow, the CLI asks `unchanged_run`: it discovers every
-selected source and compares it with the collection exactly as the flow's first step does (flows/discovery.py
-plan_source), without Prefect, the model or a write. When no source has anything to index or remove, that
-comparison is the run: its report is returned and no flow run is made. It stops listing a source at the first
-document to index (plan_source without a discover step): the flow lists everything again anyway, so a run with
-edits pays one listing, not two. Only where no Prefect API is configured (flows/prefect_api.py; the CLI's runs
-then run in its own process, or report to the local Prefect server when asked): with a Prefect server, every run is
-recorded as a flow run. Anything
-else (work to do, a source that fails, an index another run holds, no collection yet, another encoder, a rebuild
-under way) returns None and the flow runs as usual, so every outcome that is not "nothing to do" is still
-recorded by Prefect.
+Most of an unchanged re-ingest's wall time was fixed cost around a run that had nothing to do: the model, a Dask
+cluster, the data-quality worker (and, from the shell, a Prefect server starting). So a run first compares every
+selected source with the collection exactly as its syncs do (flows/discovery.py), without the model or a write,
+through the index the run has opened (flows/context.py OpenIndex: one opening, the writer slot taken in turns).
+When no source has anything to index or remove, that comparison is the run: its report is the run's, and nothing
+else starts. It stops listing a source at the first document to index (a listing without a discover step): the
+run lists everything then, so a run with edits pays one listing of that source, not two.
 
-It lists outside the writer lock, which it takes (never waiting) only to read each source's ledger: a source that
-lists slowly holds up no other run. A source whose listing fails (past its budget, unreachable) is recorded in
-`failed`, so that the flow run fails it with that reason instead of listing it again.
+Only where no Prefect API is configured (flows/prefect_api.py: a run in the CLI's own process, or on the local
+Prefect server): with a Prefect server every run syncs in full as its flow run. Not for a backfill (it re-processes
+on purpose), a new index or a rebuild beside the serving one (the syncs write those).
+
+It lists outside the writer slot, which it takes only to read each source's ledger: a source that lists slowly
+holds up no other run. A source whose listing fails (past its budget, unreachable) ends the check, and is failed
+with that reason in the run's report: the run does not list it a second time (`Checked.failed`).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from contextlib import ExitStack
+from dataclasses import dataclass, field
 
-from cairn.embedding import encoder_for
 from cairn.errors import SourceError
+from cairn.flows.context import OpenIndex
 from cairn.flows.discovery import list_source, plan_listed
-from cairn.flows.metrics_push import push_run_metrics
 from cairn.flows.options import RunOptions
 from cairn.flows.prefect_api import prefect_api_configured
 from cairn.index.derived import DerivedLedger
-from cairn.index.generations import Generations, open_serving
-from cairn.index.lock import writer_lock
-from cairn.index.state import SourceState
-from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig
-from cairn.schemas.run_report import RunReport, SourceReport
+from cairn.schemas.run_report import SOURCE_FAILURE, IndexReport, RunReport, SourceReport
+from cairn.schemas.source_config import SourceConfig
+
+
+@dataclass
+class Checked:
+    """What the first step found: the run's whole report when nothing is to be done (`unchanged`), else the
+    sources whose listing failed in it, each as its part of the report (failed with the reason)."""
+
+    unchanged: RunReport | None = None
+    failed: dict[str, SourceReport] = field(default_factory=dict)
+
+
+def checks(index: OpenIndex) -> bool:
+    """Whether a run over `index` starts with the unchanged check (module doc)."""
+    return index.options.backfill is None and index.settled and not prefect_api_configured()
+
+
+def check_unchanged(index: OpenIndex, selected: list[SourceConfig], run_id: str) -> Checked:
+    """Each selected source compared with the collection, until one has work or fails to list; the report
+    `run_id` when none has. Anything else that goes wrong (a ledger unreadable, a damaged row) is left to the
+    syncs, which meet it and report it."""
+    started = time.perf_counter()
+    report = RunReport(run_id=run_id)
+    try:
+        for source_config in selected:
+            began = time.perf_counter()
+            with index.writing():  # bringing a derived ledger in step rewrites it
+                ledger = index.store.ledger(source_config.name)
+            try:
+                listed = list_source(source_config, index.config.s3, ledger, index.state, index.options)
+            except SourceError as exc:
+                part = SourceReport()
+                part.fail(source_config.name, SOURCE_FAILURE, str(exc))
+                return Checked(failed={source_config.name: part})
+            planned = plan_listed(listed, ledger, source_config, index.options)
+            if planned.has_work:
+                derived = getattr(index.store, "derived", None)
+                if isinstance(derived, DerivedLedger):  # the sync reads it again otherwise
+                    derived.hand_on(source_config.name, planned.ledger)
+                return Checked()
+            part = SourceReport()
+            planned.account(part, source_config.name)
+            report.close_source(source_config.name, part, time.perf_counter() - began)
+    except Exception:  # noqa: BLE001 - a failing ledger, a damaged index: the syncs meet it and report it
+        return Checked()
+    serving = index.target.collection if index.target is not None else index.config.milvus.collection
+    report.index = IndexReport(serving, serving)
+    report.seconds = time.perf_counter() - started
+    return Checked(unchanged=report)
 
 
 def unchanged_run(
-    config: CairnConfig,
-    source: str | None = None,
-    options: RunOptions | None = None,
-    failed: dict[str, str] | None = None,
-) -> dict | None:
-    """The run report when an ingest of `source` (or every source) would index and remove nothing, else None
-    (`options`: what the caller asked, by default nothing beyond the configuration). A source whose listing
-    failed goes into `failed` (name -> the reason), for the flow run that follows."""
+    config: CairnConfig, source: str | None = None, options: RunOptions | None = None
+) -> RunReport | None:
+    """The check alone, without a run around it: the report when an ingest of `source` (or every source) would
+    index and remove nothing, else None (the index busy, no collection yet, another encoder, work to do)."""
     options = options or RunOptions()
     if options.backfill is not None or prefect_api_configured():
-        return None  # a backfill re-processes on purpose; a Prefect server records every run
-    started = time.perf_counter()
-    selected = [config.source(source)] if source else config.sources
-    report = RunReport(run_id=f"unchanged-{uuid.uuid4()}")
-    try:
-        with ExitStack() as stack:
-            encoder = encoder_for(config.embedding)  # its identity and dimension: the weights are not loaded
-            with writer_lock(config.milvus, 0.0):
-                reader = stack.enter_context(open_serving(config.milvus))  # nothing served: NoCollection
-                index = Generations(reader.client, config.milvus).status()
-                if index["serving"] != reader.collection or index["encoder"] != encoder.identity or index["building"]:
-                    return None  # unlabelled, another encoder, a build under way: the flow labels, rebuilds
-                derived = stack.enter_context(DerivedLedger.open(config.ledger_folder, reader.config))
-                store = MilvusStore(reader.config, encoder.dim, reader.connection, derived)
-                store.ensure_collection()  # the schema check a writer makes (and the load)
-            state = SourceState(config.state_path, config.milvus.identity)
-            stack.callback(state.close)
-            for source_config in selected:
-                began = time.perf_counter()
-                with writer_lock(config.milvus, 0.0):  # bringing a derived ledger in step rewrites it
-                    ledger = store.ledger(source_config.name)
-                try:
-                    listed = list_source(source_config, config.s3, ledger, state, options)
-                except SourceError as exc:
-                    if failed is not None:
-                        failed[source_config.name] = str(exc)
-                    return None
-                planned = plan_listed(listed, ledger, source_config, options)
-                if planned.has_work:
-                    derived.hand_on(source_config.name, planned.ledger)  # the flow run reads it again otherwise
-                    return None
-                part = SourceReport()
-                planned.account(part, source_config.name)
-                report.close_source(source_config.name, part, time.perf_counter() - began)
-    except Exception:  # noqa: BLE001 - busy, unreachable, damaged, a failing source: the flow meets it and reports it
         return None
-    report.index = {"collection": index["serving"], "serving": index["serving"]}
-    report.seconds = time.perf_counter() - started
-    data = report.to_dict()
-    push_run_metrics(config.metrics, data)
-    return data
+    selected = [config.source(source)] if source else config.sources
+    try:
+        with OpenIndex.open(config, options) as index:
+            return check_unchanged(index, selected, f"unchanged-{uuid.uuid4()}").unchanged if checks(index) else None
+    except Exception:  # noqa: BLE001 - busy, unreachable, damaged: a run meets it and reports it
+        return None

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 Cleanup = Literal["incremental", "full", "none"]  # a source's cleanup mode (schemas/source_config.py)
@@ -30,6 +29,3 @@ class RunOptions:
     wait_seconds: float = 0.0  # how long to queue behind another run holding an embedded index
     allow_mass_delete: bool = False  # remove what a source no longer yields even past its max_delete_share
     title: str = "Cairn ingest"
-    # sources whose listing already failed in this command's no-op check (flows/noop.py): name -> why. They fail
-    # with that reason instead of being listed a second time (a stalled source costs its listing budget once).
-    listing_failed: Mapping[str, str] = field(default_factory=dict)

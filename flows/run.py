@@ -17,16 +17,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cairn.errors import QualityFailed, SourcesFailed
-from cairn.flows.context import RunContext
+from cairn.flows.context import OpenIndex, RunContext
 from cairn.flows.metrics_push import push_run_metrics
+from cairn.flows.noop import Checked, check_unchanged, checks
 from cairn.flows.options import Cleanup, RunOptions, Window
 from cairn.flows.steps import InlineRunner, StepRunner
 from cairn.flows.sync import SourceSync
-from cairn.quality.worker import Writer, report_writer
+from cairn.quality.worker import ReportWriter, report_writer
 from cairn.schemas.collection import quote
 from cairn.schemas.config import CairnConfig, load_config
 from cairn.schemas.records import parse_day
-from cairn.schemas.run_report import RunReport
+from cairn.schemas.run_report import QualitySummary, RunReport
 from cairn.schemas.source_config import SourceConfig
 
 if TYPE_CHECKING:
@@ -98,19 +99,19 @@ def ingest(
     cleanup: Cleanup | None = None,
     wait_seconds: float = 0.0,
     allow_mass_delete: bool = False,
-    listing_failed: dict[str, str] | None = None,
 ) -> dict:
     """Bring the collection in line with the configured sources (all, or the one named). The run fails when a
-    source fails as a whole (after the others ran); documents that fail are in the report. `listing_failed`: the
-    sources whose listing failed in the CLI's no-op check just before (flows/noop.py), and why: they fail with
-    that reason, not listed a second time. The Prefect flow `cairn-ingest` is this function (flows/ingest.py)."""
-    options = RunOptions(
-        cleanup=cleanup,
-        wait_seconds=wait_seconds,
-        allow_mass_delete=allow_mass_delete,
-        listing_failed=listing_failed or {},
-    )
-    return run_sources(config_path, source, options)
+    source fails as a whole (after the others ran); documents that fail are in the report. The Prefect flow
+    `cairn-ingest` is this function (flows/ingest.py); its result is the run report as JSON data."""
+    options = ingest_options(cleanup, wait_seconds, allow_mass_delete)
+    return concluded(run_sources(load_config(config_path), source, options))
+
+
+def ingest_options(
+    cleanup: Cleanup | None = None, wait_seconds: float = 0.0, allow_mass_delete: bool = False
+) -> RunOptions:
+    """What `ingest`'s parameters ask of the run."""
+    return RunOptions(cleanup=cleanup, wait_seconds=wait_seconds, allow_mass_delete=allow_mass_delete)
 
 
 def backfill(
@@ -124,71 +125,97 @@ def backfill(
     """Re-process the documents updated in [since, until) (either end open; neither: all of them) through the
     ingest path, idempotently; with keep_history, past versions in the window (or written by the last
     `commits` commits) too, for sources that have them. The Prefect flow `cairn-backfill` is this function
-    (flows/ingest.py)."""
+    (flows/ingest.py); its result is the run report as JSON data."""
+    options = backfill_options(since, until, commits, wait_seconds)
+    return concluded(run_sources(load_config(config_path), source, options))
+
+
+def backfill_options(
+    since: str | None = None, until: str | None = None, commits: int | None = None, wait_seconds: float = 0.0
+) -> RunOptions:
+    """What `backfill`'s parameters ask of the run."""
     window = Window(parse_day(since), parse_day(until), commits)
-    return run_sources(
-        config_path, source, RunOptions(backfill=window, wait_seconds=wait_seconds, title="Cairn backfill")
-    )
+    return RunOptions(backfill=window, wait_seconds=wait_seconds, title="Cairn backfill")
 
 
-def run_sources(config_path: str | None, source: str | None, options: RunOptions) -> dict:
-    """Sync the configured sources (all, or the one named) in one run; the run report as a dict."""
+def concluded(report: RunReport) -> dict[str, object]:
+    """The run report as JSON data, the result of a flow run (`fail_on_sources` first)."""
+    fail_on_sources(report)
+    return report.to_dict()
+
+
+def fail_on_sources(report: RunReport) -> None:
+    """A run with a source that failed as a whole fails (SourcesFailed, carrying its report as JSON data), after
+    every other source ran and the report was published."""
+    if report.failed_sources:
+        failed = ", ".join(report.failed_sources)
+        raise SourcesFailed(f"source(s) failed: {failed}; see the run report", report.to_dict())
+
+
+def run_sources(config: CairnConfig, source: str | None, options: RunOptions) -> RunReport:
+    """Sync the configured sources (all, or the one named) in one run: its report. Its first step is the unchanged
+    check (flows/noop.py): when nothing changed, its report is the run's and nothing heavy starts. A source that
+    failed as a whole is in the report (`failed_sources`: `fail_on_sources` fails the run for it); a data-quality
+    failure of a source whose quality_policy is "fail" raises QualityFailed, when no source failed as a whole."""
     started = time.perf_counter()
     host = current_host()
-    config = load_config(config_path)
     selected = [config.source(source)] if source else config.sources
-    report = RunReport(run_id=host.run_id)
-    write = report_writer(config.quality.on_ingest)  # great-expectations warms up meanwhile
-    written_to, dim = sync_sources(config, selected, options, report, host)
+    with OpenIndex.open(config, options) as index:
+        checked = check_unchanged(index, selected, f"unchanged-{host.run_id}") if checks(index) else Checked()
+        if checked.unchanged is not None:
+            report = checked.unchanged
+            report.seconds = time.perf_counter() - started
+            host.publish_run(report, options.title)
+            push_run_metrics(config.metrics, report)
+            return report
+        report = RunReport(run_id=host.run_id)
+        check = QualityCheck(report_writer(config.quality.on_ingest), host)  # great-expectations warms up meanwhile
+        with RunContext.around(index, host.runner) as run:
+            sync_sources(run, selected, checked, report, host)
+        written_to, dim = config.model_copy(update={"milvus": index.store.config}), run.steps.embedder.encoder.dim
     quality = None
     if config.quality.on_ingest and report.written_documents:
-        checked = time.perf_counter()
-        check = QualityCheck(write, host)
+        checked_at = time.perf_counter()
         label = ", ".join(report.written_documents)  # the sources it checks
         quality = host.runner.call(check, label, written_to, report.written_documents, dim, report.run_id)
-        report.quality = {
-            "success": quality.success,
-            "report_dir": quality.report_dir,
-            "failed": [f"{r.suite}: {r.column}" for r in quality.failed()],
-            "seconds": round(time.perf_counter() - checked, 3),
-        }
+        report.quality = QualitySummary(
+            success=quality.success,
+            report_dir=quality.report_dir,
+            failed=[f"{r.suite}: {r.column}" for r in quality.failed()],
+            seconds=round(time.perf_counter() - checked_at, 3),
+        )
     report.seconds = time.perf_counter() - started
     host.publish_run(report, options.title)
-    push_run_metrics(config.metrics, report.to_dict())
+    push_run_metrics(config.metrics, report)
     if report.failures:
         host.log.warning("%d input(s) failed; see the run report", len(report.failures))
     for warning in report.warnings:
         host.log.warning("%s: %s: %s", warning.source, warning.document, warning.error)
-    if report.failed_sources:  # the run fails, after every other source ran and the report was published
-        raise SourcesFailed(
-            f"source(s) failed: {', '.join(report.failed_sources)}; see the run report", report.to_dict()
-        )
-    if quality is not None and not quality.success:
+    if quality is not None and not quality.success and not report.failed_sources:
         enforce_quality_policy(quality, [s.name for s in selected if s.quality_policy == "fail"], host)
-    return report.to_dict()
+    return report
 
 
 def sync_sources(
-    config: CairnConfig, selected: list[SourceConfig], options: RunOptions, report: RunReport, host: RunHost
-) -> tuple[CairnConfig, int]:
-    """Each selected source synced into `report`; the configuration of the collection written, and its dimension."""
-    with RunContext.open(config, options, host.runner) as run:
-        for source_config in selected:
-            began = time.perf_counter()
-            part = SourceSync(run, source_config).sync()
-            report.close_source(source_config.name, part, time.perf_counter() - began)
-            run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
-        report.index = run.conclude()
-        dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
-    if report.index.get("switch") == "pending":
+    run: RunContext, selected: list[SourceConfig], checked: Checked, report: RunReport, host: RunHost
+) -> None:
+    """Each selected source synced into `report` (one whose listing failed in the first step failed with that
+    reason, not listed again), then what the run did to the index."""
+    for source_config in selected:
+        began = time.perf_counter()
+        failed = checked.failed.get(source_config.name)
+        part = failed if failed is not None else SourceSync(run, source_config).sync()
+        outcome = report.close_source(source_config.name, part, time.perf_counter() - began)
+        run.source_done(source_config.name, not outcome.failed)
+    report.index = index = run.conclude()
+    if index is not None and index.pending:
         host.log.warning(
             "collection %s is being rebuilt beside %s (%s); the switch waits for: %s",
-            report.index["collection"],
-            report.index["serving"],
-            report.index["rebuild"],
-            ", ".join(report.index["waiting_for"]),
+            index.collection,
+            index.serving,
+            index.rebuild,
+            ", ".join(index.waiting_for),
         )
-    return written, dim
 
 
 def enforce_quality_policy(quality: QualityReport, strict_sources: list[str], host: RunHost) -> None:
@@ -222,7 +249,8 @@ class QualityCheck:
 
     name: ClassVar[str] = "check-quality"
     retried: ClassVar[bool] = False
-    write: Writer
+    in_flow: ClassVar[bool] = False
+    write: ReportWriter
     host: RunHost
 
     def run(self, config: CairnConfig, written: dict[str, list[str]], dim: int, run_id: str) -> QualityReport:

@@ -1,9 +1,9 @@
 """The steps of an ingest as components: each built once per run with what it needs (RunContext.open), each with
-one typed `run()`: Chunker (parse+chunk), Embedder, Writer, StaleRetirer; Discoverer is flows/discovery.py's.
+one typed `run()`: Chunker (parse+chunk), Embedder, RowWriter, StaleRetirer; Discoverer is flows/discovery.py's.
 
-No Prefect here: `Steps` is what flows/sync.py drives, and every call goes through one `StepRunner`, flows/tasks.py
-PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly: a run with
-no Prefect API, flows/run.py InlineHost; unit tests). The logic itself lives in the layers below (sources/,
+No Prefect here: `IngestSteps` is what flows/sync.py drives, and every call goes through one `StepRunner`,
+flows/tasks.py PrefectRunner (each call a task of the current flow run) or InlineRunner (the step called directly:
+a run with no Prefect API, flows/run.py InlineHost; unit tests). The logic itself lives in the layers below (sources/,
 chunkers/, index/); these components only join them and account for every input.
 """
 
@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import ClassVar, ParamSpec, Protocol, TypeVar
 
 from cairn.chunkers import chunk_document
 from cairn.embedding import Encoder
@@ -70,6 +70,7 @@ class Chunker:
 
     name: ClassVar[str] = "parse-and-chunk"
     retried: ClassVar[bool] = False
+    in_flow: ClassVar[bool] = False
 
     def __init__(self, chunking: ChunkingConfig) -> None:
         self.chunking = chunking
@@ -98,15 +99,18 @@ class Chunker:
 
 
 class Embedder:
-    """Rows with both vectors for a batch (index/rows.py); only texts the cache lacks reach the model."""
+    """Rows with both vectors for a batch (index/rows.py); only texts the cache lacks reach the model. `in_flow`:
+    the encoder sends its model work out as tasks of its own (a Dask runner, flows/dask_runner.py), so the step runs
+    as the flow's own code: a task submitted from inside a task would carry its parent's arguments with it."""
 
     name: ClassVar[str] = "embed"
     retried: ClassVar[bool] = False
 
-    def __init__(self, encoder: Encoder, cache: EmbeddingCache, batch_size: int) -> None:
+    def __init__(self, encoder: Encoder, cache: EmbeddingCache, batch_size: int, in_flow: bool = False) -> None:
         self.encoder = encoder
         self.cache = cache
         self.batch_size = batch_size
+        self.in_flow = in_flow
 
     def run(self, documents: list[ChunkedDocument]) -> tuple[list[ChunkRow], EmbedStats]:
         return build_rows(documents, self.encoder, self.cache, self.batch_size)
@@ -120,12 +124,13 @@ class Written:
     refused: dict[str, str] = field(default_factory=dict)
 
 
-class Writer:
+class RowWriter:
     """A batch's write: its rows, then the retirement of what they replace. Writes are idempotent (upserts by
     deterministic id, retirements and deletes by the ids the ledger holds), so a retry is safe."""
 
     name: ClassVar[str] = "write"
     retried: ClassVar[bool] = True
+    in_flow: ClassVar[bool] = False
 
     def __init__(self, store: IndexStore) -> None:
         self.store = store
@@ -212,6 +217,7 @@ class StaleRetirer:
 
     name: ClassVar[str] = "retire-stale"
     retried: ClassVar[bool] = True
+    in_flow: ClassVar[bool] = False
 
     def __init__(self, store: IndexStore) -> None:
         self.store = store
@@ -223,27 +229,33 @@ class StaleRetirer:
         return len(stale)
 
 
-class Step(Protocol):
+P = ParamSpec("P")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Step(Protocol[P, R_co]):
     """A component as a runner sees it: the task it runs as, whether a call the store refused is retried
-    (idempotent writes), and its one run()."""
+    (idempotent writes), whether it runs as the flow's own code rather than a task of it (`in_flow`), and its one
+    run(), typed by each component: what a runner's call takes and returns is the step's."""
 
     name: ClassVar[str]
     retried: ClassVar[bool]
 
     @property
-    def run(self) -> Callable[..., Any]:
-        """The step itself, typed by each component."""
-        ...
+    def in_flow(self) -> bool: ...
+
+    def run(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
 
 class StepRunner(Protocol):
     """How each call of a step runs; `label` names what it works on (`wiki 3/12`)."""
 
-    def call(self, step: Step, label: str, *args: Any) -> Any:
+    def call(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> R:
         """Run the step now, in this thread; its result."""
         ...
 
-    def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
+    def later(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
         """The call, to be run by another thread (the writer's, flows/writer.py)."""
         ...
 
@@ -253,57 +265,45 @@ class InlineRunner:
     whose calls are idempotent writes (`Step.retried`) is retried as a Prefect task would be: when the store
     refused it as a whole (a server restarting, a timeout), never when it fails the same way every time."""
 
-    def call(self, step: Step, label: str, *args: Any) -> Any:
-        return with_retries(step.run, *args) if step.retried else step.run(*args)
+    def call(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> R:
+        return with_retries(step.run, *args, **kwargs) if step.retried else step.run(*args, **kwargs)
 
-    def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
-        return partial(with_retries, step.run, *args) if step.retried else partial(step.run, *args)
+    def later(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
+        return partial(self.call, step, label, *args, **kwargs)
 
 
-def with_retries(call: Callable[..., Any], *args: Any) -> Any:
+def with_retries(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """`call(*args)`, again after each of WRITE_RETRY_DELAYS while what it raises is transient."""
     for delay in WRITE_RETRY_DELAYS:
         try:
-            return call(*args)
+            return call(*args, **kwargs)
         except Exception as exc:
             if fault_of(exc) is not Fault.TRANSIENT:
                 raise
             time.sleep(delay)
-    return call(*args)
+    return call(*args, **kwargs)
 
 
 @dataclass(frozen=True)
-class Steps:
+class IngestSteps:
     """The run's steps, each bound once to what it needs, and the runner every call goes through. A label names
     what a call works on (`wiki 3/12`): under Prefect, its task run is named after it (`parse-and-chunk wiki 3/12`)."""
 
     discoverer: Discoverer
     chunker: Chunker
     embedder: Embedder
-    writer: Writer
+    writer: RowWriter
     retirer: StaleRetirer
     runner: StepRunner
 
     @classmethod
     def bind(
         cls, config: CairnConfig, encoder: Encoder, cache: EmbeddingCache, store: IndexStore, runner: StepRunner
-    ) -> Steps:
+    ) -> IngestSteps:
         """Every step of a run over `store`, with the settings of `config` ([chunking], [embedding])."""
-        embedder = Embedder(encoder, cache, config.embedding.batch_size)
-        return cls(Discoverer(), Chunker(config.chunking), embedder, Writer(store), StaleRetirer(store), runner)
+        embedder = Embedder(encoder, cache, config.embedding.batch_size, in_flow=config.runner.kind == "dask")
+        return cls(Discoverer(), Chunker(config.chunking), embedder, RowWriter(store), StaleRetirer(store), runner)
 
     def discover(self, source: Source) -> Discovery:
+        """The discover step as list_source takes it (flows/discovery.py)."""
         return self.runner.call(self.discoverer, source.name, source)
-
-    def chunk(self, source: Source, refs: list[DocumentRef], skip: Skip | None, label: str) -> Chunked:
-        return self.runner.call(self.chunker, label, source, refs, skip)
-
-    def embed(self, documents: list[ChunkedDocument], label: str) -> tuple[list[ChunkRow], EmbedStats]:
-        return self.runner.call(self.embedder, label, documents)
-
-    def write_later(self, batch: WriteBatch, label: str) -> Callable[[], Written]:
-        """The batch's write, as a callable for the writer thread (flows/writer.py)."""
-        return self.runner.later(self.writer, label, batch)
-
-    def retire_stale(self, stale: dict[str, list[str]], history: bool, label: str) -> int:
-        return self.runner.call(self.retirer, label, stale, history)

@@ -55,10 +55,6 @@ class SourceSync:
         index that cannot be used at all (StoreError) stops the run, and so does a write the storage refuses (a
         full disk, a read-only folder: StorageError)."""
         report = SourceReport()
-        failed_before = self.run.options.listing_failed.get(self.name)
-        if failed_before is not None:  # in the no-op check of this same command (flows/noop.py): not listed again
-            report.fail(self.name, SOURCE_FAILURE, failed_before)
-            return report
         try:
             self._sync(report)
         except StoreError:
@@ -102,7 +98,10 @@ class SourceSync:
             report.fail(self.name, SOURCE_FAILURE, refusal, policy=True)
         elif plan.stale_document_ids:
             stale = {document_id: sorted(ledger[document_id].rows) for document_id in plan.stale_document_ids}
-            report.documents.deleted = run.steps.retire_stale(stale, self.source_config.keep_history, self.name)
+            steps = run.steps
+            report.documents.deleted = steps.runner.call(
+                steps.retirer, self.name, stale, self.source_config.keep_history
+            )
         run.store.flush()
         record_outcomes(run.state.outcomes(self.name), planned, report, self.access, refusal)
         saved = source_cursor(source)
@@ -152,13 +151,13 @@ class SourceSync:
     ) -> list[DocumentRef]:
         """Parse+chunk, embed and write each batch of `todo`, each write one batch behind (flows/writer.py); the
         documents that held nothing to index."""
-        run, size = self.run, self.source_config.batch_size
+        run, steps, size = self.run, self.run.steps, self.source_config.batch_size
         emptied: list[DocumentRef] = []
         with BatchWriter(report, self.name) as writer:
             for start in range(0, len(todo), size):
                 batch = todo[start : start + size]
                 label = f"{self.name} {start // size + 1}/{-(-len(todo) // size)}"
-                chunked = run.steps.chunk(source, batch, skip, label)
+                chunked = steps.runner.call(steps.chunker, label, source, batch, skip)
                 failpoint("chunked")
                 for item in chunked.documents:  # the access settings it is written under (flows/discovery.py)
                     item.document.access = self.access
@@ -174,14 +173,14 @@ class SourceSync:
                     for warning in item.document.warnings:
                         report.warn(self.name, item.document.locator, warning)
                 if chunked.documents:
-                    rows, stats = run.steps.embed(chunked.documents, label)
+                    rows, stats = steps.runner.call(steps.embedder, label, chunked.documents)
                     report.model_seconds += stats.model_seconds
                     failpoint("embedded")
                     for locator, reason in stats.failed:
                         report.fail(self.name, locator, reason)
                     if stats.documents:
                         write = WriteBatch(rows, stats.documents, ledger, self.source_config.keep_history)
-                        writer.submit(run.steps.write_later(write, label), stats.documents, stats.computed)
+                        writer.submit(steps.runner.later(steps.writer, label, write), stats.documents, stats.computed)
                 run.progress.update(self.name, start + len(batch), len(todo))
         return emptied
 
@@ -190,7 +189,8 @@ class SourceSync:
         service like a removed one, so the collection holds what the source holds; their ids."""
         held = {ref.document_id: sorted(ledger[ref.document_id].rows) for ref in emptied if ref.document_id in ledger}
         if held:
-            self.run.steps.retire_stale(held, self.source_config.keep_history, self.name)
+            steps = self.run.steps
+            steps.runner.call(steps.retirer, self.name, held, self.source_config.keep_history)
         return set(held)
 
 

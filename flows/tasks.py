@@ -1,7 +1,7 @@
 """Ingest steps as Prefect tasks: the one place where a run meets Prefect.
 
 `PrefectHost` is a run hosted by a Prefect flow run (flows/run.py RunHost), and `PrefectRunner` the runner its
-steps go through (flows/steps.py `Steps`): each call of a step is a task run of the current flow run, named after
+steps go through (flows/steps.py `IngestSteps`): each call of a step is a task run of the current flow run, named after
 the step and what it works on (`parse-and-chunk wiki 3/12`).
 Prefect's quirks are handled here and nowhere else:
 
@@ -10,9 +10,9 @@ Prefect's quirks are handled here and nowhere else:
 - A step whose calls are idempotent writes (`Step.retried`) is retried when the store refused it as a whole.
 - A write runs in the writer thread (flows/writer.py) inside this flow run's context, as Prefect's own
   runner does, so it is recorded as a task of the run.
-- On Dask the embed step runs as the flow's own code, so that its encode-texts tasks are submitted from the
-  flow run: a task submitted from inside a task carries its parent's parameters (the cache, the documents)
-  to the worker with it.
+- A step whose work goes out as tasks of its own (`Step.in_flow`: the embed step on Dask) runs as the flow's own
+  code, so that its encode-texts tasks are submitted from the flow run: a task submitted from inside a task
+  carries its parent's parameters (the cache, the documents) to the worker with it.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from prefect.utilities.annotations import quote as unvisited
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.errors import Fault, fault_of
-from cairn.flows.runner import RunnerEncoder
-from cairn.flows.steps import WRITE_RETRY_DELAYS, Embedder, Step
+from cairn.flows.steps import WRITE_RETRY_DELAYS, P, R, Step
 
 if TYPE_CHECKING:
     from cairn.quality.report_folder import QualityReport
@@ -44,26 +43,31 @@ def transient(task, task_run, state) -> bool:
 
 
 class PrefectRunner:
-    """Each call of a step as a task run of the current flow run; one Prefect task per step, made on first use."""
+    """Each call of a step as a task run of the current flow run; one Prefect task per step, made on first use. A
+    step that runs as the flow's own code (`Step.in_flow`: its work goes out as tasks of its own) is called as is."""
 
     def __init__(self) -> None:
-        self._tasks: dict[Step, Task] = {}
+        self._tasks: dict[object, Task] = {}
 
-    def call(self, step: Step, label: str, *args: Any) -> Any:
-        return self._named(step, label)(*args)
+    def call(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self._named(step, label)(*args, **kwargs)
 
-    def later(self, step: Step, label: str, *args: Any) -> Callable[[], Any]:
+    def later(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
         """The call bound to this flow run's context, for another thread."""
         context, named = copy_context(), self._named(step, label)
-        return lambda: context.run(named, *args)
+        return lambda: context.run(named, *args, **kwargs)
 
-    def _named(self, step: Step, label: str) -> Callable[..., Any]:
-        if isinstance(step, Embedder) and isinstance(step.encoder, RunnerEncoder):
-            return step.run  # on Dask: flow code, so that its encode-texts tasks are the flow run's own
+    def _named(self, step: Step[P, R], label: str) -> Callable[P, R]:
+        if step.in_flow:
+            return step.run
         named = self._task(step).with_options(task_run_name=f"{step.name} {label}")
-        return lambda *args: named(*(unvisited(arg) for arg in args))
 
-    def _task(self, step: Step) -> Task:
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            return named(*(unvisited(arg) for arg in args), **{k: unvisited(v) for k, v in kwargs.items()})
+
+        return call
+
+    def _task(self, step: Step[P, R]) -> Task:
         if step not in self._tasks:
             # Retried steps are idempotent (upserts by deterministic id, deletes by id), so a retry is safe.
             retry = (

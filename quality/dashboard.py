@@ -10,6 +10,7 @@ no request, so it reads the same offline, from a copy or from the uploaded folde
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cairn.quality.checks import Result
@@ -144,28 +145,19 @@ def panel(d: Distribution, result: Result | None, xlabel: str = "") -> Panel:
         if d.values
         else "none judged"
     )
-    if d.kind == "health":
-        return Panel(
-            values=d.values,
-            title=f"{'✘ ' if failed else ''}{noun}: {judged}",
+    title = f"{'✘ ' if failed else ''}{noun}: {judged}"
+    tokens = Panel(d.values, title, xlabel or f"tokens{exempt}", "#1565c0", 30, title_color=FAIL if failed else "#222")
+    if d.kind == "health":  # a score in [0, 1] against its threshold, dashed
+        return replace(
+            tokens,
             xlabel=xlabel or f"score{exempt}",
             color="#6a1b9a",
             bins=20,
             value_range=(0.0, 1.0),
             line=low,
             line_label=f"threshold {low:g} dashed",
-            title_color=FAIL if failed else "#222",
         )
-    return Panel(
-        values=d.values,
-        title=f"{'✘ ' if failed else ''}{noun}: {judged}",
-        xlabel=xlabel or f"tokens{exempt}",
-        color="#1565c0",
-        bins=30,
-        band=(low, high),
-        band_label=f"SLA {low:g}-{high:g}",
-        title_color=FAIL if failed else "#222",
-    )
+    return replace(tokens, band=(low, high), band_label=f"SLA {low:g}-{high:g}")  # tokens against their band
 
 
 def charts(distributions: list[Distribution], results: list[Result]) -> str:

@@ -32,13 +32,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Writer = Callable[..., "QualityReport"]  # write_report's signature: (frame, config, dim, name, title, scope)
+ReportWriter = Callable[..., "QualityReport"]  # write_report's signature: (frame, config, dim, name, title, scope)
 
 _worker: _Worker | None = None
 _starting = threading.Lock()
 
 
-def report_writer(enabled: bool = True) -> Writer:
+def report_writer(enabled: bool = True) -> ReportWriter:
     """A `write_report` for checks to come: this process's worker, started now if it has none (it imports
     great-expectations from now on), or, disabled or with great-expectations imported here, the function."""
     global _worker

@@ -1,4 +1,4 @@
-"""The `[runner]` table: where an ingest run's model work runs (flows/runner.py reads it)."""
+"""The `[runner]` table: where an ingest run's model work runs (flows/dask_runner.py reads it)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from cairn.schemas.source_config import _Strict
 
 class RunnerConfig(_Strict):
     """Where the ingest and backfill runs of the `cairn` command run, and the Prefect task runner of flow runs
-    (flows/runner.py).
+    (flows/dask_runner.py).
 
     With no Prefect API configured (PREFECT_API_URL, or Prefect's active profile) and kind = "thread", `cairn`
     runs an ingest in its own process without Prefect (flows/run.py InlineHost), unless local_prefect_server;

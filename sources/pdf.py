@@ -24,15 +24,15 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from cairn.agreement_title import agreement_title
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, SourceDocument, SourceType
-from cairn.schemas.config import S3Config
 from cairn.schemas.records import PAGE_BREAK
 from cairn.schemas.row_links import AgreementCard
 from cairn.schemas.source_config import PdfSourceConfig
-from cairn.sources.base import DocumentError, NothingToIndex, VersionMemo
+from cairn.sources.base import DocumentError, NothingToIndex
 from cairn.sources.blobs import Blob
 from cairn.sources.blobsource import BlobSource
 from cairn.sources.pdfparse import WORKER
@@ -194,15 +194,10 @@ class PdfSource(BlobSource[PdfSourceConfig]):
     kind = SourceType.PDF
     suffixes = (".pdf",)
 
-    def __init__(
-        self,
-        config: PdfSourceConfig,
-        cursor: dict | None = None,
-        s3: S3Config | None = None,
-        memo: VersionMemo | None = None,
-    ) -> None:
-        super().__init__(config, cursor, s3, memo)
-        self._blobs: dict[str, Blob] = {}
+    @cached_property
+    def _blobs(self) -> dict[str, Blob]:
+        """The blobs listed, by key: a document is loaded from its listing's blob."""
+        return {}
 
     def content_version(self, key: str) -> str:
         try:

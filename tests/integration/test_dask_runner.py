@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import pickle
 
+from cairn.flows.dask_runner import configured
 from cairn.flows.ingest import ingest_flow
-from cairn.flows.runner import configured
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import load_config
 from tests.conftest import REPO, write_config
@@ -105,7 +105,7 @@ def test_what_a_dask_worker_receives_pickles_without_the_model():
     import cloudpickle
 
     from cairn.embedding import load_encoder
-    from cairn.flows.runner import encode_texts
+    from cairn.flows.dask_runner import encode_texts
 
     encoder = load_encoder("all-MiniLM-L6-v2")
     assert pickle.loads(pickle.dumps(encoder)) is encoder  # same process: the same (cached) encoder

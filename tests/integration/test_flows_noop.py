@@ -14,11 +14,12 @@ from cairn.flows.ingest import ingest_flow
 from cairn.flows.noop import unchanged_run
 from cairn.flows.options import RunOptions, Window
 from cairn.schemas.config import load_config
+from cairn.schemas.run_report import RunReport
 from tests.conftest import REPO
 from tests.integration import corpus
 
 
-def unchanged_without_a_server(config, options: RunOptions | None = None) -> dict | None:
+def unchanged_without_a_server(config, options: RunOptions | None = None) -> RunReport | None:
     """unchanged_run with no Prefect server configured, as from a shell (the session's test server stays
     configured for the flow runs around it)."""
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -36,9 +37,9 @@ def test_unchanged_sources_give_the_report_without_a_flow_and_any_change_gives_n
     assert unchanged_without_a_server(config) is None  # no collection yet: the flow creates it
     first = ingest_flow(config_path=str(config_path))
     report = unchanged_without_a_server(config)
-    assert report is not None and report["run_id"].startswith("unchanged-")
-    assert report["documents"]["unchanged"] == report["documents"]["seen"] == first["documents"]["indexed"]
-    assert report["embeddings_computed"] == 0 and report["rows_written"] == 0
+    assert report is not None and report.run_id.startswith("unchanged-")
+    assert report.documents.unchanged == report.documents.seen == first["documents"]["indexed"]
+    assert report.embeddings_computed == 0 and report.rows_written == 0
     backfill = RunOptions(backfill=Window())
     assert unchanged_without_a_server(config, backfill) is None  # a backfill re-processes on purpose
     assert unchanged_run(config) is None  # with a Prefect server (the test server) every run is recorded as a flow run
@@ -117,15 +118,17 @@ def test_the_no_op_check_lists_outside_the_writer_lock(tmp_path, prefect_server,
             api.release.set()
         check.join(300)
     assert answers and answers[0] is not None  # and then it answered: nothing to do
-    assert answers[0]["per_source"]["w"]["unchanged"] == 3 and answers[0]["per_source"]["pd"]["status"] == "ok"
+    assert answers[0].per_source["w"].documents.unchanged == 3 and answers[0].per_source["pd"].status == "ok"
 
 
-def test_a_source_whose_listing_failed_in_the_no_op_check_is_not_listed_again_by_the_run(
+def test_a_source_whose_listing_failed_in_the_runs_first_step_is_not_listed_again_by_the_run(
     tmp_path, prefect_server, monkeypatch
 ):
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from cairn.errors import SourcesFailed
+    from cairn.flows.options import RunOptions
+    from cairn.flows.run import run_sources
     from tests.integration.test_pagerduty import sample
     from tests.pagerduty_server import FakePagerDuty
 
@@ -134,14 +137,14 @@ def test_a_source_whose_listing_failed_in_the_no_op_check_is_not_listed_again_by
         config_path = _wiki_and_pagerduty(tmp_path, api.url)
         with pytest.raises(SourcesFailed):  # the first run: the wiki written, pd refused
             ingest_flow(config_path=str(config_path))
-        failed: dict[str, str] = {}
-        with temporary_settings(restore_defaults={PREFECT_API_URL}):
-            assert unchanged_run(load_config(config_path), failed=failed) is None
-        assert list(failed) == ["pd"] and "401 Unauthorized" in failed["pd"]
-        asked = len(api.requests)
-        with pytest.raises(SourcesFailed) as run:
-            ingest_flow(config_path=str(config_path), listing_failed=failed)
-        assert len(api.requests) == asked  # not listed a second time
-    report = run.value.report
-    assert [(f["source"], f["error"]) for f in report["failures"]] == [("pd", failed["pd"])]
-    assert report["per_source"]["w"]["unchanged"] == 3
+        config = load_config(config_path)
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):  # as from a shell: the check runs first
+            asked = len(api.requests)
+            assert unchanged_run(config) is None  # pd's listing fails in the check alone
+            one_listing = len(api.requests) - asked
+            asked = len(api.requests)
+            report = run_sources(config, None, RunOptions())  # the check is its first step
+        assert one_listing > 0 and len(api.requests) - asked == one_listing  # pd not listed a second time
+    assert [(f.source, f.document) for f in report.failures] == [("pd", "*")]
+    assert "401 Unauthorized" in report.per_source["pd"].error and report.failed_sources == ["pd"]
+    assert report.per_source["w"].documents.unchanged == 3 and report.per_source["w"].status == "ok"

@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from cairn.flows.metrics_push import push_run_metrics
 from cairn.schemas.config import MetricsConfig
+from cairn.schemas.run_report import DocumentCounts, RunReport, SourceOutcome
 from tests.conftest import free_port, write_config
 from tests.integration import corpus
 
@@ -51,31 +52,13 @@ def receiver():
     running.server.shutdown()
 
 
-REPORT = {
-    "per_source": {
-        "wiki": {
-            "status": "partial",
-            "seen": 5,
-            "indexed": 3,
-            "unchanged": 1,
-            "deleted": 0,
-            "failed": 1,
-            "embeddings_computed": 12,
-            "seconds": 2.5,
-        },
-        "pd": {
-            "status": "failed",
-            "seen": 0,
-            "indexed": 0,
-            "unchanged": 0,
-            "deleted": 0,
-            "failed": 0,
-            "embeddings_computed": 0,
-            "seconds": 0.1,
-            "error": "unreachable",
-        },
-    }
-}
+REPORT = RunReport(
+    run_id="r1",
+    per_source={
+        "wiki": SourceOutcome("partial", DocumentCounts(seen=5, indexed=3, unchanged=1, failed=1), 12, seconds=2.5),
+        "pd": SourceOutcome("failed", DocumentCounts(), seconds=0.1, error="unreachable"),
+    },
+)
 
 
 @pytest.mark.core

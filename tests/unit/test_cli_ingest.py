@@ -4,6 +4,7 @@ Prefect is started, and how a run report and a drift are printed (the flows them
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,20 +15,20 @@ from cairn.cli.flowrun import progress_kind
 from cairn.cli.ingest import BackfillOptions, check_backfill, print_drifts, print_run_report
 from cairn.errors import UsageError
 from cairn.flows.reconcile import Drift
+from cairn.schemas.run_report import SOURCE_FAILURE, DocumentCounts, Failure, RunReport
 from tests.cli_args import parsed
 
-REPORT = {
-    "run_id": "r1",
-    "documents": {"seen": 4, "indexed": 3, "unchanged": 0, "deleted": 0, "failed": 1, "skipped": 0},
-    "sections": 6,
-    "chunks": 20,
-    "tokens": 3000,
-    "embeddings_computed": 26,
-    "model_seconds": 1.25,
-    "seconds": 2.5,
-    "chunks_per_second": 8.0,
-    "failures": [{"source": "w", "document": "binary.md", "error": "binary file"}],
-}
+REPORT = RunReport(
+    run_id="r1",
+    documents=DocumentCounts(seen=4, indexed=3, failed=1),
+    sections=6,
+    chunks=20,
+    tokens=3000,
+    embeddings_computed=26,
+    model_seconds=1.25,
+    seconds=2.5,
+    failures=[Failure("w", "binary.md", "binary file")],
+)
 
 
 def test_ingest_flags_parse_to_their_values():
@@ -158,13 +159,9 @@ def test_a_run_report_prints_counts_on_stdout_and_each_failure_on_stderr(capsys)
 
 
 def test_a_warning_is_printed_on_stderr_and_does_not_change_the_outcome(capsys):
-    warned = {
-        **REPORT,
-        "failures": [],
-        "warnings": [
-            {"source": "legal", "document": "scan.pdf", "error": "2 of 9 pages have no text layer (pages 3, 4)"}
-        ],
-    }
+    warned = replace(
+        REPORT, failures=[], warnings=[Failure("legal", "scan.pdf", "2 of 9 pages have no text layer (pages 3, 4)")]
+    )
     assert print_run_report(warned, as_json=False) is Outcome.OK
     captured = capsys.readouterr()
     assert captured.err.strip() == "WARNING legal: scan.pdf: 2 of 9 pages have no text layer (pages 3, 4)"
@@ -173,12 +170,8 @@ def test_a_warning_is_printed_on_stderr_and_does_not_change_the_outcome(capsys):
 
 def test_the_outcome_says_whether_documents_or_a_whole_source_failed(capsys):
     assert print_run_report(REPORT, as_json=True) is Outcome.INPUTS_FAILED
-    assert print_run_report({**REPORT, "failures": []}, as_json=True) is Outcome.OK
-    source_down = {
-        **REPORT,
-        "failures": [{"source": "w", "document": "*", "error": "folder gone"}],
-        "failed_sources": ["w"],
-    }
+    assert print_run_report(replace(REPORT, failures=[]), as_json=True) is Outcome.OK
+    source_down = replace(REPORT, failures=[Failure("w", SOURCE_FAILURE, "folder gone")])
     assert print_run_report(source_down, as_json=True) is Outcome.SOURCES_FAILED
     assert capsys.readouterr().err == ""  # --json: the failures are in the report, not repeated
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from cairn.embedding import Encoder, ModelEncoder, load_encoder
-from cairn.flows.runner import RunnerEncoder
+from cairn.flows.dask_runner import RunnerEncoder
 
 
 def test_the_bundled_models_are_encoders_without_loading_their_weights():

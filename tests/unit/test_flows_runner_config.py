@@ -4,7 +4,7 @@ import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect_dask import DaskTaskRunner
 
-from cairn.flows.runner import configured, task_runner
+from cairn.flows.dask_runner import configured, task_runner
 from cairn.schemas.config import ConfigError, parse_config
 
 

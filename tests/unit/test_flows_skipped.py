@@ -40,7 +40,7 @@ def test_pages_with_nothing_to_index_are_skipped_with_their_reason_and_the_sourc
     assert "empty file" in reasons["blank.md"]
     report = RunReport(run_id="test")
     report.close_source("wiki", part)
-    assert report.per_source["wiki"]["status"] == "ok" and report.per_source["wiki"]["skipped"] == 3
+    assert report.per_source["wiki"].status == "ok" and report.per_source["wiki"].documents.skipped == 3
     assert report.to_dict()["skipped"][0].keys() == {"source", "document", "reason", "read"}
 
 

@@ -12,14 +12,14 @@ import pytest
 from cairn.flows.context import RunContext
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Silent
-from cairn.flows.steps import InlineRunner, Steps
+from cairn.flows.steps import IngestSteps, InlineRunner
 from cairn.flows.sync import MASS_DELETE_FLOOR, SourceSync
 from cairn.index.cache import EmbeddingCache
 from cairn.index.memory import InMemoryStore
 from cairn.index.state import SourceState
 from cairn.schemas import TEMPORAL_OPEN, ChunkType, DocumentRef
 from cairn.schemas.config import WikiSourceConfig, load_config
-from cairn.schemas.run_report import SOURCE_FAILURE, RunReport, SourceReport
+from cairn.schemas.run_report import SOURCE_FAILURE, RunReport, SourceOutcome, SourceReport
 from cairn.sources.wiki import WikiSource
 from tests.conftest import write_config, write_page
 from tests.encoders import HashingEncoder
@@ -47,8 +47,8 @@ def sync(tmp_path: Path, store: InMemoryStore, options: RunOptions | None = None
     encoder = HashingEncoder()
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
-        steps = Steps.bind(config, encoder, cache, store, InlineRunner())
-        run = RunContext(config, options or RunOptions(), store, state, steps, Silent())
+        steps = IngestSteps.bind(config, encoder, cache, store, InlineRunner())
+        run = RunContext(config, options or RunOptions(), store, state, steps=steps, progress=Silent())
         return SourceSync(run, config.sources[0]).sync()
     finally:
         cache.close()
@@ -64,7 +64,7 @@ def documents(store: InMemoryStore, current: bool = True) -> dict[str, set[str]]
     return out
 
 
-def status(part: SourceReport) -> dict:
+def status(part: SourceReport) -> SourceOutcome:
     report = RunReport(run_id="test")
     report.close_source("wiki", part)
     return report.per_source["wiki"]
@@ -82,7 +82,7 @@ def test_a_first_run_indexes_every_document_and_counts_what_it_wrote(tmp_path, w
     assert part.embeddings_computed > 0 and len(part.written_documents["wiki"]) == 3
     assert part.model_seconds > 0  # the time the model took is in the report beside what it computed
     assert all(doc.complete_version for doc in store.ledger("wiki").values())
-    assert status(part)["status"] == "ok"
+    assert status(part).status == "ok"
 
 
 def test_an_unchanged_source_is_indexed_nothing_and_embeds_nothing(tmp_path, wiki):
@@ -167,7 +167,7 @@ def test_removing_most_of_a_source_is_refused_unless_allowed(tmp_path):
     (failure,) = refused.failures
     assert failure.document == SOURCE_FAILURE and "would remove 10 of its 12 indexed documents" in failure.error
     assert refused.documents.deleted == 0 and len(store.ledger("wiki")) == 12
-    assert status(refused)["status"] == "failed"
+    assert status(refused).status == "failed"
     allowed = sync(tmp_path, store, RunOptions(allow_mass_delete=True))
     assert allowed.documents.deleted == 10 and len(store.ledger("wiki")) == 2
 
@@ -190,7 +190,7 @@ def test_a_broken_document_fails_alone_and_the_others_are_indexed(tmp_path, wiki
     (failure,) = part.failures
     assert failure.document == "broken.md" and reason in failure.error
     assert (part.documents.seen, part.documents.indexed, part.documents.failed) == (4, 3, 1)
-    assert set(documents(store)) == {"Alpha", "Beta", "Gamma"} and status(part)["status"] == "partial"
+    assert set(documents(store)) == {"Alpha", "Beta", "Gamma"} and status(part).status == "partial"
 
 
 def test_with_keep_history_superseded_and_deleted_versions_stay_marked_not_current(tmp_path, wiki):
@@ -278,8 +278,9 @@ def test_a_source_another_run_wrote_while_it_was_listed_is_listed_again_before_i
     encoder = HashingEncoder()
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
-        steps = Steps.bind(config, encoder, cache, store, InlineRunner())
-        run = RunContext(config, RunOptions(), store, state, replace(steps, discoverer=MeanwhileAnotherRun()), Silent())
+        steps = IngestSteps.bind(config, encoder, cache, store, InlineRunner())
+        steps = replace(steps, discoverer=MeanwhileAnotherRun())
+        run = RunContext(config, RunOptions(), store, state, steps=steps, progress=Silent())
         part = SourceSync(run, config.sources[0]).sync()
     finally:
         cache.close()
