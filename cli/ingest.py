@@ -184,6 +184,9 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
             f"{d.get('skipped', 0)} skipped, {d['deleted']} deleted, {d['failed']} failed",
             style="bold",
         )
+        reindexed = report.get("reindexed") or {}
+        if reindexed:  # indexed at a version the collection held, and why (a new recipe, new access settings)
+            output.line("indexed again: " + ", ".join(f"{n} ({why})" for why, n in sorted(reindexed.items())))
         output.line(
             f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
             f"embeddings computed: {report['embeddings_computed']}"

@@ -13,11 +13,12 @@ from cairn.flows.failpoints import failpoint
 from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
 from cairn.index.outcomes import Outcome
-from cairn.index.plan import Expected, SyncPlan, plan_sync, verdict
+from cairn.index.plan import Expected, SyncPlan, plan_sync, stamped_as, verdict
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.schemas import DocumentRef, stable_id
-from cairn.schemas.config import S3Config
+from cairn.schemas.config import CairnConfig
+from cairn.schemas.recipe import recipe_fingerprint
 from cairn.schemas.run_report import SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, Source, open_source
@@ -101,6 +102,8 @@ class Planned:
         """What discovery and the plan already tell: documents seen, unchanged, unreadable, skipped again."""
         report.documents.seen += len(self.found.refs) + len(self.found.failures)
         report.documents.unchanged += len(self.plan.unchanged)
+        for reason, count in self.plan.why.items():
+            report.reindexed[reason] = report.reindexed.get(reason, 0) + count
         for failure in self.found.failures:
             report.fail(name, failure.locator, failure.reason)
         for ref in self.plan.skipped:
@@ -123,15 +126,16 @@ class Listed:
     access: str  # the source's access fingerprint (what its documents are written under)
     relisted: bool  # the cursor was ignored: the whole source listed
     skipped: dict[str, Outcome]  # what earlier runs found nothing to index in (index/outcomes.py), by id
+    recipe: str = ""  # the source's recipe fingerprint (schemas/recipe.py: what its documents' rows are made by)
 
     @property
     def expected(self) -> Expected:
-        return Expected(self.access, {doc: outcome.version for doc, outcome in self.skipped.items()})
+        return Expected(self.access, {doc: outcome.version for doc, outcome in self.skipped.items()}, self.recipe)
 
 
 def list_source(
     source_config: SourceConfig,
-    s3: S3Config,
+    config: CairnConfig,
     ledger: dict[str, IndexedDocument],
     state: SourceState,
     options: RunOptions,
@@ -144,21 +148,27 @@ def list_source(
     slot: a listing may take long, and writes nothing of the index."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
-    access = access_fingerprint(source_config)
-    # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a
-    # run after the access settings changed (every document must be rewritten, not only those changed since).
-    relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
+    access, recipe = access_fingerprint(source_config), recipe_fingerprint(source_config, config.chunking)
+    expected = Expected(access, recipe=recipe)
+    # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a run
+    # after the access settings or the recipe changed (every document must be rewritten, not only those changed
+    # since).
+    relist = (
+        cleanup == "full"
+        or backfill is not None
+        or any(not stamped_as(doc, expected) for doc in ledger.values())
+    )
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
     skipped = state.outcomes(source_config.name).skipped()
     skipped_at = {doc: outcome.version for doc, outcome in skipped.items()}
     cursor = {} if relist else state.get(source_config.name, documents=len(ledger))
-    source = open_source(source_config, cursor, s3=s3, memo=memo)
+    source = open_source(source_config, cursor, s3=config.s3, memo=memo)
     if discover is None:
         found = Discoverer().until(
             source,
             lambda ref: (
-                verdict(ref, ledger.get(ref.document_id), access, skipped_at.get(ref.document_id))
+                verdict(ref, ledger.get(ref.document_id), expected, skipped_at.get(ref.document_id))
                 not in (None, "skipped")
             ),
         )
@@ -167,7 +177,7 @@ def list_source(
     if found.complete:
         memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")
-    return Listed(source, found, access, relist, skipped)
+    return Listed(source, found, access, relist, skipped, recipe)
 
 
 def plan_listed(
@@ -190,7 +200,7 @@ def plan_listed(
 
 def plan_source(
     source_config: SourceConfig,
-    s3: S3Config,
+    config: CairnConfig,
     store: IndexStore,
     state: SourceState,
     options: RunOptions,
@@ -199,7 +209,8 @@ def plan_source(
     """`list_source` against the store's ledger, then `plan_listed`: for a caller that holds the writer slot
     throughout, or writes nothing."""
     ledger = store.ledger(source_config.name)
-    return plan_listed(list_source(source_config, s3, ledger, state, options, discover), ledger, source_config, options)
+    listed = list_source(source_config, config, ledger, state, options, discover)
+    return plan_listed(listed, ledger, source_config, options)
 
 
 def same_rows(before: dict[str, IndexedDocument], now: dict[str, IndexedDocument]) -> bool:

@@ -72,7 +72,7 @@ def unchanged_run(
                 with writer_lock(config.milvus, 0.0):  # bringing a derived ledger in step rewrites it
                     ledger = store.ledger(source_config.name)
                 try:
-                    listed = list_source(source_config, config.s3, ledger, state, options)
+                    listed = list_source(source_config, config, ledger, state, options)
                 except SourceError as exc:
                     if failed is not None:
                         failed[source_config.name] = str(exc)

@@ -33,7 +33,8 @@ from cairn.index.outcomes import Outcome
 from cairn.index.plan import Expected, plan_sync
 from cairn.index.state import SavedVersions, SourceState
 from cairn.index.store import MilvusStore
-from cairn.schemas.config import CairnConfig, S3Config
+from cairn.schemas.config import CairnConfig, ChunkingConfig, S3Config
+from cairn.schemas.recipe import recipe_fingerprint
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, VersionMemo, open_source
 
@@ -112,10 +113,12 @@ def check_source(
     s3: S3Config | None = None,
     memo: VersionMemo | None = None,
     outcomes: dict[str, Outcome] | None = None,
+    chunking: ChunkingConfig | None = None,
 ) -> Drift:
     """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync). With `memo`
     (a folder source's version memo, index/state.py), a file whose stat did not move is not read again; with
-    `outcomes` (what the last ingest did with the documents the collection lacks), each says why."""
+    `outcomes` (what the last ingest did with the documents the collection lacks), each says why; with `chunking`,
+    a document whose rows another recipe made (schemas/recipe.py) is outdated."""
     drift = Drift(source_config.name)
     try:
         source = open_source(source_config, {}, s3=s3, memo=memo)  # a full listing: a cursor would hide documents
@@ -132,7 +135,11 @@ def check_source(
         ledger,
         keep_ids={i.document_id for i in unreadable},
         cleanup=source.complete,
-        expected=Expected(access, {doc: o.version for doc, o in outcomes.items() if o.kind == "skipped"}),
+        expected=Expected(
+            access,
+            {doc: o.version for doc, o in outcomes.items() if o.kind == "skipped"},
+            None if chunking is None else recipe_fingerprint(source_config, chunking),
+        ),
     )
     locator = {r.document_id: r.locator for r in refs}
     drift.unreadable = [i.locator for i in unreadable]
@@ -183,7 +190,10 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
                 return derived.ledger(name)
             return collection_ledger(reader, name)
 
-        drifts = [check_source(s, ledger_of, config.s3, memos.get(s.name), outcomes.get(s.name)) for s in selected]
+        drifts = [
+            check_source(s, ledger_of, config.s3, memos.get(s.name), outcomes.get(s.name), config.chunking)
+            for s in selected
+        ]
         return Reconciliation(drifts, check)
 
 

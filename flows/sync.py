@@ -25,6 +25,7 @@ from cairn.index.ledger import IndexedDocument
 from cairn.index.outcomes import Outcome, OutcomeKind, Outcomes
 from cairn.redact import redact
 from cairn.schemas import DocumentRef
+from cairn.schemas.recipe import recipe_fingerprint
 from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import Source, source_cursor, source_history, source_recent_history
@@ -48,6 +49,10 @@ class SourceSync:
     @cached_property
     def access(self) -> str:
         return access_fingerprint(self.source_config)
+
+    @cached_property
+    def recipe(self) -> str:
+        return recipe_fingerprint(self.source_config, self.run.config.chunking)
 
     def sync(self) -> SourceReport:
         """This source's report. Anything that stops the source (a SourceError, or any error no step accounted
@@ -76,13 +81,13 @@ class SourceSync:
         run, name = self.run, self.name
         with run.writing():
             before, mark = run.store.ledger(name), run.store.mark()
-        listed = list_source(self.source_config, run.config.s3, before, run.state, run.options, run.steps.discover)
+        listed = list_source(self.source_config, run.config, before, run.state, run.options, run.steps.discover)
         with run.writing():
             written = mark is None or run.store.mark() != mark  # by another run meanwhile: read again
             ledger = run.store.ledger(name) if written else before
             if written and not same_rows(before, ledger):  # another run wrote this source meanwhile
                 listed = list_source(
-                    self.source_config, run.config.s3, ledger, run.state, run.options, run.steps.discover
+                    self.source_config, run.config, ledger, run.state, run.options, run.steps.discover
                 )
             self._write(plan_listed(listed, ledger, self.source_config, run.options), report)
 
@@ -160,8 +165,8 @@ class SourceSync:
                 label = f"{self.name} {start // size + 1}/{-(-len(todo) // size)}"
                 chunked = run.steps.chunk(source, batch, skip, label)
                 failpoint("chunked")
-                for item in chunked.documents:  # the access settings it is written under (flows/discovery.py)
-                    item.document.access = self.access
+                for item in chunked.documents:  # the access settings and recipe it is written under
+                    item.document.access, item.document.recipe = self.access, self.recipe
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)

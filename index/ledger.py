@@ -35,6 +35,7 @@ class IndexedDocument:
     children_per_parent: dict[str, int] = field(default_factory=dict)  # parent chunk_id -> child rows present
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
     access: set[str] = field(default_factory=set)  # the access fingerprints its parent rows were written under
+    recipe: set[str] = field(default_factory=set)  # the recipes (schemas/recipe.py) its parent rows were made by
 
     @property
     def complete_version(self) -> str | None:
@@ -96,6 +97,7 @@ class LedgerEntry:
     sections: int = 0  # a parent: the sections its version has
     children: int = 0  # a parent: the children it promised
     access: str = ""  # a parent: the access fingerprint it was written under
+    recipe: str = ""  # a parent: the recipe it was made by
 
     @classmethod
     def of(cls, row: Row) -> LedgerEntry:
@@ -103,7 +105,7 @@ class LedgerEntry:
         if row["chunk_type"] != ChunkType.FULL_TEXT.value:
             return cls(row["chunk_id"], row["document_id"], row["version_hash"], False, row["parent_chunk_id"])
         links = ParentLinks.from_row(row)
-        access = DocumentStamp.from_row(row).access
+        stamp = DocumentStamp.from_row(row)
         return cls(
             row["chunk_id"],
             row["document_id"],
@@ -112,7 +114,8 @@ class LedgerEntry:
             "",
             links.section_count,
             links.child_count,
-            access,
+            stamp.access,
+            stamp.recipe,
         )
 
 
@@ -126,9 +129,9 @@ def ledger_filters(source_name: str) -> tuple[str, str]:
 
 
 # One row of a ledger, as read_rows takes it: chunk_id, document_id, version, is_parent, parent_chunk_id (a
-# child's), sections, children, access (a parent's): LedgerEntry's fields, a tuple (the derived ledger reads
+# child's), sections, children, access, recipe (a parent's): LedgerEntry's fields, a tuple (the derived ledger reads
 # hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a second).
-LedgerRow = tuple[str, str, str, bool, str, int, int, str]
+LedgerRow = tuple[str, str, str, bool, str, int, int, str, str]
 
 
 def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
@@ -136,7 +139,7 @@ def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
     children in any order): from any store (MilvusStore pages them from the collection, or reads the derived
     ledger)."""
     return read_rows(
-        (e.chunk_id, e.document_id, e.version, e.is_parent, e.parent_chunk_id, e.sections, e.children, e.access)
+        (e.chunk_id, e.document_id, e.version, e.is_parent, e.parent_chunk_id, e.sections, e.children, e.access, e.recipe)
         for e in entries
     )
 
@@ -149,15 +152,16 @@ def read_rows(rows: Iterable[LedgerRow]) -> dict[str, IndexedDocument]:
         if not row[3]:
             children.append(row)
             continue
-        chunk_id, document_id, version, _, _, sections, promised, access = row
+        chunk_id, document_id, version, _, _, sections, promised, access, recipe = row
         doc = docs.get(document_id)
         if doc is None:
             doc = docs[document_id] = IndexedDocument(document_id)
         doc.versions.add(version)
         doc.access.add(access)
+        doc.recipe.add(recipe)
         doc.rows[chunk_id] = version
         doc.parents[chunk_id] = (version, sections, promised)
-    for chunk_id, document_id, version, _, parent, _, _, _ in children:
+    for chunk_id, document_id, version, _, parent, _, _, _, _ in children:
         doc = docs.get(document_id)
         if doc is None:
             doc = docs[document_id] = IndexedDocument(document_id)

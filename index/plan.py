@@ -20,15 +20,18 @@ class SyncPlan:
     skipped: list[DocumentRef] = field(default_factory=list)  # not in the collection: nothing to index at this version
     to_index: list[DocumentRef] = field(default_factory=list)  # everything above but unchanged, in source order
     stale_document_ids: list[str] = field(default_factory=list)  # indexed, no longer yielded by the source
+    why: dict[str, int] = field(default_factory=dict)  # of `outdated`: how many for each reason (OUTDATED_WHY)
 
 
 @dataclass(frozen=True)
 class Expected:
-    """What a document's verdict depends on besides its rows: the fingerprint of the access settings it must have
-    been written under (None: any), and the versions earlier runs found nothing to index in, by document id."""
+    """What a document's verdict depends on besides its rows: the fingerprints of the access settings it must have
+    been written under and of the recipe it must have been made by (None: any), and the versions earlier runs
+    found nothing to index in, by document id."""
 
     access: str | None = None
     skipped: Mapping[str, str] = field(default_factory=dict)
+    recipe: str | None = None  # the recipe (schemas/recipe.py) its rows must have been made by (None: any)
 
 
 def plan_sync(
@@ -59,7 +62,7 @@ def plan_sync(
         indexed = ledger.get(ref.document_id)
         forced = bool(force and ref.document_id in force)
         skipped_at = None if forced else expected.skipped.get(ref.document_id)
-        found = verdict(ref, indexed, expected.access, skipped_at)
+        found = verdict(ref, indexed, expected, skipped_at)
         if found == "skipped":
             plan.skipped.append(ref)
             continue
@@ -67,8 +70,10 @@ def plan_sync(
             plan.missing.append(ref)
         elif indexed is not None and found == "incomplete":
             plan.incomplete[ref.document_id] = indexed.problems()
-        elif found == "outdated":
+        elif found == "outdated" and indexed is not None:
             plan.outdated.append(ref)
+            reason = outdated_why(ref, indexed, expected)
+            plan.why[reason] = plan.why.get(reason, 0) + 1
         elif forced:
             plan.forced.append(ref)
         else:
@@ -81,7 +86,7 @@ def plan_sync(
 
 
 def verdict(
-    ref: DocumentRef, indexed: IndexedDocument | None, access: str | None, skipped_at: str | None = None
+    ref: DocumentRef, indexed: IndexedDocument | None, expected: Expected, skipped_at: str | None = None
 ) -> str | None:
     """Why the collection does not hold exactly this version of the document, complete ("missing",
     "incomplete", "outdated"), "skipped" when it holds none of it and an earlier run found nothing to index in
@@ -90,6 +95,25 @@ def verdict(
         return "skipped" if skipped_at is not None and skipped_at == ref.version_hash else "missing"
     if indexed.problems():
         return "incomplete"
-    if indexed.complete_version != ref.version_hash or (access is not None and indexed.access != {access}):
+    if indexed.complete_version != ref.version_hash or not stamped_as(indexed, expected):
         return "outdated"
     return None
+
+
+def stamped_as(indexed: IndexedDocument, expected: Expected) -> bool:
+    """Whether a document's rows were written under the expected access settings and made by the expected recipe."""
+    access, recipe = expected.access, expected.recipe
+    return (access is None or indexed.access == {access}) and (recipe is None or indexed.recipe == {recipe})
+
+
+# Why an outdated document is indexed again, as the run report counts it.
+OUTDATED_WHY = {"version": "a new version", "access": "access settings changed", "recipe": "recipe changed"}
+
+
+def outdated_why(ref: DocumentRef, indexed: IndexedDocument, expected: Expected) -> str:
+    """Which of OUTDATED_WHY's reasons sends a complete document back through indexing (the first that holds)."""
+    if indexed.complete_version != ref.version_hash:
+        return OUTDATED_WHY["version"]
+    if expected.access is not None and indexed.access != {expected.access}:
+        return OUTDATED_WHY["access"]
+    return OUTDATED_WHY["recipe"]

@@ -28,15 +28,17 @@ Record = TypeVar("Record", bound="DataclassInstance")
 
 @dataclass(frozen=True)
 class DocumentStamp:
-    """On every row of a document: the access settings it was written under and the source's caveats."""
+    """On every row of a document: the access settings and the recipe it was written under, and the source's
+    caveats."""
 
     # In the order rows have always held them: a source's warnings among its metadata, then the access stamp.
     warnings: list[str] = field(default_factory=list)  # e.g. a PDF's pages without a text layer
     access: str = ""  # flows/discovery.py access_fingerprint; "" on a row written before rows recorded it
+    recipe: str = ""  # schemas/recipe.py recipe_fingerprint; "" on a row written before rows recorded it
 
     @classmethod
     def of(cls, doc: SourceDocument) -> DocumentStamp:
-        return cls(warnings=list(doc.warnings), access=doc.access)
+        return cls(warnings=list(doc.warnings), access=doc.access, recipe=doc.recipe)
 
     def to_row(self) -> dict[str, Any]:
         """Only what is set: a document without warnings (or not yet stamped) writes no key for it."""

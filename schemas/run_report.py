@@ -57,6 +57,9 @@ class SourceReport:
     warnings: list[Failure] = field(default_factory=list)  # indexed, with a caveat (a PDF's scanned pages)
     skipped: list[Skipped] = field(default_factory=list)
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
+    # of the documents indexed again at a version the collection held: how many for each reason (index/plan.py
+    # OUTDATED_WHY: a new version, access settings changed, recipe changed)
+    reindexed: dict[str, int] = field(default_factory=dict)
 
     def fail(self, source: str, document: str, error: str, policy: bool = False) -> None:
         """Count one failed input (`policy`: a policy refused it); the message is stored without any URL's
@@ -98,6 +101,7 @@ class RunReport:
     # the collection written and the one serving; during a rebuild "rebuild" (why) and "switch": "pending"
     # (with "waiting_for": sources not yet built into it) or "done" (with "dropped": the collection it replaced)
     index: dict[str, Any] = field(default_factory=dict)
+    reindexed: dict[str, int] = field(default_factory=dict)  # SourceReport.reindexed, summed over the sources
 
     @property
     def chunks_per_second(self) -> float:
@@ -120,6 +124,8 @@ class RunReport:
         self.skipped.extend(part.skipped)
         for source, ids in part.written_documents.items():
             self.written_documents.setdefault(source, []).extend(ids)
+        for reason, count in part.reindexed.items():
+            self.reindexed[reason] = self.reindexed.get(reason, 0) + count
         self.sources.append(name)
         errors = [f.error for f in part.failures if f.document == SOURCE_FAILURE]
         status = "failed" if errors else "partial" if part.failures else "ok"
@@ -129,6 +135,7 @@ class RunReport:
             "embeddings_computed": part.embeddings_computed,
             "model_seconds": round(part.model_seconds, 3),
             "seconds": round(seconds, 3),
+            **({"reindexed": dict(part.reindexed)} if part.reindexed else {}),
             **({"error": errors[0]} if errors else {}),
         }
 
