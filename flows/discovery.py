@@ -153,11 +153,7 @@ def list_source(
     # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a run
     # after the access settings or the recipe changed (every document must be rewritten, not only those changed
     # since).
-    relist = (
-        cleanup == "full"
-        or backfill is not None
-        or any(not stamped_as(doc, expected) for doc in ledger.values())
-    )
+    relist = cleanup == "full" or backfill is not None or any(not stamped_as(doc, expected) for doc in ledger.values())
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
     skipped = state.outcomes(source_config.name).skipped()

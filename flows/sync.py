@@ -86,9 +86,7 @@ class SourceSync:
             written = mark is None or run.store.mark() != mark  # by another run meanwhile: read again
             ledger = run.store.ledger(name) if written else before
             if written and not same_rows(before, ledger):  # another run wrote this source meanwhile
-                listed = list_source(
-                    self.source_config, run.config, ledger, run.state, run.options, run.steps.discover
-                )
+                listed = list_source(self.source_config, run.config, ledger, run.state, run.options, run.steps.discover)
             self._write(plan_listed(listed, ledger, self.source_config, run.options), report)
 
     def _write(self, planned: Planned, report: SourceReport) -> None:

@@ -38,8 +38,8 @@ from cairn.index.sqlite import open_or_rebuild
 from cairn.schemas import ChunkType
 from cairn.schemas.config import MilvusConfig
 from cairn.schemas.fields import Row
-from cairn.schemas.row_links import DocumentStamp
 from cairn.schemas.row_figures import FIGURE_FIELDS, figures
+from cairn.schemas.row_links import DocumentStamp
 
 MARK_PROPERTY = "cairn.ledger_mark"
 UNSEALED = "writing"  # the collection's mark while a writer is at work: never a file's

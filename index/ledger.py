@@ -139,7 +139,17 @@ def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
     children in any order): from any store (MilvusStore pages them from the collection, or reads the derived
     ledger)."""
     return read_rows(
-        (e.chunk_id, e.document_id, e.version, e.is_parent, e.parent_chunk_id, e.sections, e.children, e.access, e.recipe)
+        (
+            e.chunk_id,
+            e.document_id,
+            e.version,
+            e.is_parent,
+            e.parent_chunk_id,
+            e.sections,
+            e.children,
+            e.access,
+            e.recipe,
+        )
         for e in entries
     )
 

@@ -124,8 +124,8 @@ class RunReport:
         self.skipped.extend(part.skipped)
         for source, ids in part.written_documents.items():
             self.written_documents.setdefault(source, []).extend(ids)
-        for reason, count in part.reindexed.items():
-            self.reindexed[reason] = self.reindexed.get(reason, 0) + count
+        for reason, again in part.reindexed.items():
+            self.reindexed[reason] = self.reindexed.get(reason, 0) + again
         self.sources.append(name)
         errors = [f.error for f in part.failures if f.document == SOURCE_FAILURE]
         status = "failed" if errors else "partial" if part.failures else "ok"

@@ -114,4 +114,3 @@ def test_a_recipes_changes_are_named(tmp_path):
     changes = recipe_changes(recipe_parts(wiki, config.chunking), recipe_parts(wiki, narrowed))
     assert "[chunking] child_min_tokens 100 -> 60" in changes
     assert len(changes) == 3
-
