@@ -24,7 +24,7 @@ from typing import Annotated
 
 import typer
 
-from cairn.cli import evaluate, exits, ingest, inspection, mcp, query, serve
+from cairn.cli import evaluate, exits, holdings, ingest, inspection, mcp, query, serve
 from cairn.cli.options import ConfigOption, Invocation
 from cairn.cli.shell import CairnCommand, CairnGroup, completion, epilog
 from cairn.errors import (
@@ -101,6 +101,8 @@ COMMANDS = {
     "eval": evaluate.evaluate,
     "report": inspection.report,
     "status": inspection.status,
+    "documents": holdings.documents,
+    "drop": holdings.drop,
     "export-query-model": inspection.export_query_model,
     "serve": serve.serve,
     "new-key": serve.new_key,

@@ -210,6 +210,12 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
         for warning in report.get("warnings") or []:  # indexed, with a caveat (a PDF's pages without text)
             output.problem(f"WARNING {warning['source']}: {warning['document']}: {warning['error']}")
         print_index_switch(report.get("index") or {})
+        unconfigured = report.get("unconfigured_sources") or []
+        if unconfigured:  # one line, every run, until they are dropped
+            output.problem(
+                f"WARNING in the index but not in the configuration (queries still answer from them): "
+                f"{', '.join(unconfigured)}; `cairn drop --source NAME` removes one"
+            )
     if report.get("failed_sources"):
         return Outcome.SOURCES_FAILED
     return Outcome.INPUTS_FAILED if report["failures"] else Outcome.OK
@@ -262,6 +268,7 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
     final = repaired if repaired is not None else found
     if options.as_json:
         data = {"clean": final.clean, "sources": [d.to_dict() for d in found.drifts], "ledger": found.ledger.to_dict()}
+        data["unconfigured_sources"] = final.unconfigured
         if repaired is not None:
             data["after_fix"] = [d.to_dict() for d in repaired.drifts]
             data["ledger_after_fix"] = repaired.ledger.to_dict()
@@ -272,7 +279,17 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
         if repaired is not None:
             print_ledger("after fix", repaired.ledger)
             print_drifts("after fix", repaired.drifts)
+        for name in final.unconfigured:
+            output.line(f"[{'after fix' if repaired else 'found'}] {unconfigured_line(name)}", style="bold red")
     return Outcome.OK if final.clean else Outcome.DRIFT
+
+
+def unconfigured_line(name: str) -> str:
+    """The one line that names a source with rows in the index that the configuration does not name."""
+    return (
+        f"{name}: DRIFT: in the index but not in the configuration (queries still answer from it): "
+        f"`cairn drop --source {name}` removes its rows"
+    )
 
 
 def print_ledger(label: str, check: LedgerCheck) -> None:

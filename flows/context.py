@@ -138,6 +138,14 @@ class RunContext:
             with self._turn():
                 self.generations.mark_built(self.target.collection, name)
 
+    def unconfigured_sources(self) -> list[str]:
+        """Sources with rows in the collection written that the configuration does not name (they still answer
+        queries): from the derived ledger's index of sources, when it is in step (else none named this run)."""
+        derived, mark = getattr(self.store, "derived", None), self.store.mark()
+        if not isinstance(derived, DerivedLedger) or mark is None or not derived.in_step(mark):
+            return []
+        return sorted(derived.sources() - {s.name for s in self.config.sources})
+
     def conclude(self) -> dict:
         """After every selected source ran: a build that now holds every configured source starts serving
         (flows/ingest.py); what the run report says about the index."""

@@ -84,6 +84,7 @@ def unchanged_run(
                 part = SourceReport()
                 planned.account(part, source_config.name)
                 report.close_source(source_config.name, part, time.perf_counter() - began)
+            report.unconfigured_sources = sorted(derived.sources() - {s.name for s in config.sources})
     except Exception:  # noqa: BLE001 - busy, unreachable, damaged, a failing source: the flow meets it and reports it
         return None
     report.index = {"collection": index["serving"], "serving": index["serving"]}

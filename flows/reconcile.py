@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cairn.errors import NoCollection
 from cairn.flows.concurrency import index_writer
 from cairn.flows.discovery import access_fingerprint
 from cairn.index.derived import DerivedLedger, in_step_ledger
@@ -85,10 +84,11 @@ class LedgerCheck:
 class Reconciliation:
     drifts: list[Drift]
     ledger: LedgerCheck
+    unconfigured: list[str] = field(default_factory=list)  # sources with rows the configuration does not name
 
     @property
     def clean(self) -> bool:
-        return all(d.clean for d in self.drifts)
+        return all(d.clean for d in self.drifts) and not self.unconfigured
 
 
 CHECK_FIELDS = ["chunk_id", "source_name", "document_id", "chunk_type", "is_current", "version_hash"]
@@ -175,11 +175,9 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
     selected = [config.source(source)] if source else config.sources
     memos = source_memos(config, selected) if not scan else {}
     outcomes = source_outcomes(config, selected)
-    try:
-        reader = open_serving(config.milvus, create=True)  # what the name serves now (index/generations.py)
-    except NoCollection:
-        missing = f"no collection {config.milvus.collection!r}: run `cairn ingest`"
-        return Reconciliation([Drift(s.name, error=missing) for s in selected], LedgerCheck())
+    # What the name serves now (index/generations.py); before any ingest, StoreError ("no index: run `cairn ingest`
+    # first"): nothing is created, and there is nothing to compare (exit 2, as status and report).
+    reader = open_serving(config.milvus)
     with reader, in_step_ledger(config.ledger_folder, reader) as derived:
         check = LedgerCheck(in_step=derived is not None)
         if scan and derived is not None:
@@ -194,7 +192,15 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
             check_source(s, ledger_of, config.s3, memos.get(s.name), outcomes.get(s.name), config.chunking)
             for s in selected
         ]
-        return Reconciliation(drifts, check)
+        unconfigured = [] if source else unconfigured_sources(config, reader, derived if check.trusted else None)
+        return Reconciliation(drifts, check, unconfigured)
+
+
+def unconfigured_sources(config: CairnConfig, reader: CollectionReader, derived: DerivedLedger | None) -> list[str]:
+    """The sources with rows in the collection that the configuration does not name (they still answer queries
+    until `cairn drop --source NAME`): from the derived ledger's index when in step, else one scan."""
+    held = derived.sources() if derived is not None else {r["source_name"] for r in reader.iterate("", ["source_name"])}
+    return sorted(held - {s.name for s in config.sources})
 
 
 def source_memos(config: CairnConfig, selected: list[SourceConfig]) -> dict[str, SavedVersions]:

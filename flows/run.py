@@ -179,6 +179,7 @@ def sync_sources(
             report.close_source(source_config.name, part, time.perf_counter() - began)
             run.source_done(source_config.name, report.per_source[source_config.name]["status"] != "failed")
         report.index = run.conclude()
+        report.unconfigured_sources = run.unconfigured_sources()
         dim, written = run.steps.embedder.encoder.dim, config.model_copy(update={"milvus": run.store.config})
     if report.index.get("switch") == "pending":
         host.log.warning(

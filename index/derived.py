@@ -237,13 +237,20 @@ class DerivedLedger:
             found = rows.fetchall()
         return Counter({(tenant, source, kind): n for tenant, source, kind, n in found})
 
-    def recipes(self) -> Counter[tuple[str, str]]:
-        """Current rows per (source, recipe they were made by): what `status` and `report` compare with the
-        configured recipes (schemas/recipe.py)."""
+    def sources(self) -> set[str]:
+        """The names of the sources with rows in the collection (from the index on source: no pass over rows)."""
         with self._lock:
-            found = self._db.execute("select source, recipe, count(*) from chunk where is_current = 1 group by 1, 2")
-            rows = found.fetchall()
-        return Counter({(source, recipe): n for source, recipe, n in rows})
+            return {source for (source,) in self._db.execute("select distinct source from chunk")}
+
+    def tally(self) -> list[tuple[str, str, str, bool, str, int, int]]:
+        """Rows grouped by (source, tenant, chunk_type, is_current, recipe), each group's rows and its distinct
+        (document, version) pairs: what index/holdings.py counts documents, versions and rows from."""
+        with self._lock:
+            found = self._db.execute(
+                "select source, tenant, chunk_type, is_current, recipe, count(*),"
+                " count(distinct document_id || char(31) || version) from chunk group by 1, 2, 3, 4, 5"
+            ).fetchall()
+        return [(s, t, kind, bool(current), recipe, n, v) for s, t, kind, current, recipe, n, v in found]
 
     def figures(self, rows: Rows = Rows(), stamped: bool = False) -> Iterator[dict[str, Any]]:
         """The figures of the current `rows`; `stamped`: each with its `stamp` too (what `store_checks` needs to

@@ -121,6 +121,13 @@ class SourceState:
             self._db.execute("delete from file_version where index_key = ? and scope = ?", (self.index_key, scope))
             self._db.execute("delete from document_outcome where index_key = ? and scope = ?", (self.index_key, scope))
 
+    def drop_source(self, source: str) -> None:
+        """Forget everything kept for `source` in this index, every scope: its cursors, version memo and outcomes
+        (its rows were dropped: `cairn drop`)."""
+        with self._db:
+            for table in ("source_cursor", "file_version", "document_outcome"):
+                self._db.execute(f"delete from {table} where index_key = ? and source = ?", (self.index_key, source))
+
     def close(self) -> None:
         self._db.close()
 

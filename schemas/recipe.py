@@ -18,6 +18,7 @@ What needs a new collection (the encoder, the schema) is not part of it: that re
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from cairn.schemas.config import ChunkingConfig
@@ -70,3 +71,8 @@ def recipe_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     if before.get("chunkers") != now.get("chunkers"):
         out.append(f"chunker version {before.get('chunkers')} -> {now.get('chunkers')}")
     return out
+
+
+def configured_recipes(sources: Iterable[SourceBase], chunking: ChunkingConfig) -> dict[str, str]:
+    """Each configured source's recipe fingerprint, by name."""
+    return {source.name: recipe_fingerprint(source, chunking) for source in sources}

@@ -102,6 +102,7 @@ class RunReport:
     # (with "waiting_for": sources not yet built into it) or "done" (with "dropped": the collection it replaced)
     index: dict[str, Any] = field(default_factory=dict)
     reindexed: dict[str, int] = field(default_factory=dict)  # SourceReport.reindexed, summed over the sources
+    unconfigured_sources: list[str] = field(default_factory=list)  # rows in the index, not in the configuration
 
     @property
     def chunks_per_second(self) -> float:
