@@ -71,10 +71,22 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
     return Outcome.OK
 
 
-def print_holdings(held: list) -> None:
-    """Per source, in the counts' one vocabulary (index/holdings.py): documents, history versions, rows by kind;
-    then what is not as configured: rows on an older recipe, a source the configuration no longer names."""
-    for h in held:
+def held_now(config) -> list:
+    """What the serving collection holds per source (index/holdings.py), from its derived ledger when in step."""
+    from cairn.index.derived import in_step_ledger
+    from cairn.index.generations import open_serving
+    from cairn.index.holdings import read_holdings
+    from cairn.schemas.recipe import configured_recipes
+
+    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
+        return read_holdings(reader, derived, configured_recipes(config.sources, config.chunking))
+
+
+def print_holdings(held: list, counts: bool = True) -> None:
+    """Per source, in the counts' one vocabulary (index/holdings.py): documents, history versions, rows by kind
+    (`counts`); then what is not as configured: rows on an older recipe, a source the configuration no longer
+    names."""
+    for h in held if counts else []:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(h.rows.items()))
         output.line(
             f"{h.source}: {h.documents} documents, {h.history_versions} history versions; "
@@ -118,9 +130,12 @@ def run_report(config, options: ReportOptions) -> Outcome:
 
     dim = encoder_for(config.embedding).dim  # no weights loaded
     result = quality_report(config, dim, options.source, options.tenant, options.scan)  # as the cairn-report flow
+    held = [h for h in held_now(config) if options.source in (None, h.source)]
+    older = sum(h.older_recipe_rows for h in held)
     if options.as_json:
-        output.print_json(result.to_dict())
+        output.print_json({**result.to_dict(), "older_recipe_rows": older})
     else:
+        print_holdings([h for h in held if h.older_recipe_rows or not h.configured], counts=False)
         failed = result.failed()
         verdict = "PASSED" if result.success else "FAILED"
         output.line(
