@@ -16,6 +16,7 @@ from cairn.index.outcomes import Outcome
 from cairn.index.plan import Expected, SyncPlan, plan_sync, stamped_as, verdict
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
+from cairn.redact import redact
 from cairn.schemas import DocumentRef, stable_id
 from cairn.schemas.config import CairnConfig
 from cairn.schemas.recipe import recipe_fingerprint
@@ -115,6 +116,21 @@ def access_fingerprint(source_config: SourceConfig) -> str:
     Rows record it; when it changes, every document of the source is rewritten (nothing is re-embedded)."""
     settings = source_config.model_dump(mode="json", include={"tenant", "acl", "acl_ceiling", "access"})
     return stable_id(json.dumps(settings, sort_keys=True), length=16)
+
+
+def source_origin(source_config: SourceConfig) -> str:
+    """Which source of its name a source is: its type, where it reads (folder, URI, repository, API; any
+    credentials in a URL left out) and its tenant. Rows record it: a run of a source whose name rows of another
+    origin hold is refused (flows/sync.py), so two configurations sharing an index never remove each other's."""
+    root = next(
+        (
+            str(value)
+            for key in ("repository", "api_url", "uri", "path")
+            if (value := getattr(source_config, key, None))
+        ),
+        "",
+    )
+    return f"{source_config.type} {redact(root)} (tenant {source_config.tenant})"
 
 
 @dataclass

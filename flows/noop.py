@@ -71,6 +71,7 @@ def unchanged_run(
                 began = time.perf_counter()
                 with writer_lock(config.milvus, 0.0):  # bringing a derived ledger in step rewrites it
                     ledger = store.ledger(source_config.name)
+                    state.observe(store.mark())  # cursors saved at another mark are dropped (index/state.py)
                 try:
                     listed = list_source(source_config, config, ledger, state, options)
                 except SourceError as exc:

@@ -17,7 +17,7 @@ from functools import cached_property
 
 from cairn.errors import SourceError, StoreError, storage_reason
 from cairn.flows.context import RunContext, storage_error
-from cairn.flows.discovery import Planned, access_fingerprint, list_source, plan_listed, same_rows
+from cairn.flows.discovery import Planned, access_fingerprint, list_source, plan_listed, same_rows, source_origin
 from cairn.flows.failpoints import failpoint
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
@@ -51,6 +51,10 @@ class SourceSync:
         return access_fingerprint(self.source_config)
 
     @cached_property
+    def origin(self) -> str:
+        return source_origin(self.source_config)
+
+    @cached_property
     def recipe(self) -> str:
         return recipe_fingerprint(self.source_config, self.run.config.chunking)
 
@@ -81,17 +85,32 @@ class SourceSync:
         run, name = self.run, self.name
         with run.writing():
             before, mark = run.store.ledger(name), run.store.mark()
+        run.state.observe(mark)  # a cursor saved at another mark of the collection is dropped (index/state.py)
         listed = list_source(self.source_config, run.config, before, run.state, run.options, run.steps.discover)
         with run.writing():
             written = mark is None or run.store.mark() != mark  # by another run meanwhile: read again
             ledger = run.store.ledger(name) if written else before
             if written and not same_rows(before, ledger):  # another run wrote this source meanwhile
+                run.state.observe(run.store.mark())
                 listed = list_source(self.source_config, run.config, ledger, run.state, run.options, run.steps.discover)
             self._write(plan_listed(listed, ledger, self.source_config, run.options), report)
 
+    def _claim(self, ledger: dict[str, IndexedDocument]) -> None:
+        """Refuse (SourceError, before anything is written or removed) a source whose name rows written by another
+        source hold: another configuration sharing this index, with a source of the same name elsewhere."""
+        others = sorted({origin for doc in ledger.values() for origin in doc.origin} - {self.origin, ""})
+        if others:
+            raise SourceError(
+                f"source {self.name!r} ({self.origin}) is refused: the index holds rows of another source of that name "
+                f"({'; '.join(others)}), which it would remove: nothing written or removed. Rename one of them, or "
+                f"`cairn drop --source {self.name}` if the other is gone"
+            )
+
     def _write(self, planned: Planned, report: SourceReport) -> None:
         """Index, retire and save the cursor by the plan, in the run's turn with the writer slot."""
+        self._claim(planned.ledger)
         run, backfill = self.run, self.run.options.backfill
+        mark = run.store.mark()  # before this source's writes (the slot is held: no one else's come between)
         planned.account(report, self.name)
         source, ledger, plan = planned.source, planned.ledger, planned.plan
         skip = None
@@ -107,13 +126,15 @@ class SourceSync:
             stale = {document_id: sorted(ledger[document_id].rows) for document_id in plan.stale_document_ids}
             report.documents.deleted = run.steps.retire_stale(stale, self.source_config.keep_history, self.name)
         run.store.flush()
+        written = run.store.mark()
+        run.state.advance(mark, written)  # cursors saved at the mark before follow it: the same write history
         record_outcomes(run.state.outcomes(self.name), planned, report, self.access, refusal)
         saved = source_cursor(source)
         if saved is not None:  # only now: a killed run re-reads the same window
             held = (set(ledger) - emptied) | set(report.written_documents.get(self.name, ()))
             if not refusal:
                 held -= set(plan.stale_document_ids)
-            run.state.put(self.name, saved, documents=len(held))
+            run.state.put(self.name, saved, documents=len(held), mark=written)
 
     def _index_history(self, source: Source, report: SourceReport) -> None:
         """keep_history: a backfill's past versions (its window, or its last N commits); an ordinary run's, those
@@ -165,6 +186,7 @@ class SourceSync:
                 failpoint("chunked")
                 for item in chunked.documents:  # the access settings and recipe it is written under
                     item.document.access, item.document.recipe = self.access, self.recipe
+                    item.document.origin = self.origin
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)

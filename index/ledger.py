@@ -36,6 +36,7 @@ class IndexedDocument:
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
     access: set[str] = field(default_factory=set)  # the access fingerprints its parent rows were written under
     recipe: set[str] = field(default_factory=set)  # the recipes (schemas/recipe.py) its parent rows were made by
+    origin: set[str] = field(default_factory=set)  # the identities of the sources that wrote its parent rows
 
     @property
     def complete_version(self) -> str | None:
@@ -98,6 +99,7 @@ class LedgerEntry:
     children: int = 0  # a parent: the children it promised
     access: str = ""  # a parent: the access fingerprint it was written under
     recipe: str = ""  # a parent: the recipe it was made by
+    origin: str = ""  # a parent: the identity of the source that wrote it
 
     @classmethod
     def of(cls, row: Row) -> LedgerEntry:
@@ -116,6 +118,7 @@ class LedgerEntry:
             links.child_count,
             stamp.access,
             stamp.recipe,
+            stamp.origin,
         )
 
 
@@ -129,9 +132,10 @@ def ledger_filters(source_name: str) -> tuple[str, str]:
 
 
 # One row of a ledger, as read_rows takes it: chunk_id, document_id, version, is_parent, parent_chunk_id (a
-# child's), sections, children, access, recipe (a parent's): LedgerEntry's fields, a tuple (the derived ledger reads
-# hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a second).
-LedgerRow = tuple[str, str, str, bool, str, int, int, str, str]
+# child's), sections, children, access, recipe, origin (a parent's): LedgerEntry's fields, a tuple (the derived
+# ledger reads hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a
+# second).
+LedgerRow = tuple[str, str, str, bool, str, int, int, str, str, str]
 
 
 def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
@@ -149,6 +153,7 @@ def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
             e.children,
             e.access,
             e.recipe,
+            e.origin,
         )
         for e in entries
     )
@@ -162,16 +167,17 @@ def read_rows(rows: Iterable[LedgerRow]) -> dict[str, IndexedDocument]:
         if not row[3]:
             children.append(row)
             continue
-        chunk_id, document_id, version, _, _, sections, promised, access, recipe = row
+        chunk_id, document_id, version, _, _, sections, promised, access, recipe, origin = row
         doc = docs.get(document_id)
         if doc is None:
             doc = docs[document_id] = IndexedDocument(document_id)
         doc.versions.add(version)
         doc.access.add(access)
         doc.recipe.add(recipe)
+        doc.origin.add(origin)
         doc.rows[chunk_id] = version
         doc.parents[chunk_id] = (version, sections, promised)
-    for chunk_id, document_id, version, _, parent, _, _, _, _ in children:
+    for chunk_id, document_id, version, _, parent, _, _, _, _, _ in children:
         doc = docs.get(document_id)
         if doc is None:
             doc = docs[document_id] = IndexedDocument(document_id)

@@ -35,10 +35,11 @@ class DocumentStamp:
     warnings: list[str] = field(default_factory=list)  # e.g. a PDF's pages without a text layer
     access: str = ""  # flows/discovery.py access_fingerprint; "" on a row written before rows recorded it
     recipe: str = ""  # schemas/recipe.py recipe_fingerprint; "" on a row written before rows recorded it
+    origin: str = ""  # flows/discovery.py source_origin: which source of that name wrote it; "" before recorded
 
     @classmethod
     def of(cls, doc: SourceDocument) -> DocumentStamp:
-        return cls(warnings=list(doc.warnings), access=doc.access, recipe=doc.recipe)
+        return cls(warnings=list(doc.warnings), access=doc.access, recipe=doc.recipe, origin=doc.origin)
 
     def to_row(self) -> dict[str, Any]:
         """Only what is set: a document without warnings (or not yet stamped) writes no key for it."""

@@ -40,9 +40,7 @@ def wiki(root: Path, names: tuple[str, ...]) -> None:
 
 def sources(tmp_path: Path, *names: str) -> list[dict]:
     tenants = {"runbooks": "acme", "globex": "globex"}
-    return [
-        {"name": n, "type": "wiki", "path": str(tmp_path / n), "tenant": tenants[n], "acl": ["ops"]} for n in names
-    ]
+    return [{"name": n, "type": "wiki", "path": str(tmp_path / n), "tenant": tenants[n], "acl": ["ops"]} for n in names]
 
 
 def test_a_source_taken_out_of_the_configuration_is_named_until_dropped(tmp_path):

@@ -114,3 +114,21 @@ def test_a_recipes_changes_are_named(tmp_path):
     changes = recipe_changes(recipe_parts(wiki, config.chunking), recipe_parts(wiki, narrowed))
     assert "[chunking] child_min_tokens 100 -> 60" in changes
     assert len(changes) == 3
+
+
+def test_two_sources_of_one_name_sharing_an_index_are_refused_and_delete_nothing(tmp_path):
+    """Two configurations share an index, each with a source named `wiki` over its own folder: the second run is
+    refused naming both, and removes none of the first one's documents (on main it deleted them, exit 0)."""
+    write_wiki(tmp_path / "wiki")
+    store = InMemoryStore()
+    assert sync(tmp_path, store).documents.indexed == 3
+    before = dict(store.rows)
+    write_page(tmp_path / "other", "delta.md", "# Delta\n\n" + SENTENCE.format(title="delta", n=1) * 30)
+
+    other = sync(tmp_path, store, path=str(tmp_path / "other"))
+
+    assert store.rows == before  # nothing written, nothing removed
+    (failure,) = other.failures
+    assert "refused" in failure.error and str(tmp_path / "other") in failure.error
+    assert str(tmp_path / "wiki") in failure.error and "cairn drop --source wiki" in failure.error
+    assert sync(tmp_path, store).documents.unchanged == 3  # the owner's runs go on as before
