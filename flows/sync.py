@@ -11,6 +11,7 @@ plan is made from that listing."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -24,7 +25,7 @@ from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
 from cairn.index.outcomes import Outcome, OutcomeKind, Outcomes
 from cairn.redact import redact
-from cairn.schemas import DocumentRef
+from cairn.schemas import TEMPORAL_OPEN, DocumentRef, SourceDocument
 from cairn.schemas.recipe import recipe_fingerprint
 from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
 from cairn.schemas.source_config import SourceConfig
@@ -49,6 +50,11 @@ class SourceSync:
     @cached_property
     def access(self) -> str:
         return access_fingerprint(self.source_config)
+
+    @cached_property
+    def seen_at(self) -> int:
+        """When this run saw the source: no version it writes is dated later (`observed`)."""
+        return int(time.time())
 
     @cached_property
     def origin(self) -> str:
@@ -185,6 +191,7 @@ class SourceSync:
                 chunked = run.steps.chunk(source, batch, skip, label)
                 failpoint("chunked")
                 for item in chunked.documents:  # the access settings and recipe it is written under
+                    observed(item.document, self.seen_at)
                     item.document.access, item.document.recipe = self.access, self.recipe
                     item.document.origin = self.origin
                 report.documents.unchanged += chunked.skipped
@@ -239,6 +246,19 @@ def record_outcomes(outcomes: Outcomes, planned: Planned, report: SourceReport, 
     complete = planned.found.complete and planned.source.complete
     keep = {r.document_id for r in planned.found.refs} | {f.document_id for f in planned.found.failures} | set(held)
     outcomes.settle([o for o in found if o is not None], cleared, keep if complete else None)
+
+
+def observed(doc: SourceDocument, seen_at: int) -> None:
+    """A version's dates, never later than `seen_at`, the run that saw it: a file dated 2100 (its mtime, its front
+    matter, a commit's clock) is not served as "updated 2100" nor hidden from `--as-of` now, and the version that
+    replaces it ends (temporal_end, its replacement's temporal_start) after it began. A past version's end is
+    clamped too; its start is its row's identity (index/rows.py), kept."""
+    doc.updated_at = min(doc.updated_at, seen_at)
+    doc.created_at = min(doc.created_at, seen_at)
+    if doc.is_current:
+        doc.temporal_start = min(doc.temporal_start, seen_at)
+    elif doc.temporal_end != TEMPORAL_OPEN:
+        doc.temporal_end = max(min(doc.temporal_end, seen_at), doc.temporal_start)
 
 
 def _datetime(value: int | None) -> datetime | None:

@@ -28,7 +28,7 @@ from cairn.schemas.source_config import SourceBase
 # Bump a number when the code it names gives other output for the same input (and update the golden digest).
 OUTPUT_VERSIONS: dict[str, int] = {
     "chunkers": 1,  # chunkers/: sections, children, abstracts, health
-    "wiki": 1,  # sources/wiki.py + sources/frontmatter.py: a page's text and metadata
+    "wiki": 2,  # sources/wiki.py + sources/frontmatter.py: a page's text and metadata (2: lastmod and date read)
     "git": 1,  # sources/git.py
     "pagerduty": 1,  # sources/pagerduty/: an incident rendered to Markdown
     "pdf": 1,  # sources/pdf.py, sources/pdftext.py, sources/pdfparse.py
