@@ -13,13 +13,14 @@ from cairn.flows.failpoints import failpoint
 from cairn.flows.options import RunOptions
 from cairn.index.ledger import IndexedDocument
 from cairn.index.outcomes import Outcome
-from cairn.index.plan import Expected, SyncPlan, plan_sync, stamped_as, verdict
+from cairn.index.plan import Expected, SyncPlan, plan_sync, verdict
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
 from cairn.redact import redact
 from cairn.schemas import DocumentRef, stable_id
 from cairn.schemas.config import CairnConfig
 from cairn.schemas.recipe import recipe_fingerprint
+from cairn.schemas.row_links import stamp_key
 from cairn.schemas.run_report import SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, Source, open_source
@@ -142,11 +143,11 @@ class Listed:
     access: str  # the source's access fingerprint (what its documents are written under)
     relisted: bool  # the cursor was ignored: the whole source listed
     skipped: dict[str, Outcome]  # what earlier runs found nothing to index in (index/outcomes.py), by id
-    recipe: str = ""  # the source's recipe fingerprint (schemas/recipe.py: what its documents' rows are made by)
+    stamp: str = ""  # what its documents are written under: access settings, recipe, origin (DocumentStamp.key)
 
     @property
     def expected(self) -> Expected:
-        return Expected(self.access, {doc: outcome.version for doc, outcome in self.skipped.items()}, self.recipe)
+        return Expected(self.stamp, {doc: outcome.version for doc, outcome in self.skipped.items()})
 
 
 def list_source(
@@ -164,12 +165,13 @@ def list_source(
     slot: a listing may take long, and writes nothing of the index."""
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
-    access, recipe = access_fingerprint(source_config), recipe_fingerprint(source_config, config.chunking)
-    expected = Expected(access, recipe=recipe)
+    access = access_fingerprint(source_config)
+    stamp = stamp_key(access, recipe_fingerprint(source_config, config.chunking), source_origin(source_config))
+    expected = Expected(stamp)
     # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a run
     # after the access settings or the recipe changed (every document must be rewritten, not only those changed
     # since).
-    relist = cleanup == "full" or backfill is not None or any(not stamped_as(doc, expected) for doc in ledger.values())
+    relist = cleanup == "full" or backfill is not None or any(doc.access != {stamp} for doc in ledger.values())
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
     skipped = state.outcomes(source_config.name).skipped()
@@ -189,7 +191,7 @@ def list_source(
     if found.complete:
         memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")
-    return Listed(source, found, access, relist, skipped, recipe)
+    return Listed(source, found, access, relist, skipped, stamp)
 
 
 def plan_listed(

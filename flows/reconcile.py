@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cairn.flows.concurrency import index_writer
-from cairn.flows.discovery import access_fingerprint
+from cairn.flows.discovery import access_fingerprint, source_origin
 from cairn.index.derived import DerivedLedger, in_step_ledger
 from cairn.index.generations import open_serving
 from cairn.index.ledger import IndexedDocument, collection_ledger
@@ -34,6 +34,7 @@ from cairn.index.state import SavedVersions, SourceState
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import CairnConfig, ChunkingConfig, S3Config
 from cairn.schemas.recipe import recipe_fingerprint
+from cairn.schemas.row_links import stamp_key
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, VersionMemo, open_source
 
@@ -136,9 +137,10 @@ def check_source(
         keep_ids={i.document_id for i in unreadable},
         cleanup=source.complete,
         expected=Expected(
-            access,
+            None
+            if chunking is None
+            else stamp_key(access, recipe_fingerprint(source_config, chunking), source_origin(source_config)),
             {doc: o.version for doc, o in outcomes.items() if o.kind == "skipped"},
-            None if chunking is None else recipe_fingerprint(source_config, chunking),
         ),
     )
     locator = {r.document_id: r.locator for r in refs}

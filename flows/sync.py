@@ -27,6 +27,7 @@ from cairn.index.outcomes import Outcome, OutcomeKind, Outcomes
 from cairn.redact import redact
 from cairn.schemas import TEMPORAL_OPEN, DocumentRef, SourceDocument
 from cairn.schemas.recipe import recipe_fingerprint
+from cairn.schemas.row_links import stamp_parts
 from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import Source, source_cursor, source_history, source_recent_history
@@ -104,7 +105,8 @@ class SourceSync:
     def _claim(self, ledger: dict[str, IndexedDocument]) -> None:
         """Refuse (SourceError, before anything is written or removed) a source whose name rows written by another
         source hold: another configuration sharing this index, with a source of the same name elsewhere."""
-        others = sorted({origin for doc in ledger.values() for origin in doc.origin} - {self.origin, ""})
+        origins = {stamp_parts(key)[2] for doc in ledger.values() for key in doc.access}
+        others = sorted(origins - {self.origin, ""})
         if others:
             raise SourceError(
                 f"source {self.name!r} ({self.origin}) is refused: the index holds rows of another source of that name "

@@ -43,15 +43,16 @@ from cairn.schemas.row_links import DocumentStamp
 
 MARK_PROPERTY = "cairn.ledger_mark"
 UNSEALED = "writing"  # the collection's mark while a writer is at work: never a file's
-FORMAT = "3"  # what a row of the file holds; a file of another format is rebuilt (2: check outcomes; 3: recipe,
-# origin)
+# what a row of the file holds; a file of another format is rebuilt (2: check outcomes; 3: `access` holds the
+# stamp key, DocumentStamp.key, and `recipe` the recipe apart)
+FORMAT = "3"
 # What a rebuild reads of every row: the ledger's fields and the figures', never a vector.
 SCAN_FIELDS = list(dict.fromkeys(["chunk_id", "is_current", *FIGURE_FIELDS]))
 # A row written again (its figures may differ: an ACL change keeps the ids) loses its check outcomes: replaced whole.
 _INSERT = (
     "insert or replace into chunk (chunk_id, source, document_id, tenant, chunk_type, is_current, version,"
     " parent_chunk_id, sections, children, access, content_type, stamp, token_count, abstract_tokens, health,"
-    " recipe, origin) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " recipe) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_FIGURES = "insert or replace into figure (chunk_id, figures) values (?, ?)"
 # Each row's figures (about 1.5 KB) in a table of their own: every pass over `chunk` (a run's ledger, status, a
@@ -62,8 +63,7 @@ create table if not exists chunk (
     chunk_type text not null, is_current integer not null, version text not null, parent_chunk_id text not null,
     sections integer not null, children integer not null, access text not null,
     content_type text not null, stamp text not null, token_count integer, abstract_tokens integer, health real,
-    checks text, checked integer, failed integer, recipe text not null default '',
-    origin text not null default '');
+    checks text, checked integer, failed integer, recipe text not null default '');
 create table if not exists figure (chunk_id text primary key, figures text not null);
 create index if not exists chunk_source on chunk (source, is_current);
 create index if not exists chunk_document on chunk (document_id);
@@ -218,8 +218,8 @@ class DerivedLedger:
             return handed
         with self._lock:
             rows = self._db.execute(
-                "select chunk_id, document_id, version, chunk_type = ?, parent_chunk_id, sections, children, access,"
-                " recipe, origin from chunk where source = ? and is_current = 1",
+                "select chunk_id, document_id, version, chunk_type = ?, parent_chunk_id, sections, children, access"
+                " from chunk where source = ? and is_current = 1",
                 (ChunkType.FULL_TEXT.value, source),
             ).fetchall()
         return read_rows(rows)
@@ -336,7 +336,6 @@ def _entry(row: Row, dim: int | None) -> tuple[tuple[Any, ...], tuple[str, str]]
         flat["abstract_token_count"],
         flat["chunk_health_score"],
         entry.recipe if entry.is_parent else DocumentStamp.from_row(row).recipe,  # every row: status counts them
-        entry.origin,
     ), (entry.chunk_id, text)
 
 

@@ -34,9 +34,8 @@ class IndexedDocument:
     parents: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk_id -> (version, sections, children)
     children_per_parent: dict[str, int] = field(default_factory=dict)  # parent chunk_id -> child rows present
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
-    access: set[str] = field(default_factory=set)  # the access fingerprints its parent rows were written under
-    recipe: set[str] = field(default_factory=set)  # the recipes (schemas/recipe.py) its parent rows were made by
-    origin: set[str] = field(default_factory=set)  # the identities of the sources that wrote its parent rows
+    # what its parent rows were written under: the DocumentStamp.key of each (access settings, recipe, origin)
+    access: set[str] = field(default_factory=set)
 
     @property
     def complete_version(self) -> str | None:
@@ -97,9 +96,8 @@ class LedgerEntry:
     parent_chunk_id: str = ""  # a child's parent
     sections: int = 0  # a parent: the sections its version has
     children: int = 0  # a parent: the children it promised
-    access: str = ""  # a parent: the access fingerprint it was written under
-    recipe: str = ""  # a parent: the recipe it was made by
-    origin: str = ""  # a parent: the identity of the source that wrote it
+    access: str = ""  # a parent: what it was written under (DocumentStamp.key: access settings, recipe, origin)
+    recipe: str = ""  # a parent: the recipe it was made by (also in `access`; the derived ledger counts it apart)
 
     @classmethod
     def of(cls, row: Row) -> LedgerEntry:
@@ -116,9 +114,8 @@ class LedgerEntry:
             "",
             links.section_count,
             links.child_count,
-            stamp.access,
+            stamp.key,
             stamp.recipe,
-            stamp.origin,
         )
 
 
@@ -132,10 +129,9 @@ def ledger_filters(source_name: str) -> tuple[str, str]:
 
 
 # One row of a ledger, as read_rows takes it: chunk_id, document_id, version, is_parent, parent_chunk_id (a
-# child's), sections, children, access, recipe, origin (a parent's): LedgerEntry's fields, a tuple (the derived
-# ledger reads hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a
-# second).
-LedgerRow = tuple[str, str, str, bool, str, int, int, str, str, str]
+# child's), sections, children, access (a parent's stamp key): LedgerEntry's fields, a tuple (the derived ledger
+# reads hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a second).
+LedgerRow = tuple[str, str, str, bool, str, int, int, str]
 
 
 def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
@@ -143,18 +139,7 @@ def read_ledger(entries: Iterable[LedgerEntry]) -> dict[str, IndexedDocument]:
     children in any order): from any store (MilvusStore pages them from the collection, or reads the derived
     ledger)."""
     return read_rows(
-        (
-            e.chunk_id,
-            e.document_id,
-            e.version,
-            e.is_parent,
-            e.parent_chunk_id,
-            e.sections,
-            e.children,
-            e.access,
-            e.recipe,
-            e.origin,
-        )
+        (e.chunk_id, e.document_id, e.version, e.is_parent, e.parent_chunk_id, e.sections, e.children, e.access)
         for e in entries
     )
 
@@ -167,17 +152,15 @@ def read_rows(rows: Iterable[LedgerRow]) -> dict[str, IndexedDocument]:
         if not row[3]:
             children.append(row)
             continue
-        chunk_id, document_id, version, _, _, sections, promised, access, recipe, origin = row
+        chunk_id, document_id, version, _, _, sections, promised, access = row
         doc = docs.get(document_id)
         if doc is None:
             doc = docs[document_id] = IndexedDocument(document_id)
         doc.versions.add(version)
         doc.access.add(access)
-        doc.recipe.add(recipe)
-        doc.origin.add(origin)
         doc.rows[chunk_id] = version
         doc.parents[chunk_id] = (version, sections, promised)
-    for chunk_id, document_id, version, _, parent, _, _, _, _, _ in children:
+    for chunk_id, document_id, version, _, parent, _, _, _ in children:
         doc = docs.get(document_id)
         if doc is None:
             doc = docs[document_id] = IndexedDocument(document_id)

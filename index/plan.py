@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from cairn.index.ledger import IndexedDocument
 from cairn.schemas import DocumentRef
+from cairn.schemas.row_links import stamp_parts
 
 
 @dataclass
@@ -25,13 +26,12 @@ class SyncPlan:
 
 @dataclass(frozen=True)
 class Expected:
-    """What a document's verdict depends on besides its rows: the fingerprints of the access settings it must have
-    been written under and of the recipe it must have been made by (None: any), and the versions earlier runs
-    found nothing to index in, by document id."""
+    """What a document's verdict depends on besides its rows: what it must have been written under (the key of its
+    rows' DocumentStamp: the fingerprints of the access settings and of the recipe, and the source's origin; None:
+    any), and the versions earlier runs found nothing to index in, by document id."""
 
-    access: str | None = None
+    stamp: str | None = None  # DocumentStamp.key: access settings, recipe (schemas/recipe.py), origin
     skipped: Mapping[str, str] = field(default_factory=dict)
-    recipe: str | None = None  # the recipe (schemas/recipe.py) its rows must have been made by (None: any)
 
 
 def plan_sync(
@@ -49,8 +49,10 @@ def plan_sync(
     indexing, which rewrites the same ids and removes the rest). Documents the source no longer yields
     are stale, except those in keep_ids (seen but unreadable this run: their last good version stays
     served) and unless `cleanup` is off. `force` names documents to re-process even when unchanged.
-    `expected.access` is the fingerprint of the source's access settings (tenant, acl, acl_ceiling, access rules): a
-    document written under other settings is outdated, so a permission change takes effect at the next run.
+    `expected.stamp` is what the source's documents are written under (schemas/row_links.py DocumentStamp.key): the
+    fingerprint of its access settings (tenant, acl, acl_ceiling, access rules), of its recipe (schemas/recipe.py)
+    and its origin; a document written under another is outdated, so a permission change or a new recipe takes
+    effect at the next run.
     `expected.skipped` maps the documents an earlier run found nothing to index in to the version it read
     (index/outcomes.py): one the collection lacks, still at that version, is skipped again without being read
     (unless forced).
@@ -95,25 +97,29 @@ def verdict(
         return "skipped" if skipped_at is not None and skipped_at == ref.version_hash else "missing"
     if indexed.problems():
         return "incomplete"
-    if indexed.complete_version != ref.version_hash or not stamped_as(indexed, expected):
+    stamp = expected.stamp
+    if indexed.complete_version != ref.version_hash or (stamp is not None and indexed.access != {stamp}):
         return "outdated"
     return None
 
 
-def stamped_as(indexed: IndexedDocument, expected: Expected) -> bool:
-    """Whether a document's rows were written under the expected access settings and made by the expected recipe."""
-    access, recipe = expected.access, expected.recipe
-    return (access is None or indexed.access == {access}) and (recipe is None or indexed.recipe == {recipe})
-
-
 # Why an outdated document is indexed again, as the run report counts it.
-OUTDATED_WHY = {"version": "a new version", "access": "access settings changed", "recipe": "recipe changed"}
+OUTDATED_WHY = {
+    "version": "a new version",
+    "access": "access settings changed",
+    "recipe": "recipe changed",
+    "origin": "its source recorded",  # rows of before rows recorded which source wrote them
+}
 
 
 def outdated_why(ref: DocumentRef, indexed: IndexedDocument, expected: Expected) -> str:
     """Which of OUTDATED_WHY's reasons sends a complete document back through indexing (the first that holds)."""
-    if indexed.complete_version != ref.version_hash:
+    if indexed.complete_version != ref.version_hash or expected.stamp is None:
         return OUTDATED_WHY["version"]
-    if expected.access is not None and indexed.access != {expected.access}:
+    access, recipe, _ = stamp_parts(expected.stamp)
+    had = [stamp_parts(key) for key in indexed.access]
+    if any(parts[0] != access for parts in had):
         return OUTDATED_WHY["access"]
-    return OUTDATED_WHY["recipe"]
+    if any(parts[1] != recipe for parts in had):
+        return OUTDATED_WHY["recipe"]
+    return OUTDATED_WHY["origin"]

@@ -49,6 +49,23 @@ class DocumentStamp:
     def from_row(cls, row: Row) -> DocumentStamp:
         return _read(cls, row)
 
+    @property
+    def key(self) -> str:
+        """What a document's rows were written under, as one string (the ledger keeps and compares this, so an
+        unchanged run compares one value per document, as before the recipe and origin were recorded)."""
+        return stamp_key(self.access, self.recipe, self.origin)
+
+
+def stamp_key(access: str, recipe: str, origin: str) -> str:
+    """DocumentStamp.key of these parts."""
+    return f"{access}\x1f{recipe}\x1f{origin}"
+
+
+def stamp_parts(key: str) -> tuple[str, str, str]:
+    """(access, recipe, origin) of a DocumentStamp.key ("" each for a key of before they were recorded)."""
+    access, recipe, origin = (key.split("\x1f") + ["", ""])[:3]
+    return access, recipe, origin
+
 
 @dataclass(frozen=True)
 class ParentLinks:
