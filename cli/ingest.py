@@ -187,6 +187,8 @@ def print_run_report(report: dict, as_json: bool) -> Outcome:
         reindexed = report.get("reindexed") or {}
         if reindexed:  # indexed at a version the collection held, and why (a new recipe, new access settings)
             output.line("indexed again: " + ", ".join(f"{n} ({why})" for why, n in sorted(reindexed.items())))
+            for source, changes in (report.get("recipe_changes") or {}).items():
+                output.line(f"  {source}: recipe changed: {'; '.join(changes)}")
         output.line(
             f"sections: {report['sections']}  chunks: {report['chunks']}  tokens: {report['tokens']}  "
             f"embeddings computed: {report['embeddings_computed']}"

@@ -24,9 +24,10 @@ from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
 from cairn.index.outcomes import Outcome, OutcomeKind, Outcomes
+from cairn.index.plan import OUTDATED_WHY
 from cairn.redact import redact
 from cairn.schemas import TEMPORAL_OPEN, DocumentRef, SourceDocument
-from cairn.schemas.recipe import recipe_fingerprint
+from cairn.schemas.recipe import recipe_changes, recipe_fingerprint, recipe_parts
 from cairn.schemas.row_links import stamp_parts
 from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
 from cairn.schemas.source_config import SourceConfig
@@ -114,9 +115,26 @@ class SourceSync:
                 f"`cairn drop --source {self.name}` if the other is gone"
             )
 
+    def _recipe_changes(self, planned: Planned) -> list[str]:
+        """What changed between the recipes the outdated documents' rows were made by and this run's
+        (schemas/recipe.py), as the state file remembers them; this run's recipe is remembered for the next."""
+        parts = recipe_parts(self.source_config, self.run.config.chunking)
+        self.run.state.remember_recipe(self.recipe, parts)
+        if not planned.plan.why.get(OUTDATED_WHY["recipe"]):
+            return []
+        outdated = {ref.document_id for ref in planned.plan.outdated}
+        older = {stamp_parts(key)[1] for doc in outdated for key in planned.ledger[doc].access} - {self.recipe}
+        changes: list[str] = []
+        for fingerprint in sorted(older):
+            before = self.run.state.recipe(fingerprint)
+            found = recipe_changes(before, parts) if before is not None else ["rows made before recipes were recorded"]
+            changes.extend(change for change in found if change not in changes)
+        return changes
+
     def _write(self, planned: Planned, report: SourceReport) -> None:
         """Index, retire and save the cursor by the plan, in the run's turn with the writer slot."""
         self._claim(planned.ledger)
+        report.recipe_changes = self._recipe_changes(planned)
         run, backfill = self.run, self.run.options.backfill
         mark = run.store.mark()  # before this source's writes (the slot is held: no one else's come between)
         planned.account(report, self.name)

@@ -42,6 +42,8 @@ _MEMO_TABLE = """create table if not exists file_version (
     version text not null, primary key (index_key, scope, source, path))"""
 
 
+_RECIPE_TABLE = """create table if not exists recipe (
+    fingerprint text primary key, parts text not null)"""
 _CURSOR_TABLE = """create table if not exists source_cursor (
     index_key text not null, scope text not null, source text not null, state text not null,
     documents integer not null, mark text not null default '', primary key (index_key, scope, source))"""
@@ -65,6 +67,7 @@ class SourceState:
             self._db.execute("alter table source_cursor add column mark text not null default ''")
         self._db.execute(_MEMO_TABLE)
         self._db.execute(OUTCOME_TABLE)
+        self._db.execute(_RECIPE_TABLE)
         self._db.commit()
         self.mark: str | None = None  # the collection's mark as this run last read it (`observe`)
 
@@ -111,6 +114,20 @@ class SourceState:
                 "update source_cursor set mark = ? where index_key = ? and scope = ? and mark = ?",
                 (after, self.index_key, self.scope, before),
             )
+
+    def remember_recipe(self, fingerprint: str, parts: dict[str, Any]) -> None:
+        """What a recipe fingerprint stands for (schemas/recipe.py recipe_parts), so that a later run can say what
+        changed since rows were made by it."""
+        with self._db:
+            self._db.execute(
+                "insert or ignore into recipe (fingerprint, parts) values (?, ?)",
+                (fingerprint, json.dumps(parts, sort_keys=True)),
+            )
+
+    def recipe(self, fingerprint: str) -> dict[str, Any] | None:
+        """The parts of a recipe remembered by `remember_recipe` (None: never seen here)."""
+        row = self._db.execute("select parts from recipe where fingerprint = ?", (fingerprint,)).fetchone()
+        return None if row is None else json.loads(row[0])
 
     def outcomes(self, source: str) -> Outcomes:
         """What the last runs of this index and scope did with the source's documents the collection lacks."""

@@ -60,6 +60,7 @@ class SourceReport:
     # of the documents indexed again at a version the collection held: how many for each reason (index/plan.py
     # OUTDATED_WHY: a new version, access settings changed, recipe changed)
     reindexed: dict[str, int] = field(default_factory=dict)
+    recipe_changes: list[str] = field(default_factory=list)  # what changed in the recipe, when it did
 
     def fail(self, source: str, document: str, error: str, policy: bool = False) -> None:
         """Count one failed input (`policy`: a policy refused it); the message is stored without any URL's
@@ -103,6 +104,7 @@ class RunReport:
     index: dict[str, Any] = field(default_factory=dict)
     reindexed: dict[str, int] = field(default_factory=dict)  # SourceReport.reindexed, summed over the sources
     unconfigured_sources: list[str] = field(default_factory=list)  # rows in the index, not in the configuration
+    recipe_changes: dict[str, list[str]] = field(default_factory=dict)  # source -> what changed in its recipe
 
     @property
     def chunks_per_second(self) -> float:
@@ -127,6 +129,8 @@ class RunReport:
             self.written_documents.setdefault(source, []).extend(ids)
         for reason, again in part.reindexed.items():
             self.reindexed[reason] = self.reindexed.get(reason, 0) + again
+        if part.recipe_changes:
+            self.recipe_changes[name] = list(part.recipe_changes)
         self.sources.append(name)
         errors = [f.error for f in part.failures if f.document == SOURCE_FAILURE]
         status = "failed" if errors else "partial" if part.failures else "ok"

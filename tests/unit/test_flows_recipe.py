@@ -71,6 +71,11 @@ def test_a_narrower_chunking_band_rechunks_every_document_and_says_why(tmp_path)
 
     assert (narrowed.documents.indexed, narrowed.documents.unchanged) == (3, 0)
     assert narrowed.reindexed == {OUTDATED_WHY["recipe"]: 3}
+    assert narrowed.recipe_changes == [
+        "[chunking] child_max_tokens 200 -> 120",
+        "[chunking] child_min_tokens 100 -> 60",
+        "[chunking] child_target_tokens 150 -> 90",
+    ]
     assert max(r["token_count"] for r in children(store)) <= 120  # no child of the old band is left
     current = {DocumentStamp.from_row(r).recipe for r in store.rows.values() if r["is_current"]}
     assert len(current) == 1 and "" not in current
