@@ -24,7 +24,7 @@ from typing import Annotated
 
 import typer
 
-from cairn.cli import evaluate, exits, ingest, inspection, mcp, query, serve
+from cairn.cli import evaluate, exits, holdings, ingest, inspection, mcp, query, serve
 from cairn.cli.options import ConfigOption, Invocation
 from cairn.cli.shell import CairnCommand, CairnGroup, completion, epilog
 from cairn.errors import (
@@ -101,6 +101,8 @@ COMMANDS = {
     "eval": evaluate.evaluate,
     "report": inspection.report,
     "status": inspection.status,
+    "documents": holdings.documents,
+    "drop": holdings.drop,
     "export-query-model": serve.export_query_model,
     "serve": serve.serve,
     "new-key": serve.new_key,
@@ -166,9 +168,45 @@ def describe(exc: CairnError) -> str:
     return f"cairn: {label}: {exc}" if label else f"cairn: {exc}"
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: raised in the main thread by the handler `main` installs. Not a KeyboardInterrupt,
+    which Click would turn into "Aborted!" and exit 1, and not an Exception, which no step's own handler may take
+    for a failed document or source."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupted(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run `cairn` with `argv` (default: the process's arguments) and return its exit code."""
-    return run(app, argv)
+    """Run `cairn` with `argv` (default: the process's arguments) and return its exit code. SIGINT (Ctrl-C) and
+    SIGTERM end any command with one line and 130 or 143 (128 + the signal), never a traceback: what a run wrote
+    is repaired by the next one, as after a kill (docs/guarantees.md, "Crash safety")."""
+    import signal
+    import threading
+
+    from cairn.cli.output import problem
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may handle signals
+        return run(app, argv)
+    handled = (signal.SIGINT, signal.SIGTERM)
+    before = {signum: signal.signal(signum, _interrupted) for signum in handled}
+    try:
+        return run(app, argv)
+    except Interrupted as exc:
+        for signum in handled:  # a second Ctrl-C while stopping ends the process as Python does, quietly
+            signal.signal(signum, signal.SIG_DFL)
+        name = signal.Signals(exc.signum).name
+        problem(f"cairn: interrupted by {name}: stopped; the next run completes what this one left unfinished")
+        return 128 + exc.signum
+    finally:
+        for signum, handler in before.items():
+            if signal.getsignal(signum) is _interrupted:
+                signal.signal(signum, handler)
 
 
 def run(typer_app: typer.Typer, argv: list[str] | None) -> int:

@@ -164,6 +164,11 @@ def print_run_report(report: RunReport, as_json: bool) -> Outcome:
             f"{d.skipped} skipped, {d.deleted} deleted, {d.failed} failed",
             style="bold",
         )
+        if report.reindexed:  # indexed at a version the collection held, and why (a new recipe, new access settings)
+            again = sorted(report.reindexed.items())
+            output.line("indexed again: " + ", ".join(f"{n} ({why})" for why, n in again))
+            for source, changes in report.recipe_changes.items():
+                output.line(f"  {source}: recipe changed: {'; '.join(changes)}")
         output.line(
             f"sections: {report.sections}  chunks: {report.chunks}  tokens: {report.tokens}  "
             f"embeddings computed: {report.embeddings_computed}"
@@ -188,6 +193,11 @@ def print_run_report(report: RunReport, as_json: bool) -> Outcome:
             output.problem(f"WARNING {warning.source}: {warning.document}: {warning.error}")
         if report.index is not None:
             print_index_switch(report.index)
+        if report.unconfigured_sources:  # one line, every run, until they are dropped
+            output.problem(
+                f"WARNING in the index but not in the configuration (queries still answer from them): "
+                f"{', '.join(report.unconfigured_sources)}; `cairn drop --source NAME` removes one"
+            )
     if report.failed_sources:
         return Outcome.SOURCES_FAILED
     return Outcome.INPUTS_FAILED if report.failures else Outcome.OK
@@ -238,6 +248,7 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
     final = repaired if repaired is not None else found
     if options.as_json:
         data = {"clean": final.clean, "sources": [d.to_dict() for d in found.drifts], "ledger": found.ledger.to_dict()}
+        data["unconfigured_sources"] = final.unconfigured
         if repaired is not None:
             data["after_fix"] = [d.to_dict() for d in repaired.drifts]
             data["ledger_after_fix"] = repaired.ledger.to_dict()
@@ -248,7 +259,17 @@ def run_reconcile(config: CairnConfig, options: ReconcileOptions) -> Outcome:
         if repaired is not None:
             print_ledger("after fix", repaired.ledger)
             print_drifts("after fix", repaired.drifts)
+        for name in final.unconfigured:
+            output.line(f"[{'after fix' if repaired else 'found'}] {unconfigured_line(name)}", style="bold red")
     return Outcome.OK if final.clean else Outcome.DRIFT
+
+
+def unconfigured_line(name: str) -> str:
+    """The one line that names a source with rows in the index that the configuration does not name."""
+    return (
+        f"{name}: DRIFT: in the index but not in the configuration (queries still answer from it): "
+        f"`cairn drop --source {name}` removes its rows"
+    )
 
 
 def print_ledger(label: str, check: LedgerCheck) -> None:

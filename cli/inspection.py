@@ -28,6 +28,8 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
     """Rows per tenant, source and chunk type."""
     from cairn.index.derived import in_step_ledger
     from cairn.index.generations import Generations, open_serving
+    from cairn.index.holdings import read_holdings
+    from cairn.schemas.recipe import configured_recipes
 
     cfg = load(ctx, config)
     with open_serving(cfg.milvus) as reader:  # what the name serves; NoCollection when nothing yet
@@ -35,6 +37,7 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
         with in_step_ledger(cfg.ledger_folder, reader) as derived:  # counted from the file when it is in step
             counts = derived.counts() if derived is not None else reader.counts()
             counted_from = "derived ledger" if derived is not None else "collection scan"
+            held = read_holdings(reader, derived, configured_recipes(cfg.sources, cfg.chunking))
     rows = [{"tenant": t, "source": s, "chunk_type": c, "rows": n} for (t, s, c), n in sorted(counts.items())]
     if as_json:
         output.print_json(
@@ -44,6 +47,7 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
                 "index": index,
                 "rows": rows,
                 "counted_from": counted_from,
+                "sources": [h.to_dict() for h in held],  # docs/guarantees.md, "Counts"
             }
         )
         return Outcome.OK
@@ -55,6 +59,7 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
     for row in rows:
         grid.add(row["tenant"], row["source"], row["chunk_type"], row["rows"])
     output.print_grid(grid)
+    print_holdings(held)
     building = index["building"]
     if building:
         output.line(
@@ -62,6 +67,40 @@ def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption 
             f"{', '.join(building['built_sources']) or 'none yet'}; it serves once every source is built"
         )
     return Outcome.OK
+
+
+def held_now(config) -> list:
+    """What the serving collection holds per source (index/holdings.py), from its derived ledger when in step."""
+    from cairn.index.derived import in_step_ledger
+    from cairn.index.generations import open_serving
+    from cairn.index.holdings import read_holdings
+    from cairn.schemas.recipe import configured_recipes
+
+    with open_serving(config.milvus) as reader, in_step_ledger(config.ledger_folder, reader) as derived:
+        return read_holdings(reader, derived, configured_recipes(config.sources, config.chunking))
+
+
+def print_holdings(held: list, counts: bool = True) -> None:
+    """Per source, in the counts' one vocabulary (index/holdings.py): documents, history versions, rows by kind
+    (`counts`); then what is not as configured: rows on an older recipe, a source the configuration no longer
+    names."""
+    for h in held if counts else []:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(h.rows.items()))
+        output.line(
+            f"{h.source}: {h.documents} documents, {h.history_versions} history versions; "
+            f"current rows: {kinds or 'none'}; history rows: {h.history_rows}"
+        )
+    for h in held:
+        if h.older_recipe_rows:
+            output.problem(
+                f"{h.source}: {h.older_recipe_rows} of its {h.current_rows} current rows were made by an older recipe "
+                "(chunking, parser or row-shaping settings, or an older Cairn): the next `cairn ingest` re-chunks them"
+            )
+        if not h.configured:
+            output.problem(
+                f"{h.source}: in the index but not in the configuration (queries still answer from it): "
+                f"`cairn drop --source {h.source}` removes its rows"
+            )
 
 
 def report(
@@ -89,9 +128,12 @@ def run_report(config, options: ReportOptions) -> Outcome:
 
     dim = encoder_for(config.embedding).dim  # no weights loaded
     result = quality_report(config, dim, options.source, options.tenant, options.scan)  # as the cairn-report flow
+    held = [h for h in held_now(config) if options.source in (None, h.source)]
+    older = sum(h.older_recipe_rows for h in held)
     if options.as_json:
-        output.print_json(result.to_dict())
+        output.print_json({**result.to_dict(), "older_recipe_rows": older})
     else:
+        print_holdings([h for h in held if h.older_recipe_rows or not h.configured], counts=False)
         failed = result.failed()
         verdict = "PASSED" if result.success else "FAILED"
         output.line(

@@ -23,6 +23,8 @@ EXAMPLES: dict[str, list[str]] = {
     "eval": ["cairn eval --queries queries.jsonl --qrels qrels.tsv --tenant acme --group sre --ablate floors"],
     "report": ["cairn report --source runbooks"],
     "status": ["cairn status --json"],
+    "documents": ["cairn documents --source runbooks", "cairn documents --tenant acme --json"],
+    "drop": ["cairn drop --source globex-wiki", "cairn drop --source globex-wiki --yes --json"],
     "export-query-model": ["cairn export-query-model models/query"],
     "serve": ["cairn serve --port 8080 --workers 2"],
     "new-key": ["cairn new-key --name demo --tenant acme --group sre --key-file demo.key >> data/cairn.toml"],

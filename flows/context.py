@@ -115,6 +115,14 @@ class OpenIndex:
             self._check_target()
             yield
 
+    def unconfigured_sources(self) -> list[str]:
+        """Sources with rows in the collection written that the configuration does not name (they still answer
+        queries): from the derived ledger's index of sources, when it is in step (else none named this run)."""
+        derived, mark = getattr(self.store, "derived", None), self.store.mark()
+        if not isinstance(derived, DerivedLedger) or mark is None or not derived.in_step(mark):
+            return []
+        return sorted(derived.sources() - {s.name for s in self.config.sources})
+
     def _turn(self) -> AbstractContextManager[None]:
         """A turn with the writer slot, the generation not checked (the run's own bookkeeping of a build)."""
         return self.slot.held() if self.slot is not None else nullcontext()

@@ -16,8 +16,11 @@ from cairn.index.outcomes import Outcome
 from cairn.index.plan import Expected, SyncPlan, plan_sync, verdict
 from cairn.index.protocol import IndexStore
 from cairn.index.state import SourceState
+from cairn.redact import redact
 from cairn.schemas import DocumentRef, stable_id
-from cairn.schemas.config import S3Config
+from cairn.schemas.config import CairnConfig
+from cairn.schemas.recipe import recipe_fingerprint
+from cairn.schemas.row_links import stamp_key
 from cairn.schemas.run_report import SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, Source, open_source
@@ -102,6 +105,8 @@ class Planned:
         """What discovery and the plan already tell: documents seen, unchanged, unreadable, skipped again."""
         report.documents.seen += len(self.found.refs) + len(self.found.failures)
         report.documents.unchanged += len(self.plan.unchanged)
+        for reason, count in self.plan.why.items():
+            report.reindexed[reason] = report.reindexed.get(reason, 0) + count
         for failure in self.found.failures:
             report.fail(name, failure.locator, failure.reason)
         for ref in self.plan.skipped:
@@ -115,6 +120,21 @@ def access_fingerprint(source_config: SourceConfig) -> str:
     return stable_id(json.dumps(settings, sort_keys=True), length=16)
 
 
+def source_origin(source_config: SourceConfig) -> str:
+    """Which source of its name a source is: its type, where it reads (folder, URI, repository, API; any
+    credentials in a URL left out) and its tenant. Rows record it: a run of a source whose name rows of another
+    origin hold is refused (flows/sync.py), so two configurations sharing an index never remove each other's."""
+    root = next(
+        (
+            str(value)
+            for key in ("repository", "api_url", "uri", "path")
+            if (value := getattr(source_config, key, None))
+        ),
+        "",
+    )
+    return f"{source_config.type} {redact(root)} (tenant {source_config.tenant})"
+
+
 @dataclass
 class Listed:
     """A source opened with the cursor its ledger allows and listed: what a plan is made from."""
@@ -124,15 +144,16 @@ class Listed:
     access: str  # the source's access fingerprint (what its documents are written under)
     relisted: bool  # the cursor was ignored: the whole source listed
     skipped: dict[str, Outcome]  # what earlier runs found nothing to index in (index/outcomes.py), by id
+    stamp: str = ""  # what its documents are written under: access settings, recipe, origin (DocumentStamp.key)
 
     @property
     def expected(self) -> Expected:
-        return Expected(self.access, {doc: outcome.version for doc, outcome in self.skipped.items()})
+        return Expected(self.stamp, {doc: outcome.version for doc, outcome in self.skipped.items()})
 
 
 def list_source(
     source_config: SourceConfig,
-    s3: S3Config,
+    config: CairnConfig,
     ledger: dict[str, IndexedDocument],
     state: SourceState,
     options: RunOptions,
@@ -146,20 +167,23 @@ def list_source(
     backfill = options.backfill
     cleanup = options.cleanup or source_config.cleanup
     access = access_fingerprint(source_config)
-    # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a
-    # run after the access settings changed (every document must be rewritten, not only those changed since).
-    relist = cleanup == "full" or backfill is not None or any(doc.access != {access} for doc in ledger.values())
+    stamp = stamp_key(access, recipe_fingerprint(source_config, config.chunking), source_origin(source_config))
+    expected = Expected(stamp)
+    # A full listing ignores the cursor: a cleanup "full" or a backfill (absence then means removal), and a run
+    # after the access settings or the recipe changed (every document must be rewritten, not only those changed
+    # since).
+    relist = cleanup == "full" or backfill is not None or any(doc.access != {stamp} for doc in ledger.values())
     # The version memo only spares reading unchanged files; it never decides what is listed, so a relist keeps it.
     memo = state.versions(source_config.name)
     skipped = state.outcomes(source_config.name).skipped()
     skipped_at = {doc: outcome.version for doc, outcome in skipped.items()}
     cursor = {} if relist else state.get(source_config.name, documents=len(ledger))
-    source = open_source(source_config, cursor, s3=s3, memo=memo)
+    source = open_source(source_config, cursor, s3=config.s3, memo=memo)
     if discover is None:
         found = Discoverer().until(
             source,
             lambda ref: (
-                verdict(ref, ledger.get(ref.document_id), access, skipped_at.get(ref.document_id))
+                verdict(ref, ledger.get(ref.document_id), expected, skipped_at.get(ref.document_id))
                 not in (None, "skipped")
             ),
         )
@@ -168,7 +192,7 @@ def list_source(
     if found.complete:
         memo.save()  # one transaction, once the source has listed everything (a failed discovery saves nothing)
     failpoint("discovered")
-    return Listed(source, found, access, relist, skipped)
+    return Listed(source, found, access, relist, skipped, stamp)
 
 
 def plan_listed(
@@ -191,7 +215,7 @@ def plan_listed(
 
 def plan_source(
     source_config: SourceConfig,
-    s3: S3Config,
+    config: CairnConfig,
     store: IndexStore,
     state: SourceState,
     options: RunOptions,
@@ -200,7 +224,8 @@ def plan_source(
     """`list_source` against the store's ledger, then `plan_listed`: for a caller that holds the writer slot
     throughout, or writes nothing."""
     ledger = store.ledger(source_config.name)
-    return plan_listed(list_source(source_config, s3, ledger, state, options, discover), ledger, source_config, options)
+    listed = list_source(source_config, config, ledger, state, options, discover)
+    return plan_listed(listed, ledger, source_config, options)
 
 
 def same_rows(before: dict[str, IndexedDocument], now: dict[str, IndexedDocument]) -> bool:

@@ -59,8 +59,9 @@ def check_unchanged(index: OpenIndex, selected: list[SourceConfig], run_id: str)
             began = time.perf_counter()
             with index.writing():  # bringing a derived ledger in step rewrites it
                 ledger = index.store.ledger(source_config.name)
+                index.state.observe(index.store.mark())  # cursors saved at another mark are dropped (index/state.py)
             try:
-                listed = list_source(source_config, index.config.s3, ledger, index.state, index.options)
+                listed = list_source(source_config, index.config, ledger, index.state, index.options)
             except SourceError as exc:
                 part = SourceReport()
                 part.fail(source_config.name, SOURCE_FAILURE, str(exc))
@@ -78,6 +79,7 @@ def check_unchanged(index: OpenIndex, selected: list[SourceConfig], run_id: str)
         return Checked()
     serving = index.target.collection if index.target is not None else index.config.milvus.collection
     report.index = IndexReport(serving, serving)
+    report.unconfigured_sources = index.unconfigured_sources()
     report.seconds = time.perf_counter() - started
     return Checked(unchanged=report)
 

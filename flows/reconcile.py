@@ -22,9 +22,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cairn.errors import NoCollection
 from cairn.flows.concurrency import index_writer
-from cairn.flows.discovery import access_fingerprint
+from cairn.flows.discovery import access_fingerprint, source_origin
 from cairn.index.derived import DerivedLedger, in_step_ledger
 from cairn.index.generations import open_serving
 from cairn.index.ledger import IndexedDocument, collection_ledger
@@ -33,7 +32,9 @@ from cairn.index.plan import Expected, plan_sync
 from cairn.index.reader import CollectionReader
 from cairn.index.state import SavedVersions, SourceState
 from cairn.index.store import MilvusStore
-from cairn.schemas.config import CairnConfig, S3Config
+from cairn.schemas.config import CairnConfig, ChunkingConfig, S3Config
+from cairn.schemas.recipe import recipe_fingerprint
+from cairn.schemas.row_links import stamp_key
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import DiscoveryFailure, SourceError, VersionMemo, open_source
 
@@ -84,10 +85,11 @@ class LedgerCheck:
 class Reconciliation:
     drifts: list[Drift]
     ledger: LedgerCheck
+    unconfigured: list[str] = field(default_factory=list)  # sources with rows the configuration does not name
 
     @property
     def clean(self) -> bool:
-        return all(d.clean for d in self.drifts)
+        return all(d.clean for d in self.drifts) and not self.unconfigured
 
 
 CHECK_FIELDS = ["chunk_id", "source_name", "document_id", "chunk_type", "is_current", "version_hash"]
@@ -112,10 +114,12 @@ def check_source(
     s3: S3Config | None = None,
     memo: VersionMemo | None = None,
     outcomes: dict[str, Outcome] | None = None,
+    chunking: ChunkingConfig | None = None,
 ) -> Drift:
     """Discovery against the ledger, through the same plan an ingest makes (index.sync.plan_sync). With `memo`
     (a folder source's version memo, index/state.py), a file whose stat did not move is not read again; with
-    `outcomes` (what the last ingest did with the documents the collection lacks), each says why."""
+    `outcomes` (what the last ingest did with the documents the collection lacks), each says why; with `chunking`,
+    a document whose rows another recipe made (schemas/recipe.py) is outdated."""
     drift = Drift(source_config.name)
     try:
         source = open_source(source_config, {}, s3=s3, memo=memo)  # a full listing: a cursor would hide documents
@@ -132,7 +136,12 @@ def check_source(
         ledger,
         keep_ids={i.document_id for i in unreadable},
         cleanup=source.complete,
-        expected=Expected(access, {doc: o.version for doc, o in outcomes.items() if o.kind == "skipped"}),
+        expected=Expected(
+            None
+            if chunking is None
+            else stamp_key(access, recipe_fingerprint(source_config, chunking), source_origin(source_config)),
+            {doc: o.version for doc, o in outcomes.items() if o.kind == "skipped"},
+        ),
     )
     locator = {r.document_id: r.locator for r in refs}
     drift.unreadable = [i.locator for i in unreadable]
@@ -168,11 +177,9 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
     selected = [config.source(source)] if source else config.sources
     memos = source_memos(config, selected) if not scan else {}
     outcomes = source_outcomes(config, selected)
-    try:
-        reader = open_serving(config.milvus, create=True)  # what the name serves now (index/generations.py)
-    except NoCollection:
-        missing = f"no collection {config.milvus.collection!r}: run `cairn ingest`"
-        return Reconciliation([Drift(s.name, error=missing) for s in selected], LedgerCheck())
+    # What the name serves now (index/generations.py); before any ingest, StoreError ("no index: run `cairn ingest`
+    # first"): nothing is created, and there is nothing to compare (exit 2, as status and report).
+    reader = open_serving(config.milvus)
     with reader, in_step_ledger(config.ledger_folder, reader) as derived:
         check = LedgerCheck(in_step=derived is not None)
         if scan and derived is not None:
@@ -183,8 +190,19 @@ def reconcile(config: CairnConfig, source: str | None = None, scan: bool = False
                 return derived.ledger(name)
             return collection_ledger(reader, name)
 
-        drifts = [check_source(s, ledger_of, config.s3, memos.get(s.name), outcomes.get(s.name)) for s in selected]
-        return Reconciliation(drifts, check)
+        drifts = [
+            check_source(s, ledger_of, config.s3, memos.get(s.name), outcomes.get(s.name), config.chunking)
+            for s in selected
+        ]
+        unconfigured = [] if source else unconfigured_sources(config, reader, derived if check.trusted else None)
+        return Reconciliation(drifts, check, unconfigured)
+
+
+def unconfigured_sources(config: CairnConfig, reader: CollectionReader, derived: DerivedLedger | None) -> list[str]:
+    """The sources with rows in the collection that the configuration does not name (they still answer queries
+    until `cairn drop --source NAME`): from the derived ledger's index when in step, else one scan."""
+    held = derived.sources() if derived is not None else {r.source_name for r in reader.iterate("", ["source_name"])}
+    return sorted(held - {s.name for s in config.sources})
 
 
 def source_memos(config: CairnConfig, selected: list[SourceConfig]) -> dict[str, SavedVersions]:

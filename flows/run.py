@@ -208,6 +208,7 @@ def sync_sources(
         outcome = report.close_source(source_config.name, part, time.perf_counter() - began)
         run.source_done(source_config.name, not outcome.failed)
     report.index = index = run.conclude()
+    report.unconfigured_sources = run.unconfigured_sources()
     if index is not None and index.pending:
         host.log.warning(
             "collection %s is being rebuilt beside %s (%s); the switch waits for: %s",

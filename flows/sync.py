@@ -11,20 +11,24 @@ plan is made from that listing."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 
 from cairn.errors import SourceError, StoreError, storage_reason
 from cairn.flows.context import RunContext, storage_error
-from cairn.flows.discovery import Planned, access_fingerprint, list_source, plan_listed, same_rows
+from cairn.flows.discovery import Planned, access_fingerprint, list_source, plan_listed, same_rows, source_origin
 from cairn.flows.failpoints import failpoint
 from cairn.flows.steps import Skip, WriteBatch
 from cairn.flows.writer import BatchWriter
 from cairn.index.ledger import IndexedDocument
 from cairn.index.outcomes import Outcome, OutcomeKind, Outcomes
+from cairn.index.plan import OUTDATED_WHY
 from cairn.redact import redact
-from cairn.schemas import DocumentRef
+from cairn.schemas import TEMPORAL_OPEN, DocumentRef, SourceDocument
+from cairn.schemas.recipe import recipe_changes, recipe_fingerprint, recipe_parts
+from cairn.schemas.row_links import stamp_parts
 from cairn.schemas.run_report import SOURCE_FAILURE, SourceReport
 from cairn.schemas.source_config import SourceConfig
 from cairn.sources import Source, source_cursor, source_history, source_recent_history
@@ -49,6 +53,19 @@ class SourceSync:
     def access(self) -> str:
         return access_fingerprint(self.source_config)
 
+    @cached_property
+    def seen_at(self) -> int:
+        """When this run saw the source: no version it writes is dated later (`observed`)."""
+        return int(time.time())
+
+    @cached_property
+    def origin(self) -> str:
+        return source_origin(self.source_config)
+
+    @cached_property
+    def recipe(self) -> str:
+        return recipe_fingerprint(self.source_config, self.run.config.chunking)
+
     def sync(self) -> SourceReport:
         """This source's report. Anything that stops the source (a SourceError, or any error no step accounted
         for: a write the store refused, a bug) fails this source alone, with what it had done so far; only an
@@ -72,19 +89,50 @@ class SourceSync:
         run, name = self.run, self.name
         with run.writing():
             before, mark = run.store.ledger(name), run.store.mark()
-        listed = list_source(self.source_config, run.config.s3, before, run.state, run.options, run.steps.discover)
+        run.state.observe(mark)  # a cursor saved at another mark of the collection is dropped (index/state.py)
+        listed = list_source(self.source_config, run.config, before, run.state, run.options, run.steps.discover)
         with run.writing():
             written = mark is None or run.store.mark() != mark  # by another run meanwhile: read again
             ledger = run.store.ledger(name) if written else before
             if written and not same_rows(before, ledger):  # another run wrote this source meanwhile
-                listed = list_source(
-                    self.source_config, run.config.s3, ledger, run.state, run.options, run.steps.discover
-                )
+                run.state.observe(run.store.mark())
+                listed = list_source(self.source_config, run.config, ledger, run.state, run.options, run.steps.discover)
             self._write(plan_listed(listed, ledger, self.source_config, run.options), report)
+
+    def _claim(self, ledger: dict[str, IndexedDocument]) -> None:
+        """Refuse (SourceError, before anything is written or removed) a source whose name rows written by another
+        source hold: another configuration sharing this index, with a source of the same name elsewhere."""
+        origins = {stamp_parts(key)[2] for doc in ledger.values() for key in doc.access}
+        others = sorted(origins - {self.origin, ""})
+        if others:
+            raise SourceError(
+                f"source {self.name!r} ({self.origin}) is refused: the index holds rows of another source of that name "
+                f"({'; '.join(others)}), which it would remove: nothing written or removed. Rename one of them, or "
+                f"`cairn drop --source {self.name}` if the other is gone"
+            )
+
+    def _recipe_changes(self, planned: Planned) -> list[str]:
+        """What changed between the recipes the outdated documents' rows were made by and this run's
+        (schemas/recipe.py), as the state file remembers them; this run's recipe is remembered for the next."""
+        parts = recipe_parts(self.source_config, self.run.config.chunking)
+        self.run.state.remember_recipe(self.recipe, parts)
+        if not planned.plan.why.get(OUTDATED_WHY["recipe"]):
+            return []
+        outdated = {ref.document_id for ref in planned.plan.outdated}
+        older = {stamp_parts(key)[1] for doc in outdated for key in planned.ledger[doc].access} - {self.recipe}
+        changes: list[str] = []
+        for fingerprint in sorted(older):
+            before = self.run.state.recipe(fingerprint)
+            found = recipe_changes(before, parts) if before is not None else ["rows made before recipes were recorded"]
+            changes.extend(change for change in found if change not in changes)
+        return changes
 
     def _write(self, planned: Planned, report: SourceReport) -> None:
         """Index, retire and save the cursor by the plan, in the run's turn with the writer slot."""
+        self._claim(planned.ledger)
+        report.recipe_changes = self._recipe_changes(planned)
         run, backfill = self.run, self.run.options.backfill
+        mark = run.store.mark()  # before this source's writes (the slot is held: no one else's come between)
         planned.account(report, self.name)
         source, ledger, plan = planned.source, planned.ledger, planned.plan
         skip = None
@@ -103,13 +151,15 @@ class SourceSync:
                 steps.retirer, self.name, stale, self.source_config.keep_history
             )
         run.store.flush()
+        written = run.store.mark()
+        run.state.advance(mark, written)  # cursors saved at the mark before follow it: the same write history
         record_outcomes(run.state.outcomes(self.name), planned, report, self.access, refusal)
         saved = source_cursor(source)
         if saved is not None:  # only now: a killed run re-reads the same window
             held = (set(ledger) - emptied) | set(report.written_documents.get(self.name, ()))
             if not refusal:
                 held -= set(plan.stale_document_ids)
-            run.state.put(self.name, saved, documents=len(held))
+            run.state.put(self.name, saved, documents=len(held), mark=written)
 
     def _index_history(self, source: Source, report: SourceReport) -> None:
         """keep_history: a backfill's past versions (its window, or its last N commits); an ordinary run's, those
@@ -159,8 +209,10 @@ class SourceSync:
                 label = f"{self.name} {start // size + 1}/{-(-len(todo) // size)}"
                 chunked = steps.runner.call(steps.chunker, label, source, batch, skip)
                 failpoint("chunked")
-                for item in chunked.documents:  # the access settings it is written under (flows/discovery.py)
-                    item.document.access = self.access
+                for item in chunked.documents:  # the access settings and recipe it is written under
+                    observed(item.document, self.seen_at)
+                    item.document.access, item.document.recipe = self.access, self.recipe
+                    item.document.origin = self.origin
                 report.documents.unchanged += chunked.skipped
                 for locator, reason in chunked.failures:
                     report.fail(self.name, locator, reason)
@@ -214,6 +266,19 @@ def record_outcomes(outcomes: Outcomes, planned: Planned, report: SourceReport, 
     complete = planned.found.complete and planned.source.complete
     keep = {r.document_id for r in planned.found.refs} | {f.document_id for f in planned.found.failures} | set(held)
     outcomes.settle([o for o in found if o is not None], cleared, keep if complete else None)
+
+
+def observed(doc: SourceDocument, seen_at: int) -> None:
+    """A version's dates, never later than `seen_at`, the run that saw it: a file dated 2100 (its mtime, its front
+    matter, a commit's clock) is not served as "updated 2100" nor hidden from `--as-of` now, and the version that
+    replaces it ends (temporal_end, its replacement's temporal_start) after it began. A past version's end is
+    clamped too; its start is its row's identity (index/rows.py), kept."""
+    doc.updated_at = min(doc.updated_at, seen_at)
+    doc.created_at = min(doc.created_at, seen_at)
+    if doc.is_current:
+        doc.temporal_start = min(doc.temporal_start, seen_at)
+    elif doc.temporal_end != TEMPORAL_OPEN:
+        doc.temporal_end = max(min(doc.temporal_end, seen_at), doc.temporal_start)
 
 
 def _datetime(value: int | None) -> datetime | None:

@@ -38,18 +38,21 @@ from cairn.index.sqlite import open_or_rebuild
 from cairn.schemas import ChunkType
 from cairn.schemas.config import MilvusConfig
 from cairn.schemas.row_figures import FIGURE_FIELDS, figures
+from cairn.schemas.row_links import DocumentStamp
 from cairn.schemas.rows import ChunkRow
 
 MARK_PROPERTY = "cairn.ledger_mark"
 UNSEALED = "writing"  # the collection's mark while a writer is at work: never a file's
-FORMAT = "2"  # what a row of the file holds; a file of another format is rebuilt (2: the rows' check outcomes)
+# what a row of the file holds; a file of another format is rebuilt (2: check outcomes; 3: `access` holds the
+# stamp key, DocumentStamp.key, and `recipe` the recipe apart)
+FORMAT = "3"
 # What a rebuild reads of every row: the ledger's fields and the figures', never a vector.
 SCAN_FIELDS = list(dict.fromkeys(["chunk_id", "is_current", *FIGURE_FIELDS]))
 # A row written again (its figures may differ: an ACL change keeps the ids) loses its check outcomes: replaced whole.
 _INSERT = (
     "insert or replace into chunk (chunk_id, source, document_id, tenant, chunk_type, is_current, version,"
-    " parent_chunk_id, sections, children, access, content_type, stamp, token_count, abstract_tokens, health)"
-    " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " parent_chunk_id, sections, children, access, content_type, stamp, token_count, abstract_tokens, health,"
+    " recipe) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_FIGURES = "insert or replace into figure (chunk_id, figures) values (?, ?)"
 # Each row's figures (about 1.5 KB) in a table of their own: every pass over `chunk` (a run's ledger, status, a
@@ -60,7 +63,7 @@ create table if not exists chunk (
     chunk_type text not null, is_current integer not null, version text not null, parent_chunk_id text not null,
     sections integer not null, children integer not null, access text not null,
     content_type text not null, stamp text not null, token_count integer, abstract_tokens integer, health real,
-    checks text, checked integer, failed integer);
+    checks text, checked integer, failed integer, recipe text not null default '');
 create table if not exists figure (chunk_id text primary key, figures text not null);
 create index if not exists chunk_source on chunk (source, is_current);
 create index if not exists chunk_document on chunk (document_id);
@@ -236,6 +239,29 @@ class DerivedLedger:
             found = rows.fetchall()
         return Counter({(tenant, source, kind): n for tenant, source, kind, n in found})
 
+    def sources(self) -> set[str]:
+        """The names of the sources with rows in the collection: one seek in the index on source per name (every
+        ingest asks, an unchanged one too: no pass over the rows)."""
+        found: set[str] = set()
+        last = ""
+        with self._lock:
+            while True:
+                (name,) = self._db.execute("select min(source) from chunk where source > ?", (last,)).fetchone()
+                if name is None:
+                    return found
+                found.add(name)
+                last = name
+
+    def tally(self) -> list[tuple[str, str, str, bool, str, int, int]]:
+        """Rows grouped by (source, tenant, chunk_type, is_current, recipe), each group's rows and its distinct
+        (document, version) pairs: what index/holdings.py counts documents, versions and rows from."""
+        with self._lock:
+            found = self._db.execute(
+                "select source, tenant, chunk_type, is_current, recipe, count(*),"
+                " count(distinct document_id || char(31) || version) from chunk group by 1, 2, 3, 4, 5"
+            ).fetchall()
+        return [(s, t, kind, bool(current), recipe, n, v) for s, t, kind, current, recipe, n, v in found]
+
     def figures(self, rows: Rows = Rows(), stamped: bool = False) -> Iterator[dict[str, Any]]:
         """The figures of the current `rows`; `stamped`: each with its `stamp` too (what `store_checks` needs to
         know the row is still the one checked)."""
@@ -317,6 +343,7 @@ def _entry(row: ChunkRow, dim: int | None) -> tuple[tuple[Any, ...], tuple[str, 
         flat["token_count"],
         flat["abstract_token_count"],
         flat["chunk_health_score"],
+        entry.recipe if entry.is_parent else DocumentStamp.from_row(row).recipe,  # every row: status counts them
     ), (entry.chunk_id, text)
 
 

@@ -33,7 +33,8 @@ class IndexedDocument:
     parents: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk_id -> (version, sections, children)
     children_per_parent: dict[str, int] = field(default_factory=dict)  # parent chunk_id -> child rows present
     orphans: list[str] = field(default_factory=list)  # child chunk_ids whose parent row is missing
-    access: set[str] = field(default_factory=set)  # the access fingerprints its parent rows were written under
+    # what its parent rows were written under: the DocumentStamp.key of each (access settings, recipe, origin)
+    access: set[str] = field(default_factory=set)
 
     @property
     def complete_version(self) -> str | None:
@@ -94,17 +95,25 @@ class LedgerEntry:
     parent_chunk_id: str = ""  # a child's parent
     sections: int = 0  # a parent: the sections its version has
     children: int = 0  # a parent: the children it promised
-    access: str = ""  # a parent: the access fingerprint it was written under
+    access: str = ""  # a parent: what it was written under (DocumentStamp.key: access settings, recipe, origin)
+    recipe: str = ""  # a parent: the recipe it was made by (also in `access`; the derived ledger counts it apart)
 
     @classmethod
     def of(cls, row: ChunkRow) -> LedgerEntry:
         """The entry of a row read with PARENT_FIELDS (a parent) or CHILD_FIELDS (a child), or with both."""
         if not row.is_parent:
             return cls(row.chunk_id, row.document_id, row.version_hash, False, row.parent_chunk_id)
-        links = row.links
-        access = row.stamp.access
+        links, stamp = row.links, row.stamp
         return cls(
-            row.chunk_id, row.document_id, row.version_hash, True, "", links.section_count, links.child_count, access
+            row.chunk_id,
+            row.document_id,
+            row.version_hash,
+            True,
+            "",
+            links.section_count,
+            links.child_count,
+            stamp.key,
+            stamp.recipe,
         )
 
 
@@ -118,8 +127,8 @@ def ledger_filters(source_name: str) -> tuple[str, str]:
 
 
 # One row of a ledger, as read_rows takes it: chunk_id, document_id, version, is_parent, parent_chunk_id (a
-# child's), sections, children, access (a parent's): LedgerEntry's fields, a tuple (the derived ledger reads
-# hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a second).
+# child's), sections, children, access (a parent's stamp key): LedgerEntry's fields, a tuple (the derived ledger
+# reads hundreds of thousands of them per run: 345k at 100k pages, where building an object each cost a second).
 LedgerRow = tuple[str, str, str, bool, str, int, int, str]
 
 

@@ -42,9 +42,11 @@ _MEMO_TABLE = """create table if not exists file_version (
     version text not null, primary key (index_key, scope, source, path))"""
 
 
+_RECIPE_TABLE = """create table if not exists recipe (
+    fingerprint text primary key, parts text not null)"""
 _CURSOR_TABLE = """create table if not exists source_cursor (
     index_key text not null, scope text not null, source text not null, state text not null,
-    documents integer not null, primary key (index_key, scope, source))"""
+    documents integer not null, mark text not null default '', primary key (index_key, scope, source))"""
 
 
 class SourceState:
@@ -59,19 +61,32 @@ class SourceState:
         self._db = open_or_rebuild(self.path, _CURSOR_TABLE, "source state")
         self._db.execute("drop table if exists cursor")  # cursors that named no index (see above)
         self._db.execute("drop table if exists version_memo")  # a memo that named no index: one full read
+        columns = {row[1] for row in self._db.execute("pragma table_info(source_cursor)")}
+        if "mark" not in columns:  # cursors saved before they recorded the collection's mark: dropped, one listing
+            self._db.execute("delete from source_cursor")
+            self._db.execute("alter table source_cursor add column mark text not null default ''")
         self._db.execute(_MEMO_TABLE)
         self._db.execute(OUTCOME_TABLE)
+        self._db.execute(_RECIPE_TABLE)
         self._db.commit()
+        self.mark: str | None = None  # the collection's mark as this run last read it (`observe`)
+
+    def observe(self, mark: str | None) -> None:
+        """The collection's mark (index/derived.py) as read with the ledger a listing is planned against: a cursor
+        saved at another mark is not used (None: a store that keeps no mark; only the count is checked)."""
+        self.mark = mark
 
     def get(self, source: str, documents: int) -> dict[str, Any]:
         """The source's cursor as its connector saved it (JSON), for a collection that holds `documents` of the
-        source's documents now; {} when none is saved for this index and scope, when it cannot be read, or when it
-        was saved while the collection held more documents than it holds now."""
+        source's documents now; {} when none is saved for this index and scope, when it cannot be read, when it
+        was saved while the collection held more documents than it holds now, or when it was saved against another
+        mark of the collection than the one observed (a collection restored from a backup, written by another
+        writer since: its write history is not the one the cursor followed)."""
         row = self._db.execute(
-            "select state, documents from source_cursor where index_key = ? and scope = ? and source = ?",
+            "select state, documents, mark from source_cursor where index_key = ? and scope = ? and source = ?",
             (self.index_key, self.scope, source),
         ).fetchone()
-        if row is None or row[1] > documents:
+        if row is None or row[1] > documents or (self.mark is not None and row[2] != self.mark):
             return {}
         try:
             state = json.loads(row[0])
@@ -79,15 +94,40 @@ class SourceState:
             return {}  # an unreadable cursor: a full discovery instead
         return state if isinstance(state, dict) else {}
 
-    def put(self, source: str, state: dict[str, Any], documents: int) -> None:
-        """Save the source's cursor, with how many of its documents the collection holds now."""
+    def put(self, source: str, state: dict[str, Any], documents: int, mark: str | None = None) -> None:
+        """Save the source's cursor, with how many of its documents the collection holds now and its mark then."""
         self._db.execute(
-            "insert into source_cursor (index_key, scope, source, state, documents) values (?, ?, ?, ?, ?)"
+            "insert into source_cursor (index_key, scope, source, state, documents, mark) values (?, ?, ?, ?, ?, ?)"
             " on conflict(index_key, scope, source) do update set state = excluded.state,"
-            " documents = excluded.documents",
-            (self.index_key, self.scope, source, json.dumps(state, sort_keys=True), documents),
+            " documents = excluded.documents, mark = excluded.mark",
+            (self.index_key, self.scope, source, json.dumps(state, sort_keys=True), documents, mark or ""),
         )
         self._db.commit()
+
+    def advance(self, before: str | None, after: str | None) -> None:
+        """This run's writes moved the collection's mark from `before` to `after`, holding the writer slot
+        throughout: the cursors saved at `before` (other sources', followed by the same history) move with it."""
+        if before is None or after is None or before == after:
+            return
+        with self._db:
+            self._db.execute(
+                "update source_cursor set mark = ? where index_key = ? and scope = ? and mark = ?",
+                (after, self.index_key, self.scope, before),
+            )
+
+    def remember_recipe(self, fingerprint: str, parts: dict[str, Any]) -> None:
+        """What a recipe fingerprint stands for (schemas/recipe.py recipe_parts), so that a later run can say what
+        changed since rows were made by it."""
+        with self._db:
+            self._db.execute(
+                "insert or ignore into recipe (fingerprint, parts) values (?, ?)",
+                (fingerprint, json.dumps(parts, sort_keys=True)),
+            )
+
+    def recipe(self, fingerprint: str) -> dict[str, Any] | None:
+        """The parts of a recipe remembered by `remember_recipe` (None: never seen here)."""
+        row = self._db.execute("select parts from recipe where fingerprint = ?", (fingerprint,)).fetchone()
+        return None if row is None else json.loads(row[0])
 
     def outcomes(self, source: str) -> Outcomes:
         """What the last runs of this index and scope did with the source's documents the collection lacks."""
@@ -120,6 +160,13 @@ class SourceState:
             self._db.execute("delete from source_cursor where index_key = ? and scope = ?", (self.index_key, scope))
             self._db.execute("delete from file_version where index_key = ? and scope = ?", (self.index_key, scope))
             self._db.execute("delete from document_outcome where index_key = ? and scope = ?", (self.index_key, scope))
+
+    def drop_source(self, source: str) -> None:
+        """Forget everything kept for `source` in this index, every scope: its cursors, version memo and outcomes
+        (its rows were dropped: `cairn drop`)."""
+        with self._db:
+            for table in ("source_cursor", "file_version", "document_outcome"):
+                self._db.execute(f"delete from {table} where index_key = ? and source = ?", (self.index_key, source))
 
     def close(self) -> None:
         self._db.close()

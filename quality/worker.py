@@ -104,6 +104,7 @@ def _serve(conn: Connection) -> None:
     great-expectations' libraries registered with multiprocessing's resource tracker (a semaphore) is released, not
     left behind for the tracker to warn about on the terminal at the parent's exit."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the command's to answer; it stops this one
     os.nice(10)
     import great_expectations  # noqa: F401
 

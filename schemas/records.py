@@ -141,6 +141,10 @@ class SourceDocument:
     is_current: bool = True  # False for a past version written by a history backfill
     # the fingerprint of the access settings its rows are written under (flows/discovery.py), set by the sync
     access: str = ""
+    # the fingerprint of what made its rows (schemas/recipe.py: settings, parser and chunker versions), set by the sync
+    recipe: str = ""
+    # the identity of the source that wrote it (flows/discovery.py source_origin: type, root, tenant), set by the sync
+    origin: str = ""
     warnings: list[str] = field(default_factory=list)  # caveats on a document it could index (a PDF's scanned pages)
 
 

@@ -33,15 +33,18 @@ Record = TypeVar("Record", bound="DataclassInstance")
 
 @dataclass(frozen=True)
 class DocumentStamp:
-    """On every row of a document: the access settings it was written under and the source's caveats."""
+    """On every row of a document: the access settings and the recipe it was written under, and the source's
+    caveats."""
 
     # In the order rows have always held them: a source's warnings among its metadata, then the access stamp.
     warnings: list[str] = field(default_factory=list)  # e.g. a PDF's pages without a text layer
     access: str = ""  # flows/discovery.py access_fingerprint; "" on a row written before rows recorded it
+    recipe: str = ""  # schemas/recipe.py recipe_fingerprint; "" on a row written before rows recorded it
+    origin: str = ""  # flows/discovery.py source_origin: which source of that name wrote it; "" before recorded
 
     @classmethod
     def of(cls, doc: SourceDocument) -> DocumentStamp:
-        return cls(warnings=list(doc.warnings), access=doc.access)
+        return cls(warnings=list(doc.warnings), access=doc.access, recipe=doc.recipe, origin=doc.origin)
 
     def to_row(self) -> dict[str, Any]:
         """Only what is set: a document without warnings (or not yet stamped) writes no key for it."""
@@ -50,6 +53,23 @@ class DocumentStamp:
     @classmethod
     def from_row(cls, row: RowLike) -> DocumentStamp:
         return _read(cls, row)
+
+    @property
+    def key(self) -> str:
+        """What a document's rows were written under, as one string (the ledger keeps and compares this, so an
+        unchanged run compares one value per document, as before the recipe and origin were recorded)."""
+        return stamp_key(self.access, self.recipe, self.origin)
+
+
+def stamp_key(access: str, recipe: str, origin: str) -> str:
+    """DocumentStamp.key of these parts."""
+    return f"{access}\x1f{recipe}\x1f{origin}"
+
+
+def stamp_parts(key: str) -> tuple[str, str, str]:
+    """(access, recipe, origin) of a DocumentStamp.key ("" each for a key of before they were recorded)."""
+    access, recipe, origin = (key.split("\x1f") + ["", ""])[:3]
+    return access, recipe, origin
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,10 @@ class SourceReport:
     warnings: list[Failure] = field(default_factory=list)  # indexed, with a caveat (a PDF's scanned pages)
     skipped: list[Skipped] = field(default_factory=list)
     written_documents: dict[str, list[str]] = field(default_factory=dict)  # source -> document ids written
+    # of the documents indexed again at a version the collection held: how many for each reason (index/plan.py
+    # OUTDATED_WHY: a new version, access settings changed, recipe changed)
+    reindexed: dict[str, int] = field(default_factory=dict)
+    recipe_changes: list[str] = field(default_factory=list)  # what changed in the recipe, when it did
 
     def fail(self, source: str, document: str, error: str, policy: bool = False) -> None:
         """Count one failed input (`policy`: a policy refused it); the message is stored without any URL's
@@ -98,6 +102,9 @@ class SourceOutcome:
     embeddings_computed: int = 0
     model_seconds: float = 0.0  # rounded to the millisecond, as printed
     seconds: float = 0.0  # rounded to the millisecond, as printed
+    # of the documents indexed again at a version the collection held, how many for each reason (not in the JSON
+    # when none was)
+    reindexed: dict[str, int] = field(default_factory=dict)
     error: str | None = None  # the source's failure (status "failed"), else None and not in the JSON
 
     @property
@@ -105,11 +112,15 @@ class SourceOutcome:
         return self.status == "failed"
 
     def to_dict(self) -> JsonData:
-        """`{"status", "seen", ..., "skipped", "embeddings_computed", "model_seconds", "seconds"[, "error"]}`."""
+        """`{"status", "seen", ..., "skipped", "embeddings_computed", "model_seconds", "seconds"[, "reindexed"][,
+        "error"]}`."""
         data: JsonData = {}
         for name, value in _fields(self):
             if name == "documents":
                 data.update(asdict(self.documents))
+            elif name == "reindexed":
+                if self.reindexed:
+                    data[name] = dict(self.reindexed)
             elif name != "error":
                 data[name] = value
         if self.error is not None:
@@ -202,6 +213,9 @@ class RunReport:
     quality: QualitySummary | None = None  # when a data-quality report was written
     per_source: dict[str, SourceOutcome] = field(default_factory=dict)  # source -> how it went
     index: IndexReport | None = None  # None: a store without generations (a unit test's InMemoryStore)
+    reindexed: dict[str, int] = field(default_factory=dict)  # SourceReport.reindexed, summed over the sources
+    unconfigured_sources: list[str] = field(default_factory=list)  # rows in the index, not in the configuration
+    recipe_changes: dict[str, list[str]] = field(default_factory=dict)  # source -> what changed in its recipe
 
     @property
     def chunks_per_second(self) -> float:
@@ -226,6 +240,10 @@ class RunReport:
         self.skipped.extend(part.skipped)
         for source, ids in part.written_documents.items():
             self.written_documents.setdefault(source, []).extend(ids)
+        for reason, again in part.reindexed.items():
+            self.reindexed[reason] = self.reindexed.get(reason, 0) + again
+        if part.recipe_changes:
+            self.recipe_changes[name] = list(part.recipe_changes)
         self.sources.append(name)
         errors = [f.error for f in part.failures if f.document == SOURCE_FAILURE]
         outcome = SourceOutcome(
@@ -234,6 +252,7 @@ class RunReport:
             embeddings_computed=part.embeddings_computed,
             model_seconds=round(part.model_seconds, 3),
             seconds=round(seconds, 3),
+            reindexed=dict(part.reindexed),
             error=errors[0] if errors else None,
         )
         self.per_source[name] = outcome

@@ -54,7 +54,10 @@ class WikiSource(BlobSource[WikiSourceConfig]):
 
     def _document(self, ref: DocumentRef, meta: dict, body: str, version: str, mtime: int) -> SourceDocument:
         grant = self.granted(ref.locator, *fm.narrowed_access(meta, self.config))
-        updated = fm.timestamp(meta, "updated") or mtime
+        # an author's date where the page has one (Hugo's lastmod and date, Jekyll's date), else the file's mtime;
+        # never later than the run that reads it (flows/sync.py observed)
+        authored = next((t for key in ("updated", "lastmod", "date") if (t := fm.timestamp(meta, key))), None)
+        updated = authored or mtime
         heading = fm.H1.search(body)
         title = fm.string(meta, "title") or (heading.group(1).strip() if heading else Path(ref.locator).stem)
         return self.document(
@@ -65,7 +68,7 @@ class WikiSource(BlobSource[WikiSourceConfig]):
             title=title,
             content=body,
             content_type=ContentType.parse(fm.string(meta, "content_type"), ContentType.DOCUMENT),
-            created_at=fm.timestamp(meta, "created") or updated,
+            created_at=fm.timestamp(meta, "created") or fm.timestamp(meta, "date") or updated,
             updated_at=updated,
             temporal_start=fm.timestamp(meta, "valid_from") or updated,
             temporal_end=fm.timestamp(meta, "valid_until") or TEMPORAL_OPEN,

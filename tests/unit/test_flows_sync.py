@@ -237,7 +237,7 @@ def test_the_no_op_check_stops_listing_at_the_first_document_to_index_and_then_r
     def planned():
         state = SourceState(config.state_path)
         try:
-            return plan_source(config.sources[0], config.s3, store, state, RunOptions())
+            return plan_source(config.sources[0], config, store, state, RunOptions())
         finally:
             state.close()
 
