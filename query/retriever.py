@@ -34,7 +34,7 @@ from cairn.index.generations import open_serving
 from cairn.index.milvus import CollectionReader, Connection
 from cairn.query import confidence as conf
 from cairn.query.empty import BELOW_FLOORS, TOO_VAGUE, Scope, message, why_nothing_found
-from cairn.query.filters import Access, AsOf, Filters, as_epoch, search_expr
+from cairn.query.filters import Access, AsOf, Filters, as_epoch, check_question, search_expr
 from cairn.query.floors import Floors, apply_floors
 from cairn.query.fusion import fuse, leg_weights
 from cairn.query.gate import gate
@@ -147,6 +147,7 @@ class Retriever:
         if not isinstance(principal, Principal):
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
+        check_question(text)  # a caller's bad text is its error (FilterError), never the index's
         as_of = as_epoch(as_of)
         expr = search_expr(principal, as_of, doc_tag, filters)  # validates every argument before any work
         ask = Ask(text, principal, k, expr, Access(principal, as_of), Scope(doc_tag, filters, as_of))

@@ -24,11 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cairn.errors import FilterError
+from cairn.errors import UsageError
 from cairn.query.answers import result_json
 from cairn.schemas.config import CairnConfig, ServeConfig, load_config
 from cairn.serve.auth import Caller, retry_after
-from cairn.serve.errors import Unavailable
+from cairn.serve.errors import Unavailable, one_line
 from cairn.serve.mcp_http import mcp_endpoint
 from cairn.serve.service import Question, Service
 
@@ -224,11 +224,10 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
         question = Question(body.query, body.k, body.doc_tag, body.as_of, body.filters)
         try:
             query_id, result = await service.answer(question, who)
-        except FilterError as exc:
-            service.metrics.rejected.labels("invalid").inc()
-            raise HTTPException(400, str(exc)) from None
+        except UsageError as exc:  # a caller's value (counted `invalid` by the service): its error, never the index's
+            raise HTTPException(400, one_line(str(exc))) from None
         except Unavailable as exc:
-            raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
+            raise HTTPException(503, one_line(str(exc)), headers={"Retry-After": "5"}) from None
         data = result_json(result)
         if not body.explain:
             data.pop("diagnostics")

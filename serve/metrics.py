@@ -50,7 +50,7 @@ class FeedbackRates(Collector):
 
 
 class ServiceMetrics:
-    def __init__(self, feedback: FeedbackStore) -> None:
+    def __init__(self, feedback: FeedbackStore | None) -> None:
         self.registry = CollectorRegistry()
         shared = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
         into = None if shared else self.registry  # multiprocess: values go to files, read back at scrape time
@@ -111,7 +111,8 @@ class ServiceMetrics:
             self.empty.labels(reason)
         if shared:
             MultiProcessCollector(self.registry)
-        self.registry.register(FeedbackRates(feedback))
+        if feedback is not None:
+            self.registry.register(FeedbackRates(feedback))
 
     def answered(self, result: RetrievalResult, seconds: float) -> None:
         """Count one answer, from what its diagnostics say the pipeline did."""

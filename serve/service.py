@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 
 from pymilvus.exceptions import MilvusException
 
-from cairn.errors import RetrievalError, StoreError
+from cairn.errors import RetrievalError, StoreError, UsageError
 from cairn.query import Principal, RetrievalResult, Retriever
+from cairn.query.filters import as_epoch, check_question, search_expr
 from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
 from cairn.serve.auth import Caller, Keyring, RateLimiter
@@ -61,12 +62,13 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
 
 
 class Service:
-    def __init__(self, config: CairnConfig, retriever: Retriever | None = None) -> None:
+    def __init__(self, config: CairnConfig, retriever: Retriever | None = None, feedback: bool = True) -> None:
+        """`feedback`: record every answer for POST /v1/feedback (the HTTP service; `cairn mcp` records none)."""
         self.config = config
         self.timeout = config.serve.timeout_seconds
         self.keyring = Keyring(config.serve)
         self.limiter = RateLimiter()
-        self.feedback = FeedbackStore(config.feedback_file, config.serve.feedback_keep_days)
+        self.feedback = FeedbackStore(config.feedback_file, config.serve.feedback_keep_days) if feedback else None
         self.metrics = ServiceMetrics(self.feedback)
         self._retriever = retriever
         self._turn = threading.Lock()  # one question at a time through the Retriever
@@ -78,13 +80,23 @@ class Service:
 
     # ---- what the routes call ---------------------------------------------------------------------------------
     async def answer(self, question: Question, caller: Caller) -> tuple[str, RetrievalResult]:
-        """(query id, result) for the caller's question; Unavailable (Busy) when it cannot be answered in time."""
+        """(query id, result) for the caller's question, on every transport. UsageError (a caller's error, counted
+        `invalid`, never the index's) when the question is over the `[serve]` limits or holds a value the engine
+        cannot take; Unavailable (Busy) when it cannot be answered in time."""
+        try:
+            self.admit(question, caller)
+        except UsageError:
+            self.metrics.rejected.labels("invalid").inc()
+            raise
         started = time.perf_counter()
         self.metrics.in_flight.inc()
         try:
             result = await self._in_time(lambda: self._retrieve(question, caller.principal))
         except Unavailable as exc:
             self.metrics.failed(time.perf_counter() - started, exc)
+            raise
+        except UsageError:  # the retriever's own checks: still the caller's
+            self.metrics.rejected.labels("invalid").inc()
             raise
         finally:
             self.metrics.in_flight.dec()
@@ -95,7 +107,22 @@ class Service:
         log.info("answered %s for %s: %s in %.0f ms", query_id, caller.name, result.status, seconds * 1000)
         return query_id, result
 
+    def admit(self, question: Question, caller: Caller) -> None:
+        """The question within the `[serve]` limits and every value in it as the engine needs it, checked before
+        it waits for a turn (query/filters.py's checks, the ones the Retriever applies): UsageError of one line."""
+        limits, chars = self.config.serve, len(question.text)
+        if chars > limits.max_query_chars:
+            raise UsageError(
+                f"query: at most {limits.max_query_chars} characters ([serve] max_query_chars), got {chars}"
+            )
+        if question.k is not None and not 1 <= question.k <= limits.max_k:
+            raise UsageError(f"k: a whole number from 1 to {limits.max_k} ([serve] max_k), got {question.k}")
+        check_question(question.text)
+        search_expr(caller.principal, as_epoch(question.as_of), question.doc_tag, question.filters)
+
     async def mark(self, query_id: str, chunk_id: str, caller: Caller, useful: bool) -> bool | None:
+        if self.feedback is None:
+            return None
         return await asyncio.to_thread(self.feedback.mark, query_id, chunk_id, caller.name, useful)
 
     async def exposition(self) -> bytes:
@@ -134,7 +161,8 @@ class Service:
                 self._turn.release()
         else:
             log.warning("a question still holds the index at shutdown: its Retriever is left to the exit")
-        self.feedback.close()
+        if self.feedback is not None:
+            self.feedback.close()
 
     # ---- threads and deadlines --------------------------------------------------------------------------------
     async def _in_time(self, work: Callable[[], T], waits: bool = True) -> T:
@@ -235,6 +263,8 @@ class Service:
             pass
 
     def _record(self, query_id: str, caller: str, result: RetrievalResult) -> None:
+        if self.feedback is None:
+            return
         try:
             self.feedback.record(query_id, caller, [(h.chunk_id, h.recall_injected) for h in result.hits])
         except sqlite3.Error as exc:  # the answer stands; only its feedback cannot be taken
