@@ -13,7 +13,8 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
+from pathlib import Path
 from typing import Any, cast
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -26,10 +27,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.errors import UsageError
 from cairn.query.answers import result_json
-from cairn.schemas.config import CairnConfig, ServeConfig, load_config
+from cairn.schemas.config import CairnConfig, ServeConfig, load_config, resolve_config_path
 from cairn.serve.auth import Caller, retry_after
 from cairn.serve.errors import Unavailable, one_line
 from cairn.serve.mcp_http import mcp_endpoint
+from cairn.serve.reload import PrincipalsReloader, ignore_hup_until_ready
 from cairn.serve.service import Question, Service
 
 log = logging.getLogger("cairn.serve")
@@ -164,18 +166,20 @@ def _one_line(exc: RequestValidationError) -> str:
     return " ".join(f"{where}: {first.get('msg', 'invalid')}".split())[:300]
 
 
-def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
-    """The service for `config` (a Service over a given Retriever may be passed in, as tests do)."""
+def create_app(config: CairnConfig, service: Service | None = None, source: Path | None = None) -> FastAPI:
+    """The service for `config` (a Service over a given Retriever may be passed in, as tests do). `source`: the
+    file `config` was read from, whose principals are re-read on SIGHUP and when it changes (serve/reload.py)."""
     owned = service is None
     service = service or Service(config)
     retrieve_model = request_model(config.serve)
+    reloader = PrincipalsReloader(source, service.keyring, service.metrics) if source is not None else None
 
     mcp_app, mcp_running = mcp_endpoint(service)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(service.warm)  # the encoder loads before the first question, not during it
-        async with mcp_running():
+        async with mcp_running(), reloader.running() if reloader else nullcontext():
             yield
         if owned:
             service.close()
@@ -261,4 +265,6 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
 
 def from_environment() -> FastAPI:
     """uvicorn's app factory in each worker of `cairn serve --workers N` (the config path in $CAIRN_SERVE_CONFIG)."""
-    return create_app(load_config(os.environ.get(CONFIG_ENV)))
+    ignore_hup_until_ready()
+    path = resolve_config_path(os.environ.get(CONFIG_ENV))
+    return create_app(load_config(path), source=path)

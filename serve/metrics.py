@@ -100,6 +100,15 @@ class ServiceMetrics:
         self.index_up = Gauge(
             "cairn_index_up", "1 when the last index read succeeded", multiprocess_mode="mostrecent", registry=into
         )
+        self.config_reloads = Counter(
+            "cairn_config_reloads", "principals re-read from the configuration, by outcome", ["outcome"], registry=into
+        )  # ok | failed
+        self.config_reload_ok = Gauge(
+            "cairn_config_reload_ok",
+            "0 while the configuration file no longer loads (the last good principals stay in force)",
+            multiprocess_mode="livemin",
+            registry=into,
+        )
         self.in_flight = Gauge(
             "cairn_retrievals_in_flight", "retrievals running or queued", multiprocess_mode="livesum", registry=into
         )
@@ -109,6 +118,8 @@ class ServiceMetrics:
             self.rejected.labels(reason)
         for reason in REASONS:
             self.empty.labels(reason)
+        for outcome in ("ok", "failed"):
+            self.config_reloads.labels(outcome)
         if shared:
             MultiProcessCollector(self.registry)
         if feedback is not None:

@@ -486,3 +486,57 @@ def test_the_mcp_tool_over_http_is_held_to_the_same_limits_as_v1_retrieve(server
     assert nul_tag.is_error and "NUL" in nul_tag.content[0].text
     assert not fine.is_error and fine.structured_content["query_id"]
     assert "index unavailable" not in server.log.read_text()
+
+
+def until(check, guard: float = 120.0) -> bool:
+    """Whether `check()` came true before the hang guard (polled; a loaded machine may take its time)."""
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def without(config: Path, name: str) -> str:
+    """The config's text with principal `name`'s table removed (as an operator revoking a leaked key would)."""
+    tables = config.read_text().split("[[serve.principals]]")
+    return "[[serve.principals]]".join(t for t in tables if f'name = "{name}"' not in t)
+
+
+@pytest.mark.core
+def test_a_key_removed_from_the_configuration_is_refused_without_a_restart(tmp_path):
+    """Issue #51: removing a leaked key from the configuration did not revoke it (200 before, 200 after)."""
+    config = serve_config(tmp_path)
+    running = Server(config)
+    try:
+        assert running.ask("acme-sec")[0] == 200
+        config.write_text(without(config, "acme-sec"))
+        assert until(lambda: running.ask("acme-sec")[0] == 401), running.log.read_text()
+        assert running.ask("acme-bot")[0] == 200  # the others stay
+        good = config.read_text()
+        config.write_text(good.replace("[[serve.principals]]", "[[serve.principals", 1))  # no longer TOML
+        assert until(lambda: metric_value(running.call("GET", "/metrics")[1], "cairn_config_reload_ok") == 0)
+        assert running.ask("acme-bot")[0] == 200 and running.ask("acme-sec")[0] == 401  # the last good ones stay
+        failed = 'cairn_config_reloads_total{outcome="failed"}'
+        assert metric_value(running.call("GET", "/metrics")[1], failed) >= 1
+        assert "the last good ones stay in force" in running.log.read_text()
+        config.write_text(good)
+        assert until(lambda: metric_value(running.call("GET", "/metrics")[1], "cairn_config_reload_ok") == 1)
+    finally:
+        running.stop()
+
+
+@pytest.mark.slow
+def test_sighup_makes_every_worker_re_read_its_principals(tmp_path):
+    config = serve_config(tmp_path)
+    running = Server(config, "--workers", "2")
+    try:
+        assert running.ask("acme-sec")[0] == 200
+        config.write_text(without(config, "acme-sec"))
+        running.proc.send_signal(signal.SIGHUP)
+        assert until(lambda: running.log.read_text().count("(SIGHUP): ") >= 2), running.log.read_text()
+        assert [running.ask("acme-sec")[0] for _ in range(4)] == [401] * 4  # whichever worker answers
+        assert running.ask("acme-bot")[0] == 200 and running.proc.poll() is None
+    finally:
+        assert running.stop() in (0, -signal.SIGTERM)

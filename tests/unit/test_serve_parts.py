@@ -183,3 +183,29 @@ def test_a_store_from_before_the_running_counts_gets_them_from_its_rows(tmp_path
     }
     store.close()
     assert FeedbackStore(path, keep_days=7).rates()["marked"] == 2.0  # opened again: counted once, not twice
+
+
+def test_the_principals_are_re_read_when_the_file_changes_and_kept_when_it_no_longer_loads(tmp_path):
+    from cairn.serve.metrics import ServiceMetrics
+    from cairn.serve.reload import PrincipalsReloader
+
+    def entry(name: str, key: str) -> str:
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        return f'[[serve.principals]]\nname = "{name}"\nkey_sha256 = "{digest}"\ntenant = "acme"\ngroups = ["sre"]\n'
+
+    path = tmp_path / "cairn.toml"
+    path.write_text(f'state_path = "{tmp_path}/state.sqlite"\n' + entry("a", "alpha") + entry("b", "beta"))
+    from cairn.schemas.config import load_config
+
+    ring, metrics = Keyring(load_config(path).serve), ServiceMetrics(None)
+    reloader = PrincipalsReloader(path, ring, metrics)
+    reloader.check()  # unchanged: nothing re-read
+    assert ring.caller("Bearer alpha") and ring.caller("Bearer beta")
+    path.write_text(f'state_path = "{tmp_path}/state.sqlite"\n' + entry("b", "beta"))
+    reloader.check()
+    assert ring.caller("Bearer alpha") is None and ring.caller("Bearer beta").name == "b"
+    path.write_text("[[serve.principals]\n")  # a half-written file
+    reloader.check()
+    assert ring.caller("Bearer beta").name == "b"  # the last good principals stay
+    scraped = metrics.exposition().decode()
+    assert "cairn_config_reload_ok 0.0" in scraped and 'cairn_config_reloads_total{outcome="failed"} 1.0' in scraped
