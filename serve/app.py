@@ -120,14 +120,14 @@ class KeyCheck:
             return
         given = [value for name, value in scope.get("headers") or [] if name == b"authorization"]
         found = self.service.keyring.caller(given[0]) if len(given) == 1 else None  # two: which one would count?
-        rejected = self.service.metrics.rejected
+        metrics = self.service.metrics
         if found is None:
-            rejected.labels("unauthorized").inc()
+            metrics.reject("unauthorized")
             await unauthorized()(scope, receive, send)
             return
         wait = self.service.limiter.wait_seconds(found)
         if wait:
-            rejected.labels("rate_limited").inc()
+            metrics.reject("rate_limited")
             refusal = JSONResponse(
                 {"error": f"rate limit of {found.rate_per_minute}/minute reached for {found.name}"},
                 status_code=429,
@@ -194,7 +194,7 @@ def create_app(config: CairnConfig, service: Service | None = None, source: Path
         lifespan=lifespan,
     )
     app.add_middleware(
-        BodyLimit, limit=config.serve.max_body_bytes, refused=service.metrics.rejected.labels("too_large").inc
+        BodyLimit, limit=config.serve.max_body_bytes, refused=lambda: service.metrics.reject("too_large")
     )
     bearer = HTTPBearer(auto_error=False, description="a key whose SHA-256 is in [[serve.principals]]")
 
@@ -213,13 +213,13 @@ def create_app(config: CairnConfig, service: Service | None = None, source: Path
 
     @app.exception_handler(Exception)
     async def bug(_request: Request, exc: Exception) -> JSONResponse:  # its traceback goes to the log, not the caller
-        service.metrics.requests.labels("error").inc()
+        service.metrics.error()
         log.error("internal error: %s", type(exc).__name__, exc_info=exc)
         return JSONResponse({"error": "internal error (its traceback is in the service's log)"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        service.metrics.rejected.labels("invalid").inc()
+        service.metrics.reject("invalid")
         return JSONResponse({"error": _one_line(exc)}, status_code=422)
 
     @app.post("/v1/retrieve", summary="Sections for a question, packed and cited, as the caller may read them")
@@ -242,7 +242,7 @@ def create_app(config: CairnConfig, service: Service | None = None, source: Path
         injected = await service.mark(body.query_id, body.chunk_id, who, body.useful)
         if injected is None:
             raise HTTPException(404, "no such section in an answer to this key (or it is older than the window)")
-        service.metrics.feedback.labels(str(injected).lower(), str(body.useful).lower()).inc()
+        service.metrics.marked(injected, body.useful)
         return {"recorded": True, "recall_injected": injected}
 
     @app.get("/healthz", summary="Whether the index answers (no key needed)")

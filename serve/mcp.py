@@ -185,7 +185,7 @@ async def search(
     except (UsageError, Unavailable) as exc:  # a bad argument (a bad as_of included), a busy or failing index
         return refusal(str(exc))
     except Exception:  # a bug: its traceback in the log, and the server goes on answering
-        service.metrics.requests.labels("error").inc()
+        service.metrics.error()
         log.exception("search failed")
         return refusal("internal error in the search tool (its traceback is in the server's log)")
     reply = answer(result)

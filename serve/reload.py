@@ -41,7 +41,7 @@ class PrincipalsReloader:
     def __init__(self, path: Path, keyring: Keyring, metrics: ServiceMetrics) -> None:
         self.path, self.keyring, self.metrics = path, keyring, metrics
         self._seen = _stamp(path)
-        metrics.config_reload_ok.set(1)
+        metrics.config_reload_ok.set(1)  # at start: the file loaded (not counted as a reload)
 
     def check(self) -> None:
         """Reload when the file changed since it was last looked at."""
@@ -55,14 +55,12 @@ class PrincipalsReloader:
         try:
             serve = load_config(self.path).serve
         except (ConfigError, OSError) as exc:
-            self.metrics.config_reloads.labels("failed").inc()
-            self.metrics.config_reload_ok.set(0)
+            self.metrics.reloaded(False)
             reason = " ".join(str(exc).split())[:500]
             log.error("principals not re-read (%s): %s; the last good ones stay in force", why, reason)
             return False
         self.keyring.replace(serve)
-        self.metrics.config_reloads.labels("ok").inc()
-        self.metrics.config_reload_ok.set(1)
+        self.metrics.reloaded(True)
         log.warning(
             "principals re-read from %s (%s): %d keys", self.path, why, len(self.keyring)
         )  # who may call changed

@@ -39,6 +39,7 @@ INDEX_FAILURES = (RetrievalError, StoreError, MilvusException)
 MAX_WAITING = 64  # questions of one worker waiting for their turn; beyond that, refused as busy at once
 REOPEN_SECONDS = 2.0  # after a failed open, the next attempt waits this long (the failure is answered meanwhile)
 HEALTH_SECONDS = 2.0  # a health answer is reused this long; a check waits at most this long for the turn
+SCRAPE_REUSE_SECONDS = 1.0  # a scrape's text is reused this long while this worker's metrics did not change
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class Service:
         self._open_failed: tuple[float, str] | None = None  # (when, why) of the last failed open
         self._health: tuple[float, bool, str] | None = None  # (when, reachable, serving collection or reason)
         self._health_lock = asyncio.Lock()
+        self._scrape_lock = asyncio.Lock()
+        self._scraped: tuple[int, float, bytes] | None = None  # (metrics version, when, text) of the last scrape
 
     # ---- what the routes call ---------------------------------------------------------------------------------
     async def answer(self, question: Question, caller: Caller) -> tuple[str, RetrievalResult]:
@@ -86,20 +89,20 @@ class Service:
         try:
             self.admit(question, caller)
         except UsageError:
-            self.metrics.rejected.labels("invalid").inc()
+            self.metrics.reject("invalid")
             raise
         started = time.perf_counter()
-        self.metrics.in_flight.inc()
+        self.metrics.flight(+1)
         try:
             result = await self._in_time(lambda: self._retrieve(question, caller.principal))
         except Unavailable as exc:
             self.metrics.failed(time.perf_counter() - started, exc)
             raise
         except UsageError:  # the retriever's own checks: still the caller's
-            self.metrics.rejected.labels("invalid").inc()
+            self.metrics.reject("invalid")
             raise
         finally:
-            self.metrics.in_flight.dec()
+            self.metrics.flight(-1)
         query_id = uuid.uuid4().hex
         seconds = time.perf_counter() - started
         self.metrics.answered(result, seconds)
@@ -126,7 +129,17 @@ class Service:
         return await asyncio.to_thread(self.feedback.mark, query_id, chunk_id, caller.name, useful)
 
     async def exposition(self) -> bytes:
-        return await asyncio.to_thread(self.metrics.exposition)  # the feedback rates read SQLite
+        """The metrics text. One scrape at a time builds it; a scrape that finds this worker's metrics unchanged
+        since the last text, built less than SCRAPE_REUSE_SECONDS ago, gets that text (what other workers and the
+        feedback rates changed meanwhile shows within that time): what any client looping on /metrics costs is
+        bounded, whatever the number of clients."""
+        async with self._scrape_lock:
+            version, now = self.metrics.version, time.monotonic()
+            if self._scraped and self._scraped[0] == version and now - self._scraped[1] < SCRAPE_REUSE_SECONDS:
+                return self._scraped[2]
+            text = await asyncio.to_thread(self.metrics.exposition)  # the feedback rates read SQLite
+            self._scraped = (version, now, text)
+            return text
 
     async def health(self) -> tuple[bool, str]:
         """(reachable, the collection generation serving or why not), asked at most every HEALTH_SECONDS: never
@@ -139,7 +152,7 @@ class Service:
             except Unavailable as exc:
                 reachable, said = False, str(exc)
             self._health = (time.monotonic(), reachable, said)
-            self.metrics.index_up.set(int(reachable))
+            self.metrics.index(reachable)
             return reachable, said
 
     def warm(self) -> None:
