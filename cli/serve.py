@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import secrets
 import shutil
@@ -23,6 +22,7 @@ import typer
 from cairn.cli import output
 from cairn.cli.exits import Outcome
 from cairn.cli.options import ConfigOption, config_path, load
+from cairn.printable import printable
 
 if TYPE_CHECKING:
     import uvicorn
@@ -135,6 +135,24 @@ def new_key(
     else:
         output.note(f"the key for {name} (shown once; only its hash is kept): {key}")
     output.line("\n[[serve.principals]]")
-    for field in ("name", "key_sha256", "tenant", "groups"):
-        output.line(f"{field} = {json.dumps(getattr(entry, field))}")
+    output.line(f"name = {toml_string(entry.name)}")
+    output.line(f"key_sha256 = {toml_string(entry.key_sha256)}")
+    output.line(f"tenant = {toml_string(entry.tenant)}")
+    output.line(f"groups = [{', '.join(toml_string(g) for g in entry.groups)}]")
     return Outcome.OK
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string that always loads back to `value`: characters outside the BMP written as
+    themselves (JSON's surrogate-pair escapes are no TOML), quote and backslash escaped, and every character a
+    terminal would act on (controls, C1, separators, bidirectional overrides) as a \\uXXXX escape, which TOML
+    reads back and cairn/printable.py leaves alone. A lone surrogate has no TOML form: the principal refuses it."""
+    out = []
+    for char in value:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif printable(char) != char:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
