@@ -43,6 +43,7 @@ from cairn.query.pipeline import Ask, Steps
 from cairn.query.rerank import in_band, rerank
 from cairn.query.search import Search
 from cairn.query.serving import ServedCollection
+from cairn.query.telemetry import log_query
 from cairn.query.transform import load_transform, seeds
 from cairn.query.types import Block, Diagnostics, RetrievalResult
 from cairn.schemas import Principal
@@ -159,6 +160,7 @@ class Retriever:
             if hit and hit[0] > time.monotonic():
                 result = copy.deepcopy(hit[1])
                 result.diagnostics["cache"] = "hit"
+                log_query(principal.tenant, result.diagnostics)  # a cached answer is logged like any other
                 return result
         try:
             self.reader, self.encoder = self.serving.current()
@@ -173,7 +175,7 @@ class Retriever:
                 time.monotonic() + self.settings.cache_ttl_seconds,
                 copy.deepcopy(result),
             )
-        log.info(json.dumps({"event": "query", "tenant": principal.tenant, **result.diagnostics}, default=str))
+        log_query(principal.tenant, result.diagnostics)
         return result
 
     def _cache_key(self, ask: Ask) -> tuple[Hashable, ...]:
@@ -205,7 +207,8 @@ class Retriever:
             clock.lap("gate")
             return self._empty(ask, trace, clock, TOO_VAGUE, "query too vague to search")
 
-        texts, trace["transform"] = seeds(text, self.transform if on("transform") else None, s.transform_replaces_query)
+        hook = self.transform if on("transform") else None
+        texts, trace["transform"] = seeds(text, hook, s.transform_replaces_query, s.transform_timeout_seconds)
         vectors = [v.tolist() for v in self.encoder.encode_queries(texts)]
         clock.lap("embed")
 
