@@ -30,16 +30,24 @@ def fill_feedback(config: Path) -> dict:
         batch = []
         for _ in range(20_000):
             query_id, answers = uuid.uuid4().hex, answers + 1
-            batch += [(query_id, uuid.uuid4().hex, "bench", int(i == 4), now, None) for i in range(5)]
+            at = now - 86400 + answers * 0.01  # in the window, oldest first
+            batch += [(query_id, uuid.uuid4().hex, "bench", int(i == 4), at, None) for i in range(5)]
         batch = [(*row[:5], (answers + n) % 2 if n % 10 == 0 else None) for n, row in enumerate(batch)]
         store._db.executemany("INSERT INTO served VALUES (?, ?, ?, ?, ?, ?)", batch)
         store._db.commit()
     store._db.execute("DROP TABLE marks")  # counted again from the rows at the next open, as an old file is
     store._db.commit()
     rows = store._db.execute("SELECT count(*) FROM served").fetchone()[0]
+    marked = store._db.execute("SELECT count(*) FROM served WHERE useful IS NOT NULL").fetchone()[0]
+    began = time.perf_counter()  # what every scrape ran before the running counts (14ddc7f's rates()), for scale
+    store._db.execute(
+        "SELECT injected, useful, count(*) FROM served WHERE useful IS NOT NULL AND at >= ? GROUP BY injected, useful",
+        (now - 7 * 86400,),
+    ).fetchall()
+    group_by_ms = (time.perf_counter() - began) * 1000
     live = store.live_bytes()
     store.close()
-    return {"rows": rows, "live_mb": round(live / 2**20, 1)}
+    return {"rows": rows, "marked": marked, "live_mb": round(live / 2**20, 1), "old_group_by_ms": round(group_by_ms)}
 
 
 SCRAPER = """

@@ -177,8 +177,10 @@ class FeedbackStore:
             if live > MAX_BYTES:
                 rows = self._db.execute("SELECT count(*) FROM served").fetchone()[0]
                 excess = int(rows * (1 - PRUNE_TO * MAX_BYTES / live))
-                self._db.execute(
-                    "DELETE FROM served WHERE at <= (SELECT at FROM served ORDER BY at LIMIT 1 OFFSET ?)", (excess,)
+                self._db.execute(  # exactly the `excess` oldest (rows of one answer share their time)
+                    "DELETE FROM served WHERE (query_id, chunk_id) IN "
+                    "(SELECT query_id, chunk_id FROM served ORDER BY at LIMIT ?)",
+                    (excess,),
                 )
                 self._db.commit()
                 log.info("feedback store over %d MB: its %d oldest rows removed", MAX_BYTES // 2**20, excess)
