@@ -2,6 +2,7 @@
 
     python -m bench.serve_load [--clients 1,8,32] [--seconds 20] [--rows 100000] [--ingest-pages 400]
                                [--workers 1] [--work DIR]
+    python -m bench.serve_load --scrape-storm [--seconds 20] [--rounds 3] [--scrapers 6] [--work DIR]
 
 Two indexes: the sample corpus (data/, ingested by `cairn ingest` into a scratch Lite index) and --rows
 synthetic child rows as bench.query_speed writes them (relevance floors off, as there, so every stage runs on
@@ -13,6 +14,10 @@ p50/p95 ms, errors; then the same while `cairn ingest` writes --ingest-pages syn
 (bench.scale_corpus) into that index, in a process of its own. The clients run on the same 2 cores as the
 service: at 32 clients they take part of the machine. Results: bench/results/serve_load.json
 (serve_load_workersN.json with --workers N).
+
+--scrape-storm measures only the scrape-storm row on the sample corpus (bench/serve_scrape_storm.py): a
+question's p95 alone and while --scrapers clients loop on `GET /metrics`, the feedback store at its bound (goal
+<= 1.1). Results: bench/results/serve_load_scrape_storm.json.
 """
 
 from __future__ import annotations
@@ -277,6 +282,8 @@ def main() -> None:
     parser.add_argument("--ingest-pages", type=int, default=400, help="pages the concurrent ingest writes")
     parser.add_argument("--workers", type=int, default=1, help="`cairn serve --workers`")
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
+    parser.add_argument("--scrape-storm", action="store_true", help="only the scrape-storm row (sample corpus)")
+    parser.add_argument("--scrapers", type=int, default=6, help="--scrape-storm: clients looping on /metrics")
     args = parser.parse_args()
     args.clients = [int(n) for n in args.clients.split(",")]
     work = args.work or Path(tempfile.mkdtemp(prefix="cairn-serve-load-"))
@@ -288,6 +295,13 @@ def main() -> None:
     first = cairn_command(["ingest", "--config", str(config), "--json"], sample / "prefect-home")
     if first.exit_code != 0:
         raise SystemExit(f"the sample ingest exited {first.exit_code}:\n{first.stderr[-3000:]}")
+    if args.scrape_storm:
+        from bench.serve_scrape_storm import scrape_storm
+
+        results = {"seconds_per_level": args.seconds, "scrape_storm": scrape_storm(config, key, args)}
+        results["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        save("serve_load_scrape_storm", results)
+        return
     results["sample"] = measure("sample", config, key, SAMPLE_QUESTIONS, args)
     if args.rows:
         synthetic = work / f"rows-{args.rows}"

@@ -36,6 +36,7 @@ from cairn.errors import (
     UsageError,
     storage_reason,
 )
+from cairn.printable import printable
 
 __all__ = ["EXIT_FAILURES", "EXIT_OK", "EXIT_UNUSABLE", "app", "main"]
 
@@ -113,6 +114,14 @@ for _name, _function in COMMANDS.items():
     app.command(_name, cls=CairnCommand, epilog=epilog(_name))(_function)
 
 
+class _Printable(logging.Formatter):
+    """A record's message with its control characters escaped, line breaks included (a logged file name or
+    question cannot forge a log line); a traceback, which Cairn wrote, keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
+
+
 class _Stderr(logging.StreamHandler):
     """A handler writing to whatever sys.stderr is when a record arrives (it may be redirected)."""
 
@@ -120,7 +129,7 @@ class _Stderr(logging.StreamHandler):
 
     def __init__(self) -> None:
         super().__init__(sys.stderr)
-        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        self.setFormatter(_Printable("%(levelname)s %(name)s: %(message)s"))
 
     @property
     def stream(self):
@@ -163,9 +172,10 @@ def _logging_restored() -> Iterator[None]:
 
 
 def describe(exc: CairnError) -> str:
-    """The line a person reads when `exc` stops a command."""
+    """The line a person reads when `exc` stops a command (one line: what it quotes from a file or a caller
+    has its control characters escaped, line breaks included)."""
     label = next((text for kind, text in LABELS.items() if isinstance(exc, kind)), None)
-    return f"cairn: {label}: {exc}" if label else f"cairn: {exc}"
+    return printable(f"cairn: {label}: {exc}" if label else f"cairn: {exc}")
 
 
 class Interrupted(BaseException):

@@ -179,24 +179,24 @@ def print_run_report(report: RunReport, as_json: bool) -> Outcome:
         )
         quality = report.quality
         if quality:
-            verdict = "passed" if quality.success else f"FAILED ({'; '.join(quality.failed)})"
+            verdict = "passed" if quality.success else f"FAILED ({'; '.join(map(output.value, quality.failed))})"
             output.line(
-                f"data quality: {verdict}; report: {quality.report_dir}/index.html",
+                f"data quality: {verdict}; report: {output.value(quality.report_dir)}/index.html",
                 style="green" if quality.success else "red",
             )
         for failure in report.failures:
             output.problem(failure_line(failure))
         for skipped in report.skipped:  # nothing to index; those remembered from earlier runs: only counted
             if skipped.read:
-                output.note(f"SKIPPED {skipped.source}: {skipped.document}: {skipped.reason}")
+                output.note(f"SKIPPED {shown(skipped.source, skipped.document, skipped.reason)}")
         for warning in report.warnings:  # indexed, with a caveat (a PDF's pages without text)
-            output.problem(f"WARNING {warning.source}: {warning.document}: {warning.error}")
+            output.problem(f"WARNING {shown(warning.source, warning.document, warning.error)}")
         if report.index is not None:
             print_index_switch(report.index)
         if report.unconfigured_sources:  # one line, every run, until they are dropped
             output.problem(
                 f"WARNING in the index but not in the configuration (queries still answer from them): "
-                f"{', '.join(report.unconfigured_sources)}; `cairn drop --source NAME` removes one"
+                f"{shown(', '.join(report.unconfigured_sources))}; `cairn drop --source NAME` removes one"
             )
     if report.failed_sources:
         return Outcome.SOURCES_FAILED
@@ -207,9 +207,14 @@ def failure_line(failure: Failure) -> str:
     """A failed input in one line; a whole source's failure (document "*") names the source once."""
     if failure.document == SOURCE_FAILURE:
         named, error = f"source {failure.source!r}", failure.error
-        return f"FAILED {error if error.startswith(named) else f'{named}: {error}'}"
+        return output.value(f"FAILED {error if error.startswith(named) else f'{named}: {error}'}")
     refused = "REFUSED" if failure.policy else "FAILED"
-    return f"{refused} {failure.source}: {failure.document}: {failure.error}"
+    return f"{refused} {shown(failure.source, failure.document, failure.error)}"
+
+
+def shown(*parts: object) -> str:
+    """`source: document: reason`, each part from the data with its control characters escaped (one line)."""
+    return ": ".join(output.value(part) for part in parts)
 
 
 def print_index_switch(index: IndexReport) -> None:

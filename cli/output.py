@@ -5,6 +5,9 @@ Rules every command follows:
   messages, warnings and logs go to stderr.
 - Human output is rendered with Rich only when stdout is a terminal; otherwise it is plain, stable text
   (scripts and tests read it). Text from the data (titles, paths, messages) is never read as Rich markup.
+- Every line for a person has its control characters escaped (cairn/printable.py): a line keeps only the line
+  breaks its own format put there, and a value from a document or a caller going into a line (a file name, an
+  error) keeps none, through `value()`: it cannot erase a line or forge another.
 - Streams are looked up at each call, so output follows a redirected sys.stdout/sys.stderr.
 """
 
@@ -18,6 +21,14 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from cairn.printable import printable
+
+
+def value(text: object) -> str:
+    """A value from a document or a caller, to put into a line for a person: every control character escaped,
+    line breaks included."""
+    return printable(text)
 
 
 def print_json(data: Any) -> None:
@@ -42,7 +53,8 @@ def console(stderr: bool = False) -> Console:
 
 
 def line(text: str = "", style: str | None = None) -> None:
-    """A line for a person on stdout: styled at a terminal, plain otherwise."""
+    """A line for a person on stdout: styled at a terminal, plain otherwise (control characters escaped)."""
+    text = printable(text, keep="\n")
     if rich_enabled():
         console().print(Text(text, style=style or ""))
     else:
@@ -60,7 +72,8 @@ def problem(text: str) -> None:
 
 
 def _stderr_line(text: str, style: str) -> None:
-    """A line on stderr: styled at a terminal, plain otherwise."""
+    """A line on stderr: styled at a terminal, plain otherwise (control characters escaped)."""
+    text = printable(text, keep="\n")
     if sys.stderr.isatty():
         console(stderr=True).print(Text(text, style=style))
     else:
@@ -82,7 +95,7 @@ class Grid:
     title: str | None = None
 
     def add(self, *cells: Any) -> None:
-        self.rows.append([str(c) for c in cells])
+        self.rows.append([printable(c) for c in cells])
 
 
 def print_grid(grid: Grid) -> None:

@@ -186,7 +186,7 @@ def run_batch(retriever: Retriever, queries: Path, out_path: Path | None, scope:
                     record = answer_line(retriever, json.loads(line), number, scope)
                 except (KeyError, TypeError, ValueError) as exc:  # FilterError and bad JSON are ValueErrors
                     failed += 1
-                    output.problem(f"cairn: {queries} line {number}: {exc!r}")
+                    output.problem(f"cairn: {output.value(queries)} line {number}: {output.value(repr(exc))}")
                     continue
                 output.print_json_line(record, out)
     finally:
@@ -225,11 +225,11 @@ def print_result(result: RetrievalResult, explain: bool) -> None:
     """The answer for a person: confidence, gaps, then each hit with its rank and both scores, labelled."""
     if result.status != "ok":
         why = f" [{result.empty_reason}]" if result.empty_reason else ""
-        output.line(f"{result.message}{why}", style="yellow")
+        output.line(f"{output.value(result.message)}{why}", style="yellow")
     else:
         output.line(f"confidence: {result.confidence} ({result.confidence_reason})", style="bold")
     if result.gaps:
-        output.line(f"not found in any result: {', '.join(result.gaps)}", style="yellow")
+        output.line(f"not found in any result: {output.value(', '.join(result.gaps))}", style="yellow")
     if result.hits and all(hit.fused == hit.score for hit in result.hits):  # weighted fusion (the default)
         output.line(
             "ranked by relevance (the calibrated 0-1 score, JSON `score`; the main document's sections first)",
@@ -247,7 +247,7 @@ def print_result(result: RetrievalResult, explain: bool) -> None:
         snippet = " ".join(hit.text.split())[:SNIPPET_CHARS]
         marks = "".join(f" [{f}]" for f in hit.flags) + (" [low relevance]" if hit.low_relevance else "")
         output.line(f"{rank}. fused {hit.fused:.4f}  relevance {hit.score:.4f}{marks}", style="bold")
-        output.line(f"   {hit.citation}", style="cyan")
-        output.line(f"   {snippet}...\n")
+        output.line(f"   {output.value(hit.citation)}", style="cyan")
+        output.line(f"   {output.value(snippet)}...\n")
     if explain:
         output.print_json(result.diagnostics)

@@ -10,20 +10,24 @@ accepting, lets the requests in flight finish (up to `[serve] timeout_seconds` +
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import os
 import secrets
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
 from cairn.cli.options import ConfigOption, JsonOption, config_path, load
+from cairn.printable import printable
+
+if TYPE_CHECKING:
+    import uvicorn
 
 
 def serve(
@@ -51,30 +55,53 @@ def serve(
     if not serve_config.principals:
         output.problem("cairn serve: no [[serve.principals]] in the configuration: every /v1 request will get 401")
     grace = int(serve_config.timeout_seconds) + 5
+    from cairn.schemas.config import resolve_config_path
+
+    source = resolve_config_path(config_path(ctx, config)).resolve()  # its principals are re-read (SIGHUP, edits)
     if serve_config.workers == 1:
         from cairn.serve.app import create_app
 
-        app = create_app(settings.model_copy(update={"serve": serve_config}))
+        app = create_app(settings.model_copy(update={"serve": serve_config}), source=source)
         uvicorn.run(app, host=serve_config.host, port=serve_config.port, timeout_graceful_shutdown=grace)
         return Outcome.OK
-    from cairn.schemas.config import resolve_config_path
     from cairn.serve.app import CONFIG_ENV
 
     scratch = tempfile.mkdtemp(prefix="cairn-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = scratch  # before any worker imports prometheus_client
-    os.environ[CONFIG_ENV] = str(resolve_config_path(config_path(ctx, config)).resolve())
+    os.environ[CONFIG_ENV] = str(source)
     try:
-        uvicorn.run(
-            "cairn.serve.app:from_environment",
-            factory=True,
-            host=serve_config.host,
-            port=serve_config.port,
-            workers=serve_config.workers,
-            timeout_graceful_shutdown=grace,
+        supervise(
+            uvicorn.Config(
+                "cairn.serve.app:from_environment",
+                factory=True,
+                host=serve_config.host,
+                port=serve_config.port,
+                workers=serve_config.workers,
+                timeout_graceful_shutdown=grace,
+            )
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Outcome.OK
+
+
+def supervise(config: uvicorn.Config) -> None:
+    """uvicorn's supervisor of `config.workers` processes (what `uvicorn.run` starts for them), except on SIGHUP:
+    uvicorn restarts every worker, which with a configuration that no longer loads would leave none; here each
+    worker is sent the SIGHUP and re-reads its principals itself, keeping the last good ones (serve/reload.py)."""
+    import signal
+
+    from uvicorn.supervisors.multiprocess import Multiprocess
+
+    class Supervisor(Multiprocess):
+        def handle_hup(self) -> None:
+            for worker in self.processes:
+                if worker.pid is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(worker.pid, signal.SIGHUP)
+
+    with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C ends the supervisor quietly
+        Supervisor(config, sockets=[config.bind_socket()]).run()
 
 
 def new_key(
@@ -110,8 +137,10 @@ def new_key(
     else:
         output.note(f"the key for {name} (shown once; only its hash is kept): {key}")
     output.line("\n[[serve.principals]]")
-    for field in ("name", "key_sha256", "tenant", "groups"):
-        output.line(f"{field} = {json.dumps(getattr(entry, field))}")
+    output.line(f"name = {toml_string(entry.name)}")
+    output.line(f"key_sha256 = {toml_string(entry.key_sha256)}")
+    output.line(f"tenant = {toml_string(entry.tenant)}")
+    output.line(f"groups = [{', '.join(toml_string(g) for g in entry.groups)}]")
     return Outcome.OK
 
 
@@ -142,3 +171,19 @@ def export_query_model(
             f"query model for {encoder.identity}{f' and reranker {reranker}' if reranker else ''} written to {folder}"
         )
     return Outcome.OK
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string that always loads back to `value`: characters outside the BMP written as
+    themselves (JSON's surrogate-pair escapes are no TOML), quote and backslash escaped, and every character a
+    terminal would act on (controls, C1, separators, bidirectional overrides) as a \\uXXXX escape, which TOML
+    reads back and cairn/printable.py leaves alone. A lone surrogate has no TOML form: the principal refuses it."""
+    out = []
+    for char in value:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif printable(char) != char:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'

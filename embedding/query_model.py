@@ -11,11 +11,18 @@ sentence-transformers does for this model (or take the first token's vector, for
 as the manifest records). The folder also carries the configured reranker when the export asked for it
 (embedding/reranker.py reads it from there). The identity comes from the manifest: against a collection filled
 by another encoder, the Retriever embeds with that one if this install can run it, else refuses (query/serving.py).
+
+The manifest holds the SHA-256 of every file of the folder (`files`), checked when the folder is loaded: a file
+changed, swapped for another model's or cut short by a copy is refused with one line naming it (ConfigError),
+never used to embed questions that would then be compared with vectors of another model. A folder exported
+before the digests were written loads with a warning saying to export it again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -23,6 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from cairn.embedding.onnx_runtime import SentenceOnnx
+from cairn.errors import ConfigError
+
+log = logging.getLogger("cairn.embedding")
 
 MANIFEST = "cairn-query-model.json"
 MODEL_FILE = "model.onnx"
@@ -62,8 +72,43 @@ def export_query_model(encoder, folder: Path, reranker: str | None = None) -> Pa
 
         export_reranker(reranker, folder)
         manifest["reranker"] = reranker
+    manifest["files"] = digests(folder)
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return folder
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """The SHA-256 of every file of `folder` but the manifest, by its path in the folder (with '/')."""
+    found = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST)
+    return {p.relative_to(folder).as_posix(): sha256_of(p) for p in found}
+
+
+def check_files(folder: Path, manifest: dict) -> None:
+    """Every file the manifest lists is in `folder` with the digest it records; ConfigError naming the first that
+    is not. A manifest without digests (an export before they were written) passes, with a warning."""
+    listed = manifest.get("files")
+    if not isinstance(listed, dict):
+        log.warning("%s records no digests of its files: they cannot be checked; export it again", folder)
+        return
+    for name, expected in sorted(listed.items()):
+        path = folder / name
+        if ".." in Path(name).parts or Path(name).is_absolute():
+            raise ConfigError(f"query model {folder}: its manifest names {name!r}, outside the folder")
+        if not path.is_file():
+            raise ConfigError(f"query model {folder}: {name} is missing; copy the whole folder again")
+        if sha256_of(path) != expected:
+            raise ConfigError(
+                f"query model {folder}: {name} is not the file its manifest records (SHA-256 differs): the folder "
+                "was changed or copied in part; copy it again from `cairn export-query-model`"
+            )
 
 
 class QueryModel:
@@ -78,6 +123,7 @@ class QueryModel:
                 f"{self.folder} holds no query model ({MANIFEST}: {exc}); make one with "
                 "`cairn export-query-model DIR` where the full install runs"
             ) from None
+        check_files(self.folder, manifest)
         self.identity: str = manifest["identity"]
         self.dim: int = int(manifest["dim"])
         self.query_prefix: str = manifest.get("query_prefix", "")

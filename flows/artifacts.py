@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
+from cairn.printable import printable
 from cairn.schemas.run_report import SOURCE_FAILURE, RunReport
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ def cell(text: object, limit: int = CELL_CHARACTERS) -> str:
 
 
 def short(text: object, limit: int = CELL_CHARACTERS) -> str:
-    """`text` on one line, cut at `limit` characters (an ellipsis saying so)."""
-    flat = " ".join(str(text).split())
+    """`text` on one line, control characters escaped, cut at `limit` characters (an ellipsis saying so)."""
+    flat = printable(" ".join(str(text).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -126,7 +126,7 @@ def embed_step(ctx: Context, answer: Answer) -> Notes:
     """The question (and the transform hook's seeds) as query vectors of the collection's encoder."""
     s = ctx.settings
     transform = ctx.transform if s.enabled("transform") else None
-    texts, note = seeds(ctx.ask.text, transform, s.transform_replaces_query)
+    texts, note = seeds(ctx.ask.text, transform, s.transform_replaces_query, s.transform_timeout_seconds)
     answer.vectors = [v.tolist() for v in ctx.encoder.encode_queries(texts)]
     return {"transform": note}
 

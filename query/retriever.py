@@ -35,8 +35,9 @@ from cairn.index.protocol import IndexReader
 from cairn.index.reader import CollectionReader
 from cairn.query import pipeline
 from cairn.query.empty import QuestionScope
-from cairn.query.filters import AsOf, Filters, access_of, as_epoch, search_filter
+from cairn.query.filters import AsOf, Filters, access_of, as_epoch, check_question, search_filter
 from cairn.query.serving import FixedCollection, Served, ServedCollection
+from cairn.query.telemetry import log_query
 from cairn.query.transform import load_transform
 from cairn.query.types import Ask, RetrievalResult
 from cairn.schemas import Principal
@@ -139,6 +140,7 @@ class Retriever:
         if not isinstance(principal, Principal):
             raise TypeError("retrieve() needs a Principal(tenant, groups)")
         k = k or self.settings.k
+        check_question(text)  # a caller's bad text is its error (FilterError), never the index's
         as_of = as_epoch(as_of)
         where = search_filter(principal, as_of, doc_tag, filters)  # validates every argument before any work
         ask = Ask(text, principal, k, where, access_of(principal, as_of), QuestionScope(doc_tag, filters, as_of))
@@ -150,6 +152,7 @@ class Retriever:
             if hit and hit[0] > time.monotonic():
                 result = copy.deepcopy(hit[1])
                 result.diagnostics["cache"] = "hit"
+                log_query(principal.tenant, result.diagnostics)  # a cached answer is logged like any other
                 return result
         try:
             result = pipeline.run(self._context(ask, *self.serving.current()))
@@ -164,7 +167,7 @@ class Retriever:
                 time.monotonic() + self.settings.cache_ttl_seconds,
                 copy.deepcopy(result),
             )
-        log.info(json.dumps({"event": "query", "tenant": principal.tenant, **result.diagnostics}, default=str))
+        log_query(principal.tenant, result.diagnostics)
         return result
 
     def _context(self, ask: Ask, reader: IndexReader, encoder: Encoder) -> pipeline.Context:

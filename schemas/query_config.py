@@ -32,6 +32,8 @@ class QueryConfig(_Strict):
     transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
     # rule 7 (HyDE): the hook's text is embedded instead of the question; off, beside it (multi-query)
     transform_replaces_query: bool = False  # the dense legs embed what `transform` returns instead of the question
+    # a hook that has not returned by then is left running, and the question runs without it (flagged in the trace)
+    transform_timeout_seconds: float = Field(default=2.0, gt=0)  # the transform hook's deadline per question
     # 3. fusion of the dense (full text, abstract) and BM25 legs
     # weighted by default, measured on the three dev sets at once (README, ablation table): under bge-small-en-v1.5
     # ahead of RRF on SciFact and CUAD (nDCG@10 0.751 / 0.732, 0.741 / 0.705), level on the runbooks, and the list

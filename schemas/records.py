@@ -9,11 +9,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any, Self
 
 TEMPORAL_OPEN = 253402300799  # 9999-12-31T23:59:59Z: "still valid"
+EPOCH_FIRST = -62135596800  # 0001-01-01T00:00:00Z: the first instant a datetime holds (years 1-9999 are the range)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Between two pages of a paged document's content (a PDF): sources join pages with it, chunkers number them by it.
 PAGE_BREAK = "\f"
 
@@ -89,20 +91,32 @@ def to_epoch(value: datetime | None) -> int | None:
 
 
 def parse_day(value: str | None) -> int | None:
-    """ISO date or date-time (UTC unless it says otherwise) -> epoch seconds; None for None or ""."""
+    """ISO date or date-time (UTC unless it says otherwise) -> epoch seconds; None for None or "". ValueError
+    for anything else, and for an instant outside years 1-9999 in UTC (`0001-01-01T00:00:00+14:00` is in year 0)."""
     if not value:
         return None
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
-    return to_epoch(parsed)
+    epoch = to_epoch(parsed)
+    assert epoch is not None
+    if not in_years(epoch):
+        raise ValueError(f"{value!r} is outside the years 1 to 9999 (UTC)")
+    return epoch
+
+
+def in_years(epoch: int) -> bool:
+    """Whether epoch seconds fall in the years 1 to 9999 (UTC): what a date can say and a datetime can hold."""
+    return EPOCH_FIRST <= epoch <= TEMPORAL_OPEN
 
 
 def from_epoch(value: int | None) -> datetime | None:
+    """Epoch seconds -> an aware UTC datetime; None for None and for "still valid" (TEMPORAL_OPEN or later).
+    Total: an instant before year 1 is year 1's first (a row or a caller's value can hold any Int64)."""
     if value is None or value >= TEMPORAL_OPEN:
         return None
-    return datetime.fromtimestamp(value, tz=UTC)
+    return _EPOCH + timedelta(seconds=max(value, EPOCH_FIRST))
 
 
 @dataclass(frozen=True)

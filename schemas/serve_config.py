@@ -56,10 +56,10 @@ class ServeConfig(_Strict):
     workers: int = Field(default=1, ge=1, le=64)  # processes, each with its own Retriever (one query at a time each)
     principals: list[ServePrincipal] = Field(default_factory=list)  # the callers, by key hash (none: every call is 401)
     rate_per_minute: int = Field(default=600, ge=0)  # requests a key may make per minute, per worker; 0 = no limit
-    max_k: int = Field(default=50, ge=1, le=200)  # the largest k a request may ask for
-    max_query_chars: int = Field(default=2000, ge=16)  # a longer question is refused (422)
+    max_k: int = Field(default=50, ge=1, le=200)  # the largest k a question may ask for (/v1/retrieve, /mcp, cairn mcp)
+    max_query_chars: int = Field(default=2000, ge=16)  # a longer question is refused (422; a tool error over MCP)
     max_body_bytes: int = Field(default=65536, ge=1024)  # a larger request body is refused before it is parsed (413)
-    timeout_seconds: float = Field(default=30.0, gt=0)  # a retrieval running longer answers 503 (index slow or gone)
+    timeout_seconds: float = Field(default=30.0, gt=0)  # a retrieval running longer answers 503 (cairn mcp too)
     feedback_path: str | None = None  # where /v1/feedback is kept (SQLite); None = feedback.sqlite beside state_path
     feedback_keep_days: float = Field(default=7.0, gt=0)  # answers can be marked, and count in the rates, this long
 

@@ -13,7 +13,8 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
+from pathlib import Path
 from typing import Any, cast
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -24,12 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cairn.errors import FilterError
+from cairn.errors import UsageError
 from cairn.query.answers import result_json
-from cairn.schemas.config import CairnConfig, ServeConfig, load_config
+from cairn.schemas.config import CairnConfig, ServeConfig, load_config, resolve_config_path
 from cairn.serve.auth import Caller, retry_after
-from cairn.serve.errors import Unavailable
+from cairn.serve.errors import Unavailable, one_line
 from cairn.serve.mcp_http import mcp_endpoint
+from cairn.serve.reload import PrincipalsReloader, ignore_hup_until_ready
 from cairn.serve.service import Question, Service
 
 log = logging.getLogger("cairn.serve")
@@ -118,14 +120,14 @@ class KeyCheck:
             return
         given = [value for name, value in scope.get("headers") or [] if name == b"authorization"]
         found = self.service.keyring.caller(given[0]) if len(given) == 1 else None  # two: which one would count?
-        rejected = self.service.metrics.rejected
+        metrics = self.service.metrics
         if found is None:
-            rejected.labels("unauthorized").inc()
+            metrics.reject("unauthorized")
             await unauthorized()(scope, receive, send)
             return
         wait = self.service.limiter.wait_seconds(found)
         if wait:
-            rejected.labels("rate_limited").inc()
+            metrics.reject("rate_limited")
             refusal = JSONResponse(
                 {"error": f"rate limit of {found.rate_per_minute}/minute reached for {found.name}"},
                 status_code=429,
@@ -164,18 +166,20 @@ def _one_line(exc: RequestValidationError) -> str:
     return " ".join(f"{where}: {first.get('msg', 'invalid')}".split())[:300]
 
 
-def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
-    """The service for `config` (a Service over a given Retriever may be passed in, as tests do)."""
+def create_app(config: CairnConfig, service: Service | None = None, source: Path | None = None) -> FastAPI:
+    """The service for `config` (a Service over a given Retriever may be passed in, as tests do). `source`: the
+    file `config` was read from, whose principals are re-read on SIGHUP and when it changes (serve/reload.py)."""
     owned = service is None
     service = service or Service(config)
     retrieve_model = request_model(config.serve)
+    reloader = PrincipalsReloader(source, service.keyring, service.metrics) if source is not None else None
 
     mcp_app, mcp_running = mcp_endpoint(service)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(service.warm)  # the encoder loads before the first question, not during it
-        async with mcp_running():
+        async with mcp_running(), reloader.running() if reloader else nullcontext():
             yield
         if owned:
             service.close()
@@ -190,7 +194,7 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(
-        BodyLimit, limit=config.serve.max_body_bytes, refused=service.metrics.rejected.labels("too_large").inc
+        BodyLimit, limit=config.serve.max_body_bytes, refused=lambda: service.metrics.reject("too_large")
     )
     bearer = HTTPBearer(auto_error=False, description="a key whose SHA-256 is in [[serve.principals]]")
 
@@ -209,13 +213,13 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
 
     @app.exception_handler(Exception)
     async def bug(_request: Request, exc: Exception) -> JSONResponse:  # its traceback goes to the log, not the caller
-        service.metrics.requests.labels("error").inc()
+        service.metrics.error()
         log.error("internal error: %s", type(exc).__name__, exc_info=exc)
         return JSONResponse({"error": "internal error (its traceback is in the service's log)"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        service.metrics.rejected.labels("invalid").inc()
+        service.metrics.reject("invalid")
         return JSONResponse({"error": _one_line(exc)}, status_code=422)
 
     @app.post("/v1/retrieve", summary="Sections for a question, packed and cited, as the caller may read them")
@@ -224,11 +228,10 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
         question = Question(body.query, body.k, body.doc_tag, body.as_of, body.filters)
         try:
             query_id, result = await service.answer(question, who)
-        except FilterError as exc:
-            service.metrics.rejected.labels("invalid").inc()
-            raise HTTPException(400, str(exc)) from None
+        except UsageError as exc:  # a caller's value (counted `invalid` by the service): its error, never the index's
+            raise HTTPException(400, one_line(str(exc))) from None
         except Unavailable as exc:
-            raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
+            raise HTTPException(503, one_line(str(exc)), headers={"Retry-After": "5"}) from None
         data = result_json(result)
         if not body.explain:
             data.pop("diagnostics")
@@ -239,7 +242,7 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
         injected = await service.mark(body.query_id, body.chunk_id, who, body.useful)
         if injected is None:
             raise HTTPException(404, "no such section in an answer to this key (or it is older than the window)")
-        service.metrics.feedback.labels(str(injected).lower(), str(body.useful).lower()).inc()
+        service.metrics.marked(injected, body.useful)
         return {"recorded": True, "recall_injected": injected}
 
     @app.get("/healthz", summary="Whether the index answers (no key needed)")
@@ -262,4 +265,6 @@ def create_app(config: CairnConfig, service: Service | None = None) -> FastAPI:
 
 def from_environment() -> FastAPI:
     """uvicorn's app factory in each worker of `cairn serve --workers N` (the config path in $CAIRN_SERVE_CONFIG)."""
-    return create_app(load_config(os.environ.get(CONFIG_ENV)))
+    ignore_hup_until_ready()
+    path = resolve_config_path(os.environ.get(CONFIG_ENV))
+    return create_app(load_config(path), source=path)

@@ -34,6 +34,11 @@ class Keyring:
     """The configured callers, by key hash."""
 
     def __init__(self, config: ServeConfig) -> None:
+        self.replace(config)
+
+    def replace(self, config: ServeConfig) -> None:
+        """Take the principals of `config` in place of the current ones, at once (one assignment: a request
+        checked meanwhile sees either list whole). How a removed key is revoked without a restart (serve/reload.py)."""
         self._callers = [
             (
                 bytes.fromhex(p.key_sha256),
@@ -45,6 +50,9 @@ class Keyring:
             )
             for p in config.principals
         ]
+
+    def __len__(self) -> int:
+        return len(self._callers)
 
     def caller(self, authorization: bytes | str | None) -> Caller | None:
         """The caller an `Authorization: Bearer <key>` header names, or None (no header, another scheme, an
@@ -58,7 +66,7 @@ class Keyring:
             return None
         digest = hashlib.sha256(key).digest()
         found = None
-        for known, caller in self._callers:  # every hash compared, whatever matched first
+        for known, caller in self._callers:  # every hash compared, whatever matched first (one list, read once)
             if hmac.compare_digest(digest, known):
                 found = caller
         return found

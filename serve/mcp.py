@@ -5,6 +5,11 @@ Who asks is fixed when the server starts (`--tenant`, `--group`): the tool's arg
 the caller, so a model cannot read past the access of the person who configured the client. An argument the
 tool does not take (`tenant`, say) is refused, not ignored.
 
+One core for every transport: `search()` below answers a call of the tool for `cairn mcp` (stdio) and for the
+HTTP service's `/mcp` (serve/mcp_http.py) alike, through serve/service.py's Service as `POST /v1/retrieve` is
+answered: the same `[serve] max_k` and `max_query_chars`, the same per-question deadline, error mapping and
+metrics.
+
 Built on the SDK's low-level `Server` rather than `MCPServer`: the input schema is written here (its bounds and
 `additionalProperties: false` are what the client sees), arguments are checked here so that a bad one comes back
 as a tool error of one line the model can act on (MCPServer's are pydantic's multi-line reports), and nothing
@@ -22,56 +27,81 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from threading import Lock
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from mcp import types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from pymilvus.exceptions import MilvusException
 
 import cairn
-from cairn.errors import StoreError, UsageError
+from cairn.errors import UsageError
 from cairn.query import Principal, RetrievalResult, Retriever
 from cairn.query.answers import result_json
-from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
+from cairn.serve.auth import Caller
+from cairn.serve.errors import REASON_CHARS, Unavailable, one_line
+from cairn.serve.service import Question, Service
+
+__all__ = ["MAX_K", "REASON_CHARS", "SEARCH_TOOL", "Search", "answer", "parse", "refusal", "render", "search"]
 
 log = logging.getLogger("cairn.serve.mcp")
 
 TOOL = "search"
-MAX_K = 50  # sections one call may ask for (`cairn mcp --k` is held to the same bound)
-REASON_CHARS = 300  # a tool error's reason is one line, at most this long
+MAX_K = 50  # the schema's bound when no service gives one ([serve] max_k's default; `cairn mcp --k` is held to it)
+STDIO_CALLER = "mcp-stdio"  # the name `cairn mcp`'s one caller has in its logs
 
-PROPERTIES: dict[str, dict[str, Any]] = {
-    "query": {"type": "string", "description": "The question, in words (e.g. 'how do I promote the ledger replica')."},
-    "k": {
-        "type": "integer",
-        "minimum": 1,
-        "maximum": MAX_K,
-        "description": "How many sections to return (default: the server's).",
-    },
-    "doc_tag": {"type": "string", "description": "Only sections of this document family (e.g. one contract)."},
-    "as_of": {
+
+def properties(max_k: int = MAX_K, max_query_chars: int | None = None) -> dict[str, dict[str, Any]]:
+    """The tool's arguments, with the service's bounds (`[serve] max_k`, `max_query_chars`) in the schema."""
+    query: dict[str, Any] = {
         "type": "string",
-        "description": "An ISO date (YYYY-MM-DD) or date-time: answer with what was valid then, history included.",
-    },
-}
-SEARCH_TOOL = types.Tool(
-    name=TOOL,
-    title="Search the knowledge base",
-    description=(
-        "Search the organisation's knowledge (runbooks, documents, incidents) that this server's user may read. "
-        "Returns the most relevant sections, each headed by its citation (title, version, date, link), with a "
-        "confidence tier (HIGH, MEDIUM, LOW, SPECULATIVE) and the words of the question no section contains. "
-        "Cite the sections you use; say so when the confidence is LOW or SPECULATIVE."
-    ),
-    input_schema={"type": "object", "properties": PROPERTIES, "required": ["query"], "additionalProperties": False},
-    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
-)
+        "description": "The question, in words (e.g. 'how do I promote the ledger replica').",
+    }
+    if max_query_chars is not None:
+        query["maxLength"] = max_query_chars
+    return {
+        "query": query,
+        "k": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": max_k,
+            "description": "How many sections to return (default: the server's).",
+        },
+        "doc_tag": {"type": "string", "description": "Only sections of this document family (e.g. one contract)."},
+        "as_of": {
+            "type": "string",
+            "description": "An ISO date (YYYY-MM-DD) or date-time: answer with what was valid then, history included.",
+        },
+    }
+
+
+PROPERTIES = properties()
+
+
+def search_tool(max_k: int = MAX_K, max_query_chars: int | None = None) -> types.Tool:
+    """The `search` tool as a client lists it, its bounds the ones every call is held to."""
+    return types.Tool(
+        name=TOOL,
+        title="Search the knowledge base",
+        description=(
+            "Search the organisation's knowledge (runbooks, documents, incidents) that this server's user may read. "
+            "Returns the most relevant sections, each headed by its citation (title, version, date, link), with a "
+            "confidence tier (HIGH, MEDIUM, LOW, SPECULATIVE) and the words of the question no section contains. "
+            "Cite the sections you use; say so when the confidence is LOW or SPECULATIVE."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": properties(max_k, max_query_chars),
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+
+
+SEARCH_TOOL = search_tool()
 
 
 @dataclass(frozen=True)
@@ -84,7 +114,7 @@ class Search:
     as_of: str | None = None
 
 
-def parse(arguments: dict[str, Any] | None) -> Search:
+def parse(arguments: dict[str, Any] | None, max_k: int = MAX_K, max_query_chars: int | None = None) -> Search:
     """A call's arguments -> Search; UsageError with a one-line reason the model can act on. `as_of` is parsed
     by the retriever, whose FilterError (a UsageError) says what is wrong with it."""
     given = dict(arguments or {})
@@ -97,8 +127,10 @@ def parse(arguments: dict[str, Any] | None) -> Search:
     query, k = given.get("query"), given.get("k")
     if not isinstance(query, str) or not query.strip():
         raise UsageError(f"query: give the question as a non-empty string, got {shown(query)}")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K):
-        raise UsageError(f"k: a whole number from 1 to {MAX_K}, got {shown(k)}")
+    if max_query_chars is not None and len(query) > max_query_chars:
+        raise UsageError(f"query: at most {max_query_chars} characters ([serve] max_query_chars), got {len(query)}")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k):
+        raise UsageError(f"k: a whole number from 1 to {max_k}, got {shown(k)}")
     for name in ("doc_tag", "as_of"):
         if given.get(name) is not None and not isinstance(given[name], str):
             raise UsageError(f"{name}: a string, got {shown(given[name])}")
@@ -135,49 +167,45 @@ def answer(result: RetrievalResult) -> types.CallToolResult:
 
 def refusal(reason: str) -> types.CallToolResult:
     """A tool error: one line, so that a client showing it and a model reading it see the same thing."""
-    line = " ".join(reason.split())
-    return types.CallToolResult(content=[types.TextContent(text=line[:REASON_CHARS])], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(text=one_line(reason))], is_error=True)
 
 
-class SearchTool:
-    """The `search` tool over one Retriever, as one principal."""
-
-    def __init__(self, retriever: Retriever, principal: Principal, k: int | None = None) -> None:
-        self.retriever = retriever
-        self.principal = principal
-        self.k = k  # None: [query] k
-        self._turn = Lock()  # a Retriever answers one question at a time (one Milvus client, one encoder)
-
-    def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """One call, start to end (blocking: run on a worker thread). Every failure is a tool error."""
-        try:
-            search = parse(arguments)
-            with self._turn:
-                result = self.retriever.retrieve(
-                    search.query, self.principal, k=search.k or self.k, doc_tag=search.doc_tag, as_of=search.as_of
-                )
-        except UsageError as exc:  # FilterError included: a bad as_of
-            return refusal(str(exc))
-        except (StoreError, MilvusException) as exc:  # the Retriever already retried once on a fresh client
-            log.warning("search: index unavailable: %s", redact(str(exc)))
-            return refusal(f"index unavailable: {redact(str(exc))}")
-        except Exception:  # a bug: its traceback on stderr, and the server goes on answering
-            log.exception("search failed")
-            return refusal("internal error in the search tool (its traceback is in the server's log)")
-        return answer(result)
+async def search(
+    service: Service, caller: Caller, arguments: dict[str, Any] | None, default_k: int | None = None
+) -> types.CallToolResult:
+    """One call of the tool, on any transport: its arguments checked against the service's limits, the question
+    answered by the service core (its turn, deadline, metrics and feedback record, as /v1/retrieve's), every
+    failure a tool error of one line. The structured content carries the `query_id` when the answer was recorded
+    for feedback (POST /v1/feedback)."""
+    limits = service.config.serve
+    try:
+        found = parse(arguments, limits.max_k, limits.max_query_chars)
+        question = Question(found.query, found.k or default_k, found.doc_tag, found.as_of)
+        query_id, result = await service.answer(question, caller)
+    except (UsageError, Unavailable) as exc:  # a bad argument (a bad as_of included), a busy or failing index
+        return refusal(str(exc))
+    except Exception:  # a bug: its traceback in the log, and the server goes on answering
+        service.metrics.error()
+        log.exception("search failed")
+        return refusal("internal error in the search tool (its traceback is in the server's log)")
+    reply = answer(result)
+    if reply.structured_content is not None and service.feedback is not None:
+        reply.structured_content["query_id"] = query_id
+    return reply
 
 
-def build_server(tool: SearchTool) -> Server[Any]:
-    """The MCP server with its one tool (nothing else: no resources, no prompts)."""
+def build_server(service: Service, caller: Caller, default_k: int | None = None) -> Server[Any]:
+    """The MCP server with its one tool (nothing else: no resources, no prompts), answering as `caller`."""
+    tool = search_tool(service.config.serve.max_k, service.config.serve.max_query_chars)
 
     async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[SEARCH_TOOL])
+        return types.ListToolsResult(tools=[tool])
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name != TOOL:  # not the tool's error but the call's: a protocol error, as the spec says
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}: this server has {TOOL!r}")
-        # The pipeline blocks (the encoder, the index): on a worker thread, so the connection keeps answering pings.
-        return await anyio.to_thread.run_sync(tool.call, params.arguments)
+        # The pipeline runs on a thread of the service core: the connection keeps answering pings meanwhile.
+        return await search(service, caller, params.arguments, default_k)
 
     return Server("cairn", version=cairn.__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -201,13 +229,19 @@ def serve_stdio(config: CairnConfig, principal: Principal, k: int | None = None)
 
     The Retriever opens before the transport starts: a config or index that cannot serve stops the command with
     its message and exit code before any protocol (inside the transport, its stdin reader would hold the process
-    until the client wrote again)."""
+    until the client wrote again). Every call then goes through the service core as the HTTP service's do (the
+    `[serve]` limits, the per-question `timeout_seconds`, the error mapping, the metrics); nothing is recorded
+    for feedback, which only the HTTP service takes."""
+    if k is not None and k > config.serve.max_k:
+        raise UsageError(f"--k {k} is over [serve] max_k = {config.serve.max_k}")
     with stdout_on_stderr():
         retriever = Retriever.from_config(config)
+    service = Service(config, retriever=retriever, feedback=False)
+    caller = Caller(STDIO_CALLER, principal, 0)
     try:
-        anyio.run(_serve, build_server(SearchTool(retriever, principal, k)))
+        anyio.run(_serve, build_server(service, caller, k))
     finally:
-        retriever.close()
+        service.close()
 
 
 async def _serve(server: Server[Any]) -> None:

@@ -1,5 +1,7 @@
 """The MCP `search` tool on the HTTP service itself (`POST /mcp`, the SDK's streamable-HTTP transport), behind the
-same bearer keys as /v1: a shared service for agents, where `cairn mcp` (stdio) is one person's own.
+same bearer keys as /v1: a shared service for agents, where `cairn mcp` (stdio) is one person's own. A call is
+answered by serve/mcp.py's `search`, as `cairn mcp`'s are: the `[serve]` limits, the deadline and the errors
+are the service core's.
 
 Each call runs as the principal of the key that made it (serve/app.py's KeyCheck authenticates /mcp before the SDK
 sees the request) and goes through the service like /v1/retrieve: the turn, the deadline, the metrics, the
@@ -21,11 +23,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 import cairn
-from cairn.errors import UsageError
 from cairn.serve.auth import Caller
-from cairn.serve.errors import Unavailable
-from cairn.serve.mcp import SEARCH_TOOL, TOOL, answer, parse, refusal
-from cairn.serve.service import Question, Service
+from cairn.serve.mcp import TOOL, search, search_tool
+from cairn.serve.service import Service
 
 
 def caller_of(ctx: Any) -> Caller:
@@ -39,23 +39,16 @@ def caller_of(ctx: Any) -> Caller:
 
 
 def tool_server(service: Service) -> Server[Any]:
+    limits = service.config.serve
+    tool = search_tool(limits.max_k, limits.max_query_chars)
+
     async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[SEARCH_TOOL])
+        return types.ListToolsResult(tools=[tool])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name != TOOL:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}: this server has {TOOL!r}")
-        caller = caller_of(ctx)
-        try:
-            search = parse(params.arguments)
-            question = Question(search.query, search.k, search.doc_tag, search.as_of)
-            query_id, result = await service.answer(question, caller)
-        except (UsageError, Unavailable) as exc:  # a bad argument (a bad as_of included), a busy or failing index
-            return refusal(str(exc))
-        reply = answer(result)
-        if reply.structured_content is not None:
-            reply.structured_content["query_id"] = query_id
-        return reply
+        return await search(service, caller_of(ctx), params.arguments)
 
     return Server("cairn", version=cairn.__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 

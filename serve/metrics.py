@@ -50,8 +50,9 @@ class FeedbackRates(Collector):
 
 
 class ServiceMetrics:
-    def __init__(self, feedback: FeedbackStore) -> None:
+    def __init__(self, feedback: FeedbackStore | None) -> None:
         self.registry = CollectorRegistry()
+        self.version = 0  # moved by every change this worker makes (the methods below)
         shared = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
         into = None if shared else self.registry  # multiprocess: values go to files, read back at scrape time
         self.requests = Counter(
@@ -100,6 +101,15 @@ class ServiceMetrics:
         self.index_up = Gauge(
             "cairn_index_up", "1 when the last index read succeeded", multiprocess_mode="mostrecent", registry=into
         )
+        self.config_reloads = Counter(
+            "cairn_config_reloads", "principals re-read from the configuration, by outcome", ["outcome"], registry=into
+        )  # ok | failed
+        self.config_reload_ok = Gauge(
+            "cairn_config_reload_ok",
+            "0 while the configuration file no longer loads (the last good principals stay in force)",
+            multiprocess_mode="livemin",
+            registry=into,
+        )
         self.in_flight = Gauge(
             "cairn_retrievals_in_flight", "retrievals running or queued", multiprocess_mode="livesum", registry=into
         )
@@ -109,12 +119,46 @@ class ServiceMetrics:
             self.rejected.labels(reason)
         for reason in REASONS:
             self.empty.labels(reason)
+        for outcome in ("ok", "failed"):
+            self.config_reloads.labels(outcome)
         if shared:
             MultiProcessCollector(self.registry)
-        self.registry.register(FeedbackRates(feedback))
+        if feedback is not None:
+            self.registry.register(FeedbackRates(feedback))
+
+    # Every change goes through a method below, which moves `version`: a scrape reuses the text of the last one
+    # while nothing changed in this worker (serve/service.py, `exposition`), so a storm of scrapes costs little.
+    def reject(self, reason: str) -> None:
+        """A request refused: `reason` one of REJECTIONS."""
+        self.rejected.labels(reason).inc()
+        self.version += 1
+
+    def error(self) -> None:
+        """A retrieval that ended in a bug (a 500, or the tool's internal error)."""
+        self.requests.labels("error").inc()
+        self.version += 1
+
+    def marked(self, injected: bool, useful: bool) -> None:
+        self.feedback.labels(str(injected).lower(), str(useful).lower()).inc()
+        self.version += 1
+
+    def index(self, up: bool) -> None:
+        self.index_up.set(int(up))
+        self.version += 1
+
+    def reloaded(self, ok: bool) -> None:
+        """The principals re-read from the configuration (`ok`), or not (it no longer loads)."""
+        self.config_reloads.labels("ok" if ok else "failed").inc()
+        self.config_reload_ok.set(int(ok))
+        self.version += 1
+
+    def flight(self, delta: int) -> None:
+        self.in_flight.inc(delta)
+        self.version += 1
 
     def answered(self, result: RetrievalResult, seconds: float) -> None:
         """Count one answer, from what its diagnostics say the pipeline did."""
+        self.version += 1
         trace = result.diagnostics
         self.requests.labels(result.status).inc()
         self.seconds.labels(result.status).observe(seconds)
@@ -147,6 +191,7 @@ class ServiceMetrics:
     def failed(self, seconds: float, problem: Unavailable) -> None:
         """A question that got a 503: `busy` (no turn before its deadline) is a rejection, anything else an
         error; `index_up` falls to 0 only when the index itself failed."""
+        self.version += 1
         if isinstance(problem, Busy):
             self.rejected.labels("busy").inc()
             return

@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 
 from pymilvus.exceptions import MilvusException
 
-from cairn.errors import RetrievalError, StoreError
+from cairn.errors import RetrievalError, StoreError, UsageError
 from cairn.query import Principal, RetrievalResult, Retriever
+from cairn.query.filters import as_epoch, check_question, search_filter
 from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
 from cairn.serve.auth import Caller, Keyring, RateLimiter
@@ -38,6 +39,7 @@ INDEX_FAILURES = (RetrievalError, StoreError, MilvusException)
 MAX_WAITING = 64  # questions of one worker waiting for their turn; beyond that, refused as busy at once
 REOPEN_SECONDS = 2.0  # after a failed open, the next attempt waits this long (the failure is answered meanwhile)
 HEALTH_SECONDS = 2.0  # a health answer is reused this long; a check waits at most this long for the turn
+SCRAPE_REUSE_SECONDS = 1.0  # a scrape's text is reused this long while this worker's metrics did not change
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,13 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
 
 
 class Service:
-    def __init__(self, config: CairnConfig, retriever: Retriever | None = None) -> None:
+    def __init__(self, config: CairnConfig, retriever: Retriever | None = None, feedback: bool = True) -> None:
+        """`feedback`: record every answer for POST /v1/feedback (the HTTP service; `cairn mcp` records none)."""
         self.config = config
         self.timeout = config.serve.timeout_seconds
         self.keyring = Keyring(config.serve)
         self.limiter = RateLimiter()
-        self.feedback = FeedbackStore(config.feedback_file, config.serve.feedback_keep_days)
+        self.feedback = FeedbackStore(config.feedback_file, config.serve.feedback_keep_days) if feedback else None
         self.metrics = ServiceMetrics(self.feedback)
         self._retriever = retriever
         self._turn = threading.Lock()  # one question at a time through the Retriever
@@ -75,19 +78,31 @@ class Service:
         self._open_failed: tuple[float, str] | None = None  # (when, why) of the last failed open
         self._health: tuple[float, bool, str] | None = None  # (when, reachable, serving collection or reason)
         self._health_lock = asyncio.Lock()
+        self._scrape_lock = asyncio.Lock()
+        self._scraped: tuple[int, float, bytes] | None = None  # (metrics version, when, text) of the last scrape
 
     # ---- what the routes call ---------------------------------------------------------------------------------
     async def answer(self, question: Question, caller: Caller) -> tuple[str, RetrievalResult]:
-        """(query id, result) for the caller's question; Unavailable (Busy) when it cannot be answered in time."""
+        """(query id, result) for the caller's question, on every transport. UsageError (a caller's error, counted
+        `invalid`, never the index's) when the question is over the `[serve]` limits or holds a value the engine
+        cannot take; Unavailable (Busy) when it cannot be answered in time."""
+        try:
+            self.admit(question, caller)
+        except UsageError:
+            self.metrics.reject("invalid")
+            raise
         started = time.perf_counter()
-        self.metrics.in_flight.inc()
+        self.metrics.flight(+1)
         try:
             result = await self._in_time(lambda: self._retrieve(question, caller.principal))
         except Unavailable as exc:
             self.metrics.failed(time.perf_counter() - started, exc)
             raise
+        except UsageError:  # the retriever's own checks: still the caller's
+            self.metrics.reject("invalid")
+            raise
         finally:
-            self.metrics.in_flight.dec()
+            self.metrics.flight(-1)
         query_id = uuid.uuid4().hex
         seconds = time.perf_counter() - started
         self.metrics.answered(result, seconds)
@@ -95,11 +110,36 @@ class Service:
         log.info("answered %s for %s: %s in %.0f ms", query_id, caller.name, result.status, seconds * 1000)
         return query_id, result
 
+    def admit(self, question: Question, caller: Caller) -> None:
+        """The question within the `[serve]` limits and every value in it as the engine needs it, checked before
+        it waits for a turn (query/filters.py's checks, the ones the Retriever applies): UsageError of one line."""
+        limits, chars = self.config.serve, len(question.text)
+        if chars > limits.max_query_chars:
+            raise UsageError(
+                f"query: at most {limits.max_query_chars} characters ([serve] max_query_chars), got {chars}"
+            )
+        if question.k is not None and not 1 <= question.k <= limits.max_k:
+            raise UsageError(f"k: a whole number from 1 to {limits.max_k} ([serve] max_k), got {question.k}")
+        check_question(question.text)
+        search_filter(caller.principal, as_epoch(question.as_of), question.doc_tag, question.filters)
+
     async def mark(self, query_id: str, chunk_id: str, caller: Caller, useful: bool) -> bool | None:
+        if self.feedback is None:
+            return None
         return await asyncio.to_thread(self.feedback.mark, query_id, chunk_id, caller.name, useful)
 
     async def exposition(self) -> bytes:
-        return await asyncio.to_thread(self.metrics.exposition)  # the feedback rates read SQLite
+        """The metrics text. One scrape at a time builds it; a scrape that finds this worker's metrics unchanged
+        since the last text, built less than SCRAPE_REUSE_SECONDS ago, gets that text (what other workers and the
+        feedback rates changed meanwhile shows within that time): what any client looping on /metrics costs is
+        bounded, whatever the number of clients."""
+        async with self._scrape_lock:
+            version, now = self.metrics.version, time.monotonic()
+            if self._scraped and self._scraped[0] == version and now - self._scraped[1] < SCRAPE_REUSE_SECONDS:
+                return self._scraped[2]
+            text = await asyncio.to_thread(self.metrics.exposition)  # the feedback rates read SQLite
+            self._scraped = (version, now, text)
+            return text
 
     async def health(self) -> tuple[bool, str]:
         """(reachable, the collection generation serving or why not), asked at most every HEALTH_SECONDS: never
@@ -112,7 +152,7 @@ class Service:
             except Unavailable as exc:
                 reachable, said = False, str(exc)
             self._health = (time.monotonic(), reachable, said)
-            self.metrics.index_up.set(int(reachable))
+            self.metrics.index(reachable)
             return reachable, said
 
     def warm(self) -> None:
@@ -134,7 +174,8 @@ class Service:
                 self._turn.release()
         else:
             log.warning("a question still holds the index at shutdown: its Retriever is left to the exit")
-        self.feedback.close()
+        if self.feedback is not None:
+            self.feedback.close()
 
     # ---- threads and deadlines --------------------------------------------------------------------------------
     async def _in_time(self, work: Callable[[], T], waits: bool = True) -> T:
@@ -235,6 +276,8 @@ class Service:
             pass
 
     def _record(self, query_id: str, caller: str, result: RetrievalResult) -> None:
+        if self.feedback is None:
+            return
         try:
             self.feedback.record(query_id, caller, [(h.chunk_id, h.recall_injected) for h in result.hits])
         except sqlite3.Error as exc:  # the answer stands; only its feedback cannot be taken

@@ -213,3 +213,40 @@ def test_a_server_that_cannot_open_the_index_exits_2_before_speaking(tmp_path):
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("cairn: no index at ") and "run `cairn ingest` first" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def with_serve(config: Path, tmp_path: Path, *lines: str) -> Path:
+    """The module's config (the same index) with a [serve] table of `lines`."""
+    changed = tmp_path / "serve.toml"
+    changed.write_text(config.read_text(encoding="utf-8") + "\n[serve]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return changed
+
+
+def test_stdio_is_held_to_the_service_limits_and_its_deadline(config, tmp_path):
+    """Issue #51: `cairn mcp` kept a turn lock, an error mapping and bounds of its own and had no per-question
+    deadline; it now answers through the service core, as the HTTP service does."""
+
+    async def talk(client: Client):
+        listed = await client.list_tools()
+        too_many = await client.call_tool("search", {"query": LEDGER, "k": 4})
+        too_long = await client.call_tool("search", {"query": "ledger " * 20})
+        nul = await client.call_tool("search", {"query": LEDGER, "doc_tag": "a\x00"})
+        fine = await client.call_tool("search", {"query": LEDGER, "k": 3})
+        return listed, too_many, too_long, nul, fine
+
+    limited = with_serve(config, tmp_path, "max_k = 3", "max_query_chars = 100")
+    listed, too_many, too_long, nul, fine = session(command(limited, "acme", "sre"), tmp_path / "err.log", talk)
+    schema = listed.tools[0].input_schema["properties"]
+    assert (schema["k"]["maximum"], schema["query"]["maxLength"]) == (3, 100)
+    assert too_many.is_error and too_many.content[0].text == "k: a whole number from 1 to 3, got 4"
+    assert too_long.is_error and too_long.content[0].text.startswith("query: at most 100 characters")
+    assert nul.is_error and "NUL" in nul.content[0].text
+    assert not fine.is_error and titles(fine)[0] == "Ledger DB failover" and "query_id" not in fine.structured_content
+
+    async def overrun(client: Client):
+        return await client.call_tool("search", {"query": LEDGER})
+
+    hurried = with_serve(config, tmp_path, "timeout_seconds = 0.001")  # no retrieval finishes in a millisecond
+    late = session(command(hurried, "acme", "sre"), tmp_path / "err2.log", overrun)
+    # overrun, or (on a loaded machine) still waiting for its turn at the deadline: a 503 either way, never a hang
+    assert late.is_error and late.content[0].text.endswith("within 0.001 s"), late.content[0].text

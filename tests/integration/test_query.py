@@ -4,6 +4,7 @@ isolation under hostile input, doc_tag scope, as_of, the no-results and guidance
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -276,11 +277,12 @@ def test_cli_eval_scores_labelled_queries_by_source_path_with_ablations(collecti
     assert set(report["ablations"]) == {"floors", "keyword_leg"}
 
 
-def test_the_cache_answers_a_repeated_question_for_the_same_principal_only(collection):
+def test_the_cache_answers_a_repeated_question_for_the_same_principal_only(collection, caplog):
     retriever, _ = collection
     settings = retriever.settings.model_copy(update={"cache_ttl_seconds": 60.0})
     cached = Retriever(retriever.milvus, settings, retriever.encoder, client=retriever.reader)
     question = "promote the ledger replica with pg_ctl"
+    caplog.set_level(logging.INFO, logger="cairn.query")
     first = cached.retrieve(question, Principal("acme", ["sre"]))
     again = cached.retrieve("  Promote the ledger replica  with pg_ctl", Principal("acme", ["sre"]))
     other = cached.retrieve(question, Principal("acme", ["security"]))
@@ -288,6 +290,9 @@ def test_the_cache_answers_a_repeated_question_for_the_same_principal_only(colle
         h.chunk_id for h in first.hits
     ]
     assert other.diagnostics.get("cache") is None and all(h.title != "Ledger DB failover" for h in other.hits)
+    # issue #51: an answer served from the cache wrote no query log record
+    records = [json.loads(r.getMessage()) for r in caplog.records if r.name == "cairn.query" and '"event"' in r.msg]
+    assert [r.get("cache") for r in records] == [None, "hit", None] and {r["tenant"] for r in records} == {"acme"}
 
 
 def test_cli_eval_without_a_tenant_refuses_a_collection_of_several(collection, capsys, tmp_path):

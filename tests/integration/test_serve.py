@@ -37,7 +37,7 @@ LEDGER = "how do I promote the ledger replica"
 
 def serve_config(tmp_path: Path) -> Path:
     config = corpus.index_directly(tmp_path)
-    lines = ["[serve]", "max_query_chars = 500"]
+    lines = ["[serve]", "max_query_chars = 500", "max_k = 10"]
     for name, (tenant, groups, rate) in PRINCIPALS.items():
         digest = hashlib.sha256(KEYS[name].encode()).hexdigest()
         lines += ["[[serve.principals]]", f'name = "{name}"', f'key_sha256 = "{digest}"', f'tenant = "{tenant}"']
@@ -143,7 +143,7 @@ def test_the_key_decides_the_principal_and_a_body_never_does(server):
 def test_bad_input_gets_a_one_line_4xx_never_a_500(server):
     cases = [
         ({"query": LEDGER, "k": 0}, 422, "k:"),
-        ({"query": LEDGER, "k": 51}, 422, "k:"),
+        ({"query": LEDGER, "k": 11}, 422, "k:"),
         ({"query": "x" * 501}, 422, "query:"),
         ({"query": LEDGER, "colour": "red"}, 422, "'colour': Extra inputs"),
         ({"query": LEDGER, "filters": {"tenant_id": "globex"}}, 400, "unknown filter field 'tenant_id'"),
@@ -425,3 +425,118 @@ def test_the_mcp_tool_on_the_service_answers_as_the_keys_principal(server):
         mcp_over_http(server, "wrong-key", [])
     status, _, _ = server.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, key=None)
     assert status == 401
+
+
+def metric_value(text: str, name: str) -> float:
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.split(" ")[0] == name)
+
+
+@pytest.mark.core
+def test_a_callers_bad_value_is_a_400_of_one_line_never_the_index_going_down(server):
+    """Issue #51: a lone surrogate in a filter value answered 503 'index unavailable', set cairn_index_up to 0 and
+    reopened the worker's Retriever; an as_of of -2**63 or of year 1 east of UTC answered 500 with a traceback."""
+    before = server.call("GET", "/metrics")[1]
+    logged = len(server.log.read_text())  # the module's server: earlier tests wrote their own lines
+    cases = [
+        ({"filters": {"service_name": "ledger\ud800"}}, "filter 'service_name'"),
+        ({"filters": {"tags": ["db", "a\x00b"]}}, "NUL"),
+        ({"doc_tag": "\udcff"}, "doc_tag:"),  # 422 here: the body's model refuses it first
+        ({"query": LEDGER + " \ud83d"}, "query:"),
+        ({"as_of": -(2**63)}, "outside the years 1 to 9999"),
+        ({"as_of": 2**62}, "outside the years 1 to 9999"),
+        ({"as_of": "0001-01-01T00:00:00+14:00"}, "outside the years 1 to 9999"),
+    ]
+    for fields, reason in cases:
+        status, answer, _ = server.ask("acme-bot", **fields)
+        assert (status in (400, 422), reason in answer["error"], "\n" in answer["error"]) == (True, True, False), (
+            fields,
+            answer,
+        )
+    after = server.call("GET", "/metrics")[1]
+    invalid = 'cairn_rejected_requests_total{reason="invalid"}'
+    assert metric_value(after, invalid) == metric_value(before, invalid) + len(cases)
+    error = 'cairn_retrieve_requests_total{status="error"}'
+    assert metric_value(after, error) == metric_value(before, error)  # never counted as the index failing
+    assert metric_value(after, "cairn_index_up") == 1
+    log = server.log.read_text()[logged:]
+    assert "index unavailable" not in log and "Traceback" not in log and "internal error" not in log
+    assert server.ask("acme-bot")[0] == 200
+
+
+@pytest.mark.core
+def test_the_mcp_tool_over_http_is_held_to_the_same_limits_as_v1_retrieve(server):
+    """Issue #51: with [serve] max_k = 3, /v1/retrieve refused k=10 and a 2,490-character question while /mcp
+    answered both. Here max_k = 10 and max_query_chars = 500."""
+    assert server.ask("acme-bot", k=11)[0] == 422 and server.ask("acme-bot", "x" * 501)[0] == 422
+    tools, (too_many, too_long, bad_date, nul_tag, fine) = mcp_over_http(
+        server,
+        KEYS["acme-bot"],
+        [
+            ("search", {"query": LEDGER, "k": 11}),
+            ("search", {"query": "x" * 501}),
+            ("search", {"query": LEDGER, "as_of": "0001-01-01T00:00:00+14:00"}),
+            ("search", {"query": LEDGER, "doc_tag": "a\x00"}),
+            ("search", {"query": LEDGER, "k": 10}),
+        ],
+    )
+    schema = tools.tools[0].input_schema["properties"]
+    assert (schema["k"]["maximum"], schema["query"]["maxLength"]) == (10, 500)
+    assert too_many.is_error and too_many.content[0].text == "k: a whole number from 1 to 10, got 11"
+    assert too_long.is_error and too_long.content[0].text.startswith("query: at most 500 characters")
+    assert bad_date.is_error and "outside the years 1 to 9999" in bad_date.content[0].text
+    assert nul_tag.is_error and "NUL" in nul_tag.content[0].text
+    assert not fine.is_error and fine.structured_content["query_id"]
+
+
+def until(check, guard: float = 120.0) -> bool:
+    """Whether `check()` came true before the hang guard (polled; a loaded machine may take its time)."""
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def without(config: Path, name: str) -> str:
+    """The config's text with principal `name`'s table removed (as an operator revoking a leaked key would)."""
+    tables = config.read_text().split("[[serve.principals]]")
+    return "[[serve.principals]]".join(t for t in tables if f'name = "{name}"' not in t)
+
+
+@pytest.mark.core
+def test_a_key_removed_from_the_configuration_is_refused_without_a_restart(tmp_path):
+    """Issue #51: removing a leaked key from the configuration did not revoke it (200 before, 200 after)."""
+    config = serve_config(tmp_path)
+    running = Server(config)
+    try:
+        assert running.ask("acme-sec")[0] == 200
+        config.write_text(without(config, "acme-sec"))
+        assert until(lambda: running.ask("acme-sec")[0] == 401), running.log.read_text()
+        assert running.ask("acme-bot")[0] == 200  # the others stay
+        good = config.read_text()
+        config.write_text(good.replace("[[serve.principals]]", "[[serve.principals", 1))  # no longer TOML
+        assert until(lambda: metric_value(running.call("GET", "/metrics")[1], "cairn_config_reload_ok") == 0)
+        assert running.ask("acme-bot")[0] == 200 and running.ask("acme-sec")[0] == 401  # the last good ones stay
+        failed = 'cairn_config_reloads_total{outcome="failed"}'
+        assert metric_value(running.call("GET", "/metrics")[1], failed) >= 1
+        assert "the last good ones stay in force" in running.log.read_text()
+        config.write_text(good)
+        assert until(lambda: metric_value(running.call("GET", "/metrics")[1], "cairn_config_reload_ok") == 1)
+    finally:
+        running.stop()
+
+
+@pytest.mark.slow
+def test_sighup_makes_every_worker_re_read_its_principals(tmp_path):
+    config = serve_config(tmp_path)
+    running = Server(config, "--workers", "2")
+    try:
+        assert running.ask("acme-sec")[0] == 200
+        config.write_text(without(config, "acme-sec"))
+        running.proc.send_signal(signal.SIGHUP)
+        assert until(lambda: running.log.read_text().count("(SIGHUP): ") >= 2), running.log.read_text()
+        assert [running.ask("acme-sec")[0] for _ in range(4)] == [401] * 4  # whichever worker answers
+        assert running.ask("acme-bot")[0] == 200 and running.proc.poll() is None
+    finally:
+        assert running.stop() in (0, -signal.SIGTERM)

@@ -232,3 +232,12 @@ def test_a_config_whose_transform_hook_cannot_be_imported_exits_2_with_one_line_
         "loaded: ModuleNotFoundError: No module named 'no_such_module'"
     )
     assert captured.out == ""
+
+
+def test_an_as_of_outside_the_years_1_to_9999_exits_2_with_one_line(tmp_path, capsys):
+    """Issue #51: `cairn query --as-of 0001-01-01T00:00:00+14:00` exited 1 with a traceback."""
+    argv = ["query", "x", "--tenant", "acme", "--group", "sre", "--as-of", "0001-01-01T00:00:00+14:00"]
+    assert main([*argv, "--config", str(tmp_path / "none.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "--as-of: '0001-01-01T00:00:00+14:00' is outside the years 1 to 9999" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -118,3 +118,56 @@ def test_as_of_takes_what_the_cli_takes_and_dates_and_datetimes():
     for wrong in (True, 1.5, [day]):
         with pytest.raises(FilterError, match="as_of must be epoch seconds, an ISO date, a date or a datetime"):
             as_epoch(wrong)
+
+
+def test_as_of_outside_the_years_1_to_9999_is_the_callers_error():
+    """Issue #51: -2**63 and year 1 east of UTC (which is year 0 in UTC) passed the edge, then failed deep inside
+    as a 500 (`from_epoch` overflowed)."""
+    from datetime import datetime, timedelta, timezone
+
+    from cairn.query.filters import as_epoch
+
+    for wrong in (-(2**63), 2**62, "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"):
+        with pytest.raises(FilterError, match="outside the years 1 to 9999"):
+            as_epoch(wrong)
+    with pytest.raises(FilterError, match="outside the years 1 to 9999"):
+        as_epoch(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))))
+    assert as_epoch("0001-01-01") == -62135596800 and as_epoch("9999-12-31T23:59:59Z") == 253402300799
+    with pytest.raises(FilterError, match=r"as_of: '2026-01-01x+\.\.\. is not an ISO date"):
+        as_epoch("2026-01-01" + "x" * 10_000)  # quoted short, never whole
+
+
+@pytest.mark.parametrize(
+    "filters, reason",
+    [
+        ({"service_name": "ledger\ud800"}, r"filter 'service_name': 'ledger\\ud800' holds '\\ud800' at character 6"),
+        ({"tags": ["db", "\udcff"]}, r"filter 'tags': .* lone surrogate"),
+        ({"service_name": "a\x00b"}, r"filter 'service_name': 'a\\x00b' holds a NUL character"),
+        ({"severity": "sev1\x1b[2J"}, r"filter 'severity': .* holds a control character"),
+        ({"service_name": "x" * 257}, r"filter 'service_name': 257 bytes, longer than the index holds \(256 bytes\)"),
+        ({"tags": ["é" * 257]}, r"filter 'tags': 514 bytes, longer than the index holds \(512 bytes\)"),
+        ({"tags": [str(n) for n in range(101)]}, r"filter 'tags': 101 values, more than 100"),
+    ],
+)
+def test_a_filter_value_the_engine_cannot_take_is_refused_naming_it(filters, reason):
+    """Issue #51: a lone surrogate in a filter value (valid JSON) reached the index client, failed there, and the
+    service answered 503 'index unavailable' and reopened its Retriever."""
+    with pytest.raises(FilterError, match=reason) as refused:
+        search_expr(Principal("acme", ["sre"]), None, None, filters)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 300
+
+
+def test_a_doc_tag_and_a_question_are_checked_as_the_engine_needs_them():
+    from cairn.query.filters import check_question
+
+    principal = Principal("acme", ["sre"])
+    for doc_tag, reason in (("\ud83d", "lone surrogate"), ("a\x00", "NUL"), ("t" * 257, "257 bytes")):
+        with pytest.raises(FilterError, match=f"doc_tag: .*{reason}"):
+            search_expr(principal, None, doc_tag, None)
+    assert 'doc_tag == "msa-2024 😀"' in search_expr(principal, None, "msa-2024 😀", None)  # non-BMP is text
+    assert check_question("ledger failover 😀\n\tand more") == "ledger failover 😀\n\tand more"
+    for text, reason in (("ledger \udc80", "lone surrogate"), ("ledger\x00", "NUL"), ("x" * 65536, "65536 bytes")):
+        with pytest.raises(FilterError, match=f"query: .*{reason}"):
+            check_question(text)
+    with pytest.raises(FilterError, match="the question must be a string"):
+        check_question(b"ledger")  # type: ignore[arg-type]

@@ -109,3 +109,33 @@ def test_hyde_embeds_the_hypothetical_answer_instead_of_the_question_and_falls_b
 def test_a_symptom_counts_for_the_missing_word_only_when_symptoms_are_on():
     assert gate("Node is unreachable.", 3).passed
     assert not gate("Node is unreachable.", 3, symptoms=False).passed
+
+
+def test_a_transform_hook_that_hangs_is_left_behind_and_the_question_runs_without_it():
+    """Issue #51: a `[query] transform` hook that hung blocked retrieval (no deadline)."""
+    import threading
+
+    from cairn.query import transform as hooks
+
+    release = threading.Event()
+
+    def hangs(text: str) -> str:
+        release.wait(600)  # a hook stuck on a service that never answers
+        return "never used"
+
+    try:
+        texts, note = seeds("ledger failover", hangs, timeout=0.05)
+        assert (texts, note) == (["ledger failover"], "timed out after 0.05 s: raw query used")
+        for _ in range(hooks.MAX_STUCK - 1):  # more stuck calls, up to the bound
+            seeds("ledger failover", hangs, timeout=0.01)
+        texts, note = seeds("ledger failover", hangs, timeout=0.01)  # the bound reached: not called at all
+        assert (texts, note) == (
+            ["ledger failover"],
+            f"skipped ({hooks.MAX_STUCK} earlier calls still running): raw query used",
+        )
+    finally:
+        release.set()
+    for stuck in [t for t in threading.enumerate() if t.name == "cairn-transform"]:
+        stuck.join(60)  # the stuck calls end, and give their slots back
+    quick = seeds("ledger failover", lambda t: "a failover answer", timeout=60)
+    assert quick == (["ledger failover", "a failover answer"], "1 extra seed(s)")
