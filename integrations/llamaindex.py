@@ -28,7 +28,15 @@ except ModuleNotFoundError as exc:
         raise  # llama-index-core is there but something it needs is not: its own error says what
     raise ImportError('cairn.integrations.llamaindex needs llama-index-core: pip install "cairn[llamaindex]"') from exc
 
-from cairn.integrations.common import OwnsRetriever, Scope, Source, adapter_over, ask, hit_metadata
+from cairn.integrations.common import (
+    OwnsRetriever,
+    Scope,
+    Source,
+    adapter_over,
+    ask,
+    empty_metadata,
+    hit_metadata,
+)
 from cairn.query import Principal, Retriever
 from cairn.query.filters import AsOf, Filters
 
@@ -53,8 +61,12 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
         doc_tag: str | None = None,
         as_of: AsOf = None,
         filters: Filters | None = None,
+        explain_empty: bool = True,
     ) -> None:
         self.scope = Scope(principal, k, doc_tag, as_of, filters)
+        # a result without hits is one node holding why (score 0, metadata["status"] not "ok", no citation);
+        # False: an empty list, as before #53
+        self.explain_empty = explain_empty
         self.retriever = retriever
         self._owned = False
         super().__init__(callback_manager=CallbackManager())
@@ -73,6 +85,13 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         result = ask(self.retriever, query_bundle.query_str, self.scope)
+        empty = empty_metadata(result) if self.explain_empty else None
+        if empty is not None:
+            keys = sorted(empty)
+            why = TextNode(
+                text=result.message, metadata=empty, excluded_llm_metadata_keys=keys, excluded_embed_metadata_keys=keys
+            )
+            return [NodeWithScore(node=why, score=0.0)]
         nodes = []
         for rank, hit in enumerate(result.hits, 1):
             metadata = hit_metadata(hit, rank, result)

@@ -37,12 +37,13 @@ from cairn.query.empty import BELOW_FLOORS, TOO_VAGUE, Scope, message, why_nothi
 from cairn.query.filters import Access, AsOf, Filters, as_epoch, search_expr
 from cairn.query.floors import Floors, apply_floors
 from cairn.query.fusion import fuse, leg_weights
-from cairn.query.gate import gate
+from cairn.query.gate import judge
 from cairn.query.hits import weak_hits
 from cairn.query.pipeline import Ask, Steps
 from cairn.query.rerank import in_band, rerank
 from cairn.query.search import Search
 from cairn.query.serving import ServedCollection
+from cairn.query.specific import IndexTerms
 from cairn.query.transform import load_transform, seeds
 from cairn.query.types import Block, Diagnostics, RetrievalResult
 from cairn.schemas import Principal
@@ -198,11 +199,14 @@ class Retriever:
         trace: Diagnostics = {"steps_off": sorted(n for n in s.steps if not on(n))}
 
         # scoped to one document family (doc_tag), the caller has already named what the question is about
-        verdict = gate(text, s.gate_min_terms_scoped if scoped else s.gate_min_terms, s.gate_symptoms)
+        index = IndexTerms(self.reader, ask.expr) if on("gate") else None  # a few words: are they specific here?
+        verdict = judge(
+            text, s.gate_min_terms_scoped if scoped else s.gate_min_terms, s.gate_symptoms, index, s.gate_specific_share
+        )
         trace["gate"] = verdict.reason
         if on("gate") and not verdict.passed:
             clock.lap("gate")
-            return self._empty(ask, trace, clock, TOO_VAGUE, "query too vague to search")
+            return self._empty(ask, trace, clock, TOO_VAGUE, "query too vague to search", verdict.example)
 
         texts, trace["transform"] = seeds(text, self.transform if on("transform") else None, s.transform_replaces_query)
         vectors = [v.tolist() for v in self.encoder.encode_queries(texts)]
@@ -260,7 +264,9 @@ class Retriever:
             return self._empty(ask, trace, clock, BELOW_FLOORS, "no section could be read")
         return RetrievalResult(text, hits, blocks, "ok", "", tier, reason, found_gaps, trace)
 
-    def _empty(self, ask: Ask, trace: Diagnostics, clock: _Clock, why: str, said: str) -> RetrievalResult:
+    def _empty(
+        self, ask: Ask, trace: Diagnostics, clock: _Clock, why: str, said: str, example: str = ""
+    ) -> RetrievalResult:
         """An empty result that says why (query/empty.py): guidance for a vague question, else no_results."""
         trace["timings_ms"] = clock.total()
         weak = trace.get("weak_hits") or []
@@ -269,7 +275,7 @@ class Retriever:
             ask.text,
             [],
             status="guidance" if why == TOO_VAGUE else "no_results",
-            message=message(why, ask.principal, ask.scope, best),
+            message=message(why, ask.principal, ask.scope, best, example),
             confidence=conf.SPECULATIVE,
             confidence_reason=said,
             diagnostics=trace,

@@ -169,6 +169,21 @@ def test_floors_and_vagueness_are_told_apart_from_access(index):
     assert retriever.retrieve(RESTART, SRE).empty_reason == ""
 
 
+def test_a_short_question_is_searched_when_a_word_is_specific_here_and_guided_by_this_index_when_not(index):
+    retriever, _ = index
+    # one or two words, as typed into a search box: rare in this index, a service's name, a heading's words
+    for question in ("pgbouncer", "what is pgbouncer", "billing", "verify restart"):
+        result = retriever.retrieve(question, SRE)
+        assert result.status == "ok" and result.hits, (question, result.diagnostics["gate"])
+    common = retriever.retrieve("restart", SRE)  # in most passages of this index: says nothing precise
+    assert common.status == "guidance" and "'restart' in 9 of 21 passages" in common.diagnostics["gate"]
+    titles = {title for title, _, _ in rules_corpus.PAGES.values()}
+    assert any(f"'{title}" in common.message for title in titles)  # the example is a heading of this index
+    assert "replication lag" not in common.message and "too short" not in common.message
+    # the evidence is read through the caller's filter: another tenant's words are not specific for acme
+    assert retriever.retrieve("scanner", SRE).status == "guidance"
+
+
 def test_cairn_query_prints_why_a_result_is_empty_and_json_carries_it(index, capsys):
     _, config_path = index
     ask = ["query", "--config", str(config_path), RESTART, "--tenant", "nobody", "--group", "sre"]
