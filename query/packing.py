@@ -49,6 +49,8 @@ class PackStats:
     parent_abstracts: int = 0  # enclosing sections' abstracts brought by a lone child
     fallbacks: int = 0  # sections too big for what was left, packed as their hit children
     citations: int = 0  # citations the blocks carry
+    context_sections: int = 0  # neighbours under the floors packed as context of their seed's block (rule 10)
+    context_left_out: list[str] = field(default_factory=list)  # such neighbours not packed (no room, seed not whole)
 
 
 def newest_per_section(rows: list[Row]) -> list[Row]:
@@ -73,7 +75,19 @@ def _abstract(row: Row | None) -> tuple[str, int]:
     return links.abstract, links.abstract_token_count or 0
 
 
-def pack(items: list[PackItem], budget: int) -> tuple[list[Block], PackStats]:
+@dataclass(frozen=True)
+class ContextSection:
+    """A section packed only as context of a hit's block, never cited (rule 10: a neighbour under the floors)."""
+
+    of: str  # the chunk id of the hit section whose block it joins
+    row: Row  # its own section row
+
+
+def pack(
+    items: list[PackItem], budget: int, context: list[ContextSection] | None = None
+) -> tuple[list[Block], PackStats]:
+    """The hits' blocks within `budget` tokens; then `context` sections (in the order given), each joining its
+    hit's block on the side where it stands in the document, while room is left."""
     stats = PackStats()
     whole: dict[tuple[str, str], PackItem] = {}
     reserved: dict[tuple[str, str], tuple[str, int]] = {}  # enclosing section -> its abstract, room reserved
@@ -103,6 +117,7 @@ def pack(items: list[PackItem], budget: int) -> tuple[list[Block], PackStats]:
             stats.fallbacks += 1
             fallbacks.append(block)
     blocks = _merge(list(whole.values()), reserved, stats) + fallbacks
+    _attach(blocks, list(whole.values()), context or [], remaining, stats)
     stats.sections = len(whole)
     stats.citations = sum(len(b.citations) for b in blocks)
     return front_and_back(blocks), stats
@@ -145,6 +160,32 @@ def _merge(packed: list[PackItem], reserved: dict[tuple[str, str], tuple[str, in
             )
         )
     return blocks
+
+
+def _attach(
+    blocks: list[Block], packed: list[PackItem], context: list[ContextSection], room: int, stats: PackStats
+) -> None:
+    """Each context section into the block holding its hit, before or after the hit's text by section order,
+    while it fits in `room`; one already packed (a hit itself, or another's context) is not repeated."""
+    rows = {item.seed["chunk_id"]: item.seed for item in packed}
+    present = {(b.document_id, section) for b in blocks for section in [*b.section_ids, *b.context_from]}
+    for extra in context:
+        row, hit = extra.row, rows.get(extra.of)
+        key = (row["document_id"], row["section_id"])
+        if key in present:
+            continue
+        block = None if hit is None else next((b for b in blocks if hit["section_id"] in b.section_ids), None)
+        tokens = int(row["token_count"])
+        if hit is None or block is None or tokens > room:
+            stats.context_left_out.append(row["section_id"])
+            continue
+        before = int(row["section_order"]) < int(hit["section_order"])
+        block.text = f"{row['text']}\n\n{block.text}" if before else f"{block.text}\n\n{row['text']}"
+        block.tokens += tokens
+        block.context_from.append(row["section_id"])
+        room -= tokens
+        present.add(key)
+        stats.context_sections += 1
 
 
 def _one_subtree(before: Row, after: Row) -> bool:

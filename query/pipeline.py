@@ -6,16 +6,16 @@ guarantee (rules 1-2) just before the cut to k, then the hits (parents read by i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cairn.index.milvus import CollectionReader
 from cairn.query import confidence as conf
 from cairn.query.empty import Scope
-from cairn.query.expansion import Expansion, expand
+from cairn.query.expansion import Expansion, expand, neighbour_trace, served_and_context
 from cairn.query.filters import Access
 from cairn.query.floors import Floors
 from cairn.query.hits import documents, final_order, make_hit, matches
-from cairn.query.packing import ChildText, PackItem, PackStats, pack
+from cairn.query.packing import ChildText, ContextSection, PackItem, PackStats, pack
 from cairn.query.parents import (
     children_per_document,
     enclosing_sections,
@@ -29,6 +29,8 @@ from cairn.query.selection import (
     Seed,
     SparseDocLimits,
     by_continuity,
+    deferred_by_diversity,
+    distribution,
     diversify,
     dominance,
     gate,
@@ -67,6 +69,7 @@ class Steps:
     ask: Ask
     floors: Floors
     trace: Diagnostics
+    context: list[Seed] = field(default_factory=list)  # neighbours under the floors: context only (rule 10)
 
     def guarded(self) -> Callable[[Candidate], bool]:
         """What a candidate added after the floors must pass: the floors, when they guard the citations."""
@@ -85,6 +88,7 @@ class Steps:
         chunks = trace.setdefault("chunks", {})
         chunks["sections"] = len(sections)
         primary = None
+        self.measure(sections)
         if on("dominance"):
             sections, primary = self.dominance(sections)
         chunks["gated"] = len(sections)
@@ -94,12 +98,20 @@ class Steps:
             sections, rows = self.expand(sections, primary)
         chunks["expanded"] = len(sections)
         if on("diversity"):
-            sections = diversify(sections, self.settings.per_document, self.settings.diversity_drop)
+            before, sections = sections, diversify(sections, self.settings.per_document, self.settings.diversity_drop)
+            trace["diversity_deferred"] = deferred_by_diversity(before, sections, ask.k)
         if on("sparse_doc_recall"):
             sections = self.inject(sections, found.dense)
         chosen = sections[: ask.k]
         chunks["selected"] = len(chosen)
         return chosen, rows, primary
+
+    def measure(self, sections: list[Seed]) -> None:
+        """Rule 25 on the top-k sections before the dominance gate, where mixing can still show."""
+        spread = distribution(by_continuity(sections, None), self.ask.k)
+        self.trace["documents"] = spread.documents
+        self.trace["dominance_score"] = spread.dominance_score
+        self.trace["primary_doc_fraction"] = spread.primary_doc_fraction
 
     def dominance(self, sections: list[Seed]) -> tuple[list[Seed], str | None]:
         """Rule 20: without a doc_tag, a dominant document gates the answer to itself; with one, not run."""
@@ -130,8 +142,7 @@ class Steps:
             self.reader, [rows[x.parent_chunk_id] for x in first if x.parent_chunk_id in rows], primary, access
         )
         grown, _ = expand(sections, adjacent, Expansion(s.expansion_seeds, s.expansion_weight))
-        guard = s.enabled("floors") and s.floor_scope == "candidate"
-        grown = [x for x in grown if not (x.expanded_from and guard and x.combined < self.floors.combined)]
+        grown, self.context = served_and_context(grown, s.enabled("floors") and s.floor_scope == "candidate")
         rows.update({r["chunk_id"]: r for found in adjacent.values() for r in found})
         return by_continuity(grown, primary), rows
 
@@ -189,8 +200,13 @@ class Steps:
             )
             for rank, (_, h) in enumerate(pairs, 1)
         ]
-        blocks, stats = pack(items, self.settings.token_budget)
+        served = {h.chunk_id for _, h in pairs}
+        context = [
+            ContextSection(n.expanded_from, rows[n.parent_chunk_id]) for n in self.context if n.expanded_from in served
+        ]
+        blocks, stats = pack(items, self.settings.token_budget, context)
         self.trace["pack"] = _pack_counts(stats)
+        self.trace["neighbours"] = neighbour_trace(pairs, self.context, stats)
         return blocks
 
     def account(self, pairs: list[tuple[Seed, Hit]], primary: str | None) -> tuple[str, str]:
@@ -200,11 +216,9 @@ class Steps:
         trace.setdefault("chunks", {})["returned"] = len(hits)
         trace["injections"] = sum(h.recall_injected for h in hits)
         trace["expanded_sections"] = sum("expanded" in h.flags for h in hits)
-        trace["documents"] = documents(hits)
+        trace.setdefault("neighbours", neighbour_trace(pairs, self.context, None))  # packing off: none packed
+        trace["result_documents"] = documents(hits)
         trace["primary_document"] = primary
-        trace["primary_doc_fraction"] = (
-            round(sum(h.document_id == primary for h in hits) / len(hits), 4) if primary and hits else None
-        )
         tiers = conf.Tiers(s.confidence_high, s.confidence_direct, s.confidence_medium, s.confidence_low)
         return conf.tier(hits, matches(pairs), tiers)
 
@@ -231,4 +245,5 @@ def _pack_counts(stats: PackStats) -> dict[str, int]:
         "parent_abstracts": stats.parent_abstracts,
         "fallbacks": stats.fallbacks,
         "citations": stats.citations,
+        "context_sections": stats.context_sections,
     }

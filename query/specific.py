@@ -9,6 +9,7 @@ import re
 
 from cairn.index.milvus import CollectionReader
 from cairn.query.gate import IndexEvidence, TermUse, content_terms
+from cairn.query.types import Row
 
 FIELDS = ["document_id", "title", "breadcrumbs", "service_name"]
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -49,7 +50,7 @@ class IndexTerms:
         return heading_path(rows[0]) if rows else ""
 
 
-def matching_heading(terms: list[str], rows: list[dict]) -> str:
+def matching_heading(terms: list[str], rows: list[Row]) -> str:
     """The first title or heading of `rows` whose content words are exactly the question's ("query log")."""
     wanted = set(terms)
     for row in rows:
@@ -59,7 +60,7 @@ def matching_heading(terms: list[str], rows: list[dict]) -> str:
     return ""
 
 
-def heading_path(row: dict) -> str:
+def heading_path(row: Row) -> str:
     """`Title › heading` of a row, for a person to read: one line, no control characters, at most 100 characters."""
     crumbs = [c for c in (row.get("breadcrumbs") or []) if c and c != row.get("title")]
     parts = [row.get("title") or "", *crumbs[-1:]]

@@ -6,7 +6,7 @@ import pytest
 
 from cairn.query.citations import citation, labels, trail
 from cairn.query.confidence import Match, Tiers, gaps, tier
-from cairn.query.packing import PackItem, front_and_back, newest_per_section, pack
+from cairn.query.packing import ContextSection, PackItem, front_and_back, newest_per_section, pack
 from cairn.query.parents import one_version_per_document
 from cairn.query.types import Block, Hit
 
@@ -44,6 +44,21 @@ def test_adjacent_sections_under_one_parent_merge_into_one_block_in_section_orde
     blocks, stats = pack(items, budget=1000)
     assert [b.section_ids for b in blocks] == [["a", "b", "c"]] and blocks[0].text == "<a>\n\n<b>\n\n<c>"
     assert blocks[0].rank == 1 and stats.merges == 2 and stats.citations == 3
+
+
+def test_a_neighbour_under_the_floors_is_packed_as_context_of_its_seeds_block_and_never_cited():
+    seed = row("step-2", 2, 300)
+    before, after, far = row("step-1", 1, 200), row("step-3", 3, 200), row("other", 9, 200, doc="E")
+    context = [ContextSection(seed["chunk_id"], before), ContextSection(seed["chunk_id"], after)]
+    context.append(ContextSection("E:elsewhere", far))  # its seed is not packed: left out
+    blocks, stats = pack([PackItem(1, seed)], budget=750, context=context)
+    (block,) = blocks
+    assert block.text == "<step-1>\n\n<step-2>\n\n<step-3>" and block.section_ids == ["step-2"]
+    assert len(block.citations) == 1 and stats.citations == 1  # the seed's citation only
+    assert block.context_from == ["step-1", "step-3"] and stats.context_sections == 2 and block.tokens == 700
+    assert stats.context_left_out == ["other"]
+    tight, stats = pack([PackItem(1, seed)], budget=500, context=context[:2])  # room for one neighbour only
+    assert tight[0].context_from == ["step-1"] and stats.context_left_out == ["step-3"]
 
 
 def test_adjacent_sections_of_different_parents_stay_apart():

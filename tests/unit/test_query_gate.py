@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cairn.query.gate import IndexEvidence, TermUse, guidance, is_specific, judge, gate
+from cairn.query.gate import IndexEvidence, TermUse, gate, guidance, is_specific, judge
 from cairn.query.transform import seeds
 from tests.conftest import REPO, SHARED
 
