@@ -45,6 +45,7 @@ def short_set(work: Path) -> DevSet:
 
 def main() -> None:
     from bench.eval import evaluate
+    from bench.eval_memo import MemoEncoder
     from cairn.embedding import query_encoder_for
     from cairn.schemas.config import load_config
 
@@ -55,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     dev = short_set(Path(args.work))
     bulk_load(dev)
-    encoder = query_encoder_for(load_config(dev.config).embedding)
+    encoder = MemoEncoder(query_encoder_for(load_config(dev.config).embedding))  # each question embedded once
     report = {}
     for name in args.variants.split(","):
         result = evaluate(dev, VARIANTS[name], encoder, args.k, None)

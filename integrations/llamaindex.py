@@ -52,6 +52,10 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
     `CairnRetriever.from_config(path, tenant=..., groups=[...])`, which opens one that `close()` closes.
     `aretrieve` runs the search in a thread (LlamaIndex's default would run it on the event loop)."""
 
+    # a result without hits is one node holding why (score 0, metadata["status"] not "ok", no citation); set it
+    # False on a retriever for an empty list, as before #53
+    explain_empty: bool = True
+
     def __init__(
         self,
         retriever: Retriever,
@@ -61,12 +65,8 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
         doc_tag: str | None = None,
         as_of: AsOf = None,
         filters: Filters | None = None,
-        explain_empty: bool = True,
     ) -> None:
         self.scope = Scope(principal, k, doc_tag, as_of, filters)
-        # a result without hits is one node holding why (score 0, metadata["status"] not "ok", no citation);
-        # False: an empty list, as before #53
-        self.explain_empty = explain_empty
         self.retriever = retriever
         self._owned = False
         super().__init__(callback_manager=CallbackManager())

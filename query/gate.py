@@ -92,6 +92,7 @@ class IndexEvidence:
     total: int  # passages the caller can read (0: not known)
     uses: list[TermUse] = field(default_factory=list)
     heading: str = ""  # a heading of the index made of exactly the question's words, if one is
+    together: int = -1  # passages holding every word of the question (-1: not counted)
     example: str = ""  # a heading path of the caller's index, for the guidance
 
 
@@ -100,10 +101,9 @@ FEW_PASSAGES = 3
 
 
 def is_specific(use: TermUse, total: int, share: float) -> bool:
-    """A word found in the index and held by at most `share` of its passages (or by FEW_PASSAGES), or a
-    service's name."""
-    if use.passages <= 0:
-        return False
+    """A word held by at most `share` of the index's passages (or by FEW_PASSAGES), or a service's name. A word
+    no passage holds is as specific as a word gets (a product name, a typo): it is searched, and the floors
+    say whether anything answers it."""
     return use.service or use.passages <= max(FEW_PASSAGES, share * total)
 
 
@@ -163,6 +163,12 @@ def judge(
         verdict.passed, verdict.reason = True, f"the words of the heading {evidence.heading!r}"
         return verdict
     verdict.specific = [u.term for u in evidence.uses if is_specific(u, evidence.total, share)]
+    if not verdict.specific and len(evidence.uses) > 1 and evidence.together >= 0:
+        joint = TermUse(" ".join(verdict.terms), evidence.together)
+        if is_specific(joint, evidence.total, share):  # common words, rare together: "major incident"
+            verdict.passed = True
+            verdict.reason = f"its words together ({evidence.together} of {evidence.total or '?'} passages)"
+            return verdict
     if verdict.specific:
         term = next(u for u in evidence.uses if u.term == verdict.specific[0])
         what = "a service name" if term.service else f"in {term.passages} of {evidence.total or '?'} passages"

@@ -10,11 +10,11 @@ from cairn.query.types import Candidate, Hit, Row, WeakHit
 from cairn.schemas import from_epoch
 
 
-def make_hit(seed: Seed, row: Row, child_text: str, low_relevance: float) -> Hit:
+def make_hit(seed: Seed, row: Row, child_text: str, low_relevance: float, query: str = "") -> Hit:
     """The hit of a chosen section: its row's text and metadata, the seed's scores, and a citation whose labels
     go down to the heading the best child sits under (rule 22). The seed learns its labels (rule 21's last key)."""
     updated = from_epoch(row["updated_at"])
-    where = labels(row["title"], list(row["breadcrumbs"]), row["text"], child_text)
+    where = labels(row["title"], list(row["breadcrumbs"]), row["text"], child_text, query)
     seed.labels, seed.place = len(where), where[-1]
     return Hit(
         chunk_id=row["chunk_id"],

@@ -29,6 +29,7 @@ class PackItem:
     children: list[ChildText] = field(default_factory=list)  # the hit child rows
     parent: Row | None = None  # the row of its enclosing section (parent_section_id), when it has one
     cited: str = ""  # the hit's citation ("" = the row's own)
+    also_cited: list[str] = field(default_factory=list)  # the other subsections its matched children sit under
 
     @property
     def key(self) -> tuple[str, str]:
@@ -154,7 +155,7 @@ def _merge(packed: list[PackItem], reserved: dict[tuple[str, str], tuple[str, in
                 [i.seed["section_id"] for i in run],
                 "\n\n".join(parts),
                 tokens,
-                [i.cited or citation(i.seed) for i in run],
+                [c for i in run for c in [i.cited or citation(i.seed), *i.also_cited]],
                 min(i.rank for i in run),
                 context,
             )
@@ -215,7 +216,12 @@ def _children_block(item: PackItem, remaining: int) -> Block | None:
         return None
     seed = item.seed
     return Block(
-        seed["document_id"], [seed["section_id"]], "\n\n".join(parts), tokens, [item.cited or citation(seed)], item.rank
+        seed["document_id"],
+        [seed["section_id"]],
+        "\n\n".join(parts),
+        tokens,
+        [item.cited or citation(seed), *item.also_cited],
+        item.rank,
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from cairn.index.milvus import CollectionReader
 from cairn.query import confidence as conf
+from cairn.query.citations import subsection_citations
 from cairn.query.empty import Scope
 from cairn.query.expansion import Expansion, expand, neighbour_trace, served_and_context
 from cairn.query.filters import Access
@@ -177,7 +178,7 @@ class Steps:
         for seed in chosen:
             if seed.parent_chunk_id in keep:
                 child = text_of.get(seed.children[0], "") if seed.children else ""
-                hit = make_hit(seed, rows[seed.parent_chunk_id], child, self.settings.low_relevance)
+                hit = make_hit(seed, rows[seed.parent_chunk_id], child, self.settings.low_relevance, self.ask.text)
                 pairs.append((seed, hit))
         return final_order(pairs, primary)
 
@@ -197,6 +198,12 @@ class Steps:
                 ],
                 enclosing.get(h.chunk_id),
                 h.citation,
+                subsection_citations(
+                    rows[h.chunk_id],
+                    [child_rows[c].text for c in h.matched_chunk_ids if c in child_rows],
+                    self.ask.text,
+                    h.citation,
+                ),
             )
             for rank, (_, h) in enumerate(pairs, 1)
         ]

@@ -19,19 +19,26 @@ class IndexTerms:
     """The evidence reader of one question: `reader` through the caller's filter `expr` (tenant, ACL, time, scope),
     so the gate learns nothing of what the caller cannot read. `cap`: passages counted per word at most."""
 
-    def __init__(self, reader: CollectionReader, expr: str, cap: int = 200) -> None:
+    def __init__(self, reader: CollectionReader, expr: str, cap: int = 1000) -> None:
         self.reader, self.expr, self.cap = reader, expr, cap
 
     def __call__(self, terms: list[str]) -> IndexEvidence:
         total = self.passages()
         uses, heading, example = [], "", ""
+        holding: list[set[str]] = []  # per word, the passages holding it (complete only under the cap)
         for term in terms:
-            rows = [hit.get("entity", hit) for hit in self.reader.search_bm25(term, self.expr, self.cap, FIELDS)]
+            hits = self.reader.search_bm25(term, self.expr, self.cap, FIELDS)
+            rows = [hit.get("entity", hit) for hit in hits]
             service = any(str(r.get("service_name") or "").lower() == term for r in rows)
             uses.append(TermUse(term, len(rows), service))
+            holding.append(
+                {str(hit.get("chunk_id") or hit.get("id")) for hit in hits} if len(hits) < self.cap else set()
+            )
             heading = heading or matching_heading(terms, rows)
             example = example or (heading_path(rows[0]) if rows else "")
-        return IndexEvidence(total, uses, heading, example or self.any_heading())
+        complete = len(holding) > 1 and all(len(found) == use.passages for found, use in zip(holding, uses))
+        together = len(set.intersection(*holding)) if complete else -1
+        return IndexEvidence(total, uses, heading, together=together, example=example or self.any_heading())
 
     def passages(self) -> int:
         """The passages (child rows) the caller can read here; 0 when the store cannot count them."""
@@ -55,7 +62,7 @@ def matching_heading(terms: list[str], rows: list[Row]) -> str:
     wanted = set(terms)
     for row in rows:
         for label in [row.get("title") or "", *(row.get("breadcrumbs") or [])]:
-            if wanted and set(content_terms(label)) == wanted:
+            if wanted and set(content_terms(re.sub(r"[_\-]", " ", label))) == wanted:  # a file stem as title too
                 return shown(label)
     return ""
 

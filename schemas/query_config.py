@@ -30,9 +30,10 @@ class QueryConfig(_Strict):
     gate_symptoms: bool = True  # a symptom word ("unreachable", "full", "lagging") counts for the missing word
     # a question of fewer words is still searched when one of them is specific in the index asked (#53: keywords
     # typed into a search box, "pushgateway", "query log"): held by at most this share of the passages the caller
-    # can read, or a service's name, or the words of one of its headings (query/gate.py judge)
+    # can read (or its words together are), or a service's name, or the words of one of its headings (query/gate.py
+    # judge); 0.1 measured on bench/data/short_questions.jsonl (docs/retrieval.md, rule 9)
     gate_specific_share: float = Field(
-        default=0.05,
+        default=0.1,
         ge=0.0,
         le=1.0,
         description="a word held by at most this share of the readable passages is specific: the question is searched",

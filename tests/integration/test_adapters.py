@@ -154,7 +154,9 @@ def test_llamaindex_isolation_scope_and_async(retriever):
     assert [n.node.metadata["title"] for n in globex.retrieve(FILLER)] == ["Warehouse scanner API"]
     (reason,) = li.CairnRetriever(retriever, SRE, as_of="2025-01-01").retrieve(LEDGER)
     assert reason.score == 0.0 and reason.node.metadata["empty_reason"] == "out_of_scope"
-    assert li.CairnRetriever(retriever, SRE, as_of="2025-01-01", explain_empty=False).retrieve(LEDGER) == []
+    quiet = li.CairnRetriever(retriever, SRE, as_of="2025-01-01")
+    quiet.explain_empty = False
+    assert quiet.retrieve(LEDGER) == []
     with pytest.raises(ValueError, match="unknown filter field 'nope'"):
         li.CairnRetriever(retriever, SRE, filters={"nope": "x"})
 

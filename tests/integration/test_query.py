@@ -346,6 +346,11 @@ def test_cairn_eval_beir_ingests_the_corpus_through_the_pipeline_then_scores_it(
     assert (
         again["ingest"]["indexed"] == 0 and again["ingest"]["unchanged"] == 4 and again["metrics"] == first["metrics"]
     )
+    # --config X: the scratch index asked with X's [query] settings (#53: they were ignored); here, no search leg
+    settings = tmp_path / "x.toml"
+    settings.write_text("[query]\nsteps = { dense_leg = false, keyword_leg = false }\n")
+    assert cairn([*args, "--config", str(settings)]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["ndcg@10"] == 0.0
 
 
 def test_a_beir_id_that_could_escape_the_scratch_folder_is_refused(tmp_path):

@@ -197,8 +197,10 @@ def test_a_short_question_is_searched_when_a_word_is_specific_here_and_guided_by
     titles = {title for title, _, _ in rules_corpus.PAGES.values()}
     assert any(f"'{title}" in common.message for title in titles)  # the example is a heading of this index
     assert "replication lag" not in common.message and "too short" not in common.message
-    # the evidence is read through the caller's filter: another tenant's words are not specific for acme
-    assert retriever.retrieve("scanner", SRE).status == "guidance"
+    # a word this index lacks is searched, and the floors answer (the evidence is read through the caller's
+    # filter: another tenant's page about it is neither counted nor served)
+    absent = retriever.retrieve("scanner", SRE)
+    assert absent.empty_reason == "below_floors" and "Warehouse" not in absent.message
 
 
 def test_cairn_query_prints_why_a_result_is_empty_and_json_carries_it(index, capsys):

@@ -89,7 +89,7 @@ def index_of(total: int, passages: dict[str, int], services=(), heading="", exam
 
     def read(terms):
         uses = [TermUse(t, passages.get(t, 0), t in services) for t in terms]
-        return IndexEvidence(total, uses, heading, example)
+        return IndexEvidence(total, uses, heading, example=example)
 
     return read
 
@@ -110,11 +110,20 @@ def test_a_short_question_of_words_common_in_the_index_gets_guidance_with_the_in
     assert "ledger-db" not in guidance()
 
 
-def test_a_word_absent_from_the_index_is_not_specific_and_a_service_name_is():
-    assert not is_specific(TermUse("sourdough", 0), 2000, 0.05)
+def test_a_word_absent_from_the_index_and_a_service_name_are_specific():
+    assert is_specific(TermUse("sourdough", 0), 2000, 0.05)  # searched: the floors say nothing answers it
     assert is_specific(TermUse("billing", 600, service=True), 2000, 0.05)
     assert is_specific(TermUse("pgbouncer", 3), 20, 0.05)  # a tiny index: three passages are one topic
     assert not is_specific(TermUse("restart", 9), 21, 0.05)
+
+
+def test_two_common_words_rare_together_are_searched():
+    def read(terms):
+        return IndexEvidence(2000, [TermUse("major", 300), TermUse("incident", 900)], together=40)
+
+    verdict = judge("major incident", 3, index=read, share=0.05)
+    assert verdict.passed and verdict.reason == "its words together (40 of 2000 passages)"
+    assert not judge("major incident", 3, index=lambda t: IndexEvidence(2000, read(t).uses, together=400)).passed
 
 
 def test_two_words_making_up_a_heading_are_searched():
