@@ -206,7 +206,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
     reranker = memo_reranker(settings.rerank_model) if settings.enabled("rerank") else None
     retriever = Retriever(config.milvus, settings, encoder, client=reader or connect(config.milvus), reranker=reranker)
     principal = Principal(TENANT, [GROUP])
-    runs, latencies, statuses, injections, primary, rerank_ms = [], [], {}, 0, [], []
+    runs, latencies, statuses, injections, primary, rerank_ms, gated = [], [], {}, 0, [], [], 0
     for query in dev.queries[:limit]:
         started = time.perf_counter()
         result = retriever.retrieve(query.text, principal, k=k, doc_tag=query.doc_tag)
@@ -221,7 +221,9 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         injections += result.diagnostics.get("injections", 0)
         if result.diagnostics.get("rerank_used") and reranker is not None:
             rerank_ms.append(reranker.last_ms)
-        if result.diagnostics.get("primary_doc_fraction") is not None:
+        if (result.diagnostics.get("dominance") or {}).get("primary"):  # the answer was gated to one document
+            gated += 1
+        if result.diagnostics.get("primary_doc_fraction") is not None:  # before the gate, every answer (#53)
             primary.append(result.diagnostics["primary_doc_fraction"])
         for hit in result.hits:
             if hit.recall_injected:
@@ -239,7 +241,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         "injections": injections,
         "reranked": len(rerank_ms),
         "rerank_ms_p95": round(percentile(rerank_ms, 0.95), 1) if rerank_ms else None,
-        "gated_queries": len(primary),
+        "gated_queries": gated,
         "mean_primary_doc_fraction": round(statistics.mean(primary), 4) if primary else None,
         "latency_ms_p50": round(latencies[len(latencies) // 2], 1) if latencies else None,
         "latency_ms_p95": round(latencies[int(len(latencies) * 0.95)], 1) if latencies else None,

@@ -29,6 +29,7 @@ from cairn.chunkers.health import chunk_health_score
 from cairn.chunkers.segmentation import Band, plan_segments
 from cairn.chunkers.tokens import count_tokens
 from cairn.chunkers.units import UNIT_JOINER, Unit, glued_to_next
+from cairn.schemas.anchors import Anchors
 from cairn.schemas.config import ChunkingConfig
 from cairn.schemas.records import QualityFlags, Section
 from cairn.schemas.row_links import PageRange
@@ -89,6 +90,7 @@ def pack_sections(units: Sequence[Unit], doc_title: str, config: ChunkingConfig)
             pieces_of.setdefault(k, []).append(order)
     ids = _segment_ids(spans, outline, pieces_of, registry)
     texts = [UNIT_JOINER.join(unit.text for unit in units[start:end]) for start, end in spans]
+    anchors = heading_anchors(units)
     idf = document_idf(texts)
     starts = [start for start, _ in spans]
     sections = []
@@ -116,11 +118,23 @@ def pack_sections(units: Sequence[Unit], doc_title: str, config: ChunkingConfig)
             abstract_token_count=count_tokens(abstract),
             chunks=chunks,
             quality_flags=flags,
-            extra=_page_range(units[start:end]),
+            extra={**_page_range(units[start:end]), **({"anchor": anchors[start]} if anchors[start] else {})},
         )
         flags.chunk_health_score = chunk_health_score(section, config)
         sections.append(section)
     return sections
+
+
+def heading_anchors(units: Sequence[Unit]) -> list[str]:
+    """For each unit, the rendered anchor (chunkers/anchors.py) of the heading it sits under, "" before any:
+    where a deep link to a section starting there lands."""
+    page = Anchors()
+    current, found = "", []
+    for unit in units:
+        if unit.is_heading and unit.heading_path:
+            current = page.claim(unit.heading_path[-1])
+        found.append(current)
+    return found
 
 
 def _page_range(units: Sequence[Unit]) -> dict[str, Any]:

@@ -131,6 +131,12 @@ class InMemoryStore:
     def any_row(self, where: RowFilter) -> bool:
         return any(where.admits(row) for row in self.rows_by_id.values())
 
+    def count(self, where: RowFilter) -> int:
+        return sum(where.admits(row) for row in self.rows_by_id.values())
+
+    def sample(self, where: RowFilter, limit: int, fields: list[str] = OUTPUT_FIELDS) -> list[ChunkRow]:
+        return [_copy(row, fields) for row in self.rows_by_id.values() if where.admits(row)][:limit]
+
     def children_per_document(self, document_ids: set[str], where: RowFilter) -> dict[str, int]:
         counts: Counter[str] = Counter(
             row.document_id

@@ -77,6 +77,14 @@ class IndexReader(Protocol):
 
     def any_row(self, where: RowFilter) -> bool: ...
 
+    def count(self, where: RowFilter) -> int:
+        """How many rows pass `where`."""
+        ...
+
+    def sample(self, where: RowFilter, limit: int, fields: list[str] = ...) -> list[ChunkRow]:
+        """Some rows that pass `where` (at most `limit`; which ones is the engine's choice)."""
+        ...
+
     def children_per_document(self, document_ids: set[str], where: RowFilter) -> dict[str, int]:
         """How many child rows each document has that `where` lets through."""
         ...

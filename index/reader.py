@@ -78,6 +78,16 @@ class CollectionReader:
         """Whether any row passes `where` (one row asked for; on Milvus Lite still a scan: for rare calls only)."""
         return bool(self.client.query(self.collection, filter=where.expr, output_fields=["chunk_id"], limit=1))
 
+    def count(self, where: RowFilter) -> int:
+        """How many rows pass `where` (one count query)."""
+        found = self.client.query(self.collection, filter=where.expr, output_fields=["count(*)"])
+        return int(found[0]["count(*)"]) if found else 0
+
+    def sample(self, where: RowFilter, limit: int, fields: list[str] = OUTPUT_FIELDS) -> list[ChunkRow]:
+        """At most `limit` rows that pass `where`."""
+        found = self.client.query(self.collection, filter=where.expr, output_fields=fields, limit=limit)
+        return [ChunkRow.from_row(row) for row in found]
+
     def children_per_document(self, document_ids: set[str], where: RowFilter) -> dict[str, int]:
         """How many child rows each document has that `where` lets through."""
         if not document_ids:

@@ -91,10 +91,27 @@ def ask(retriever: Retriever, question: str, scope: Scope) -> RetrievalResult:
         return retriever.retrieve(question, scope.principal, scope.k, scope.doc_tag, scope.as_of, scope.filters)
 
 
+def empty_metadata(result: RetrievalResult) -> dict[str, Any] | None:
+    """For a result without hits, what an adapter returns in their place (#53: a framework that gets `[]` cannot
+    tell a vague question from an index without the answer): the metadata of one item whose text is the
+    result's message, rank 0, no citation; None when there are hits."""
+    if result.hits:
+        return None
+    return {
+        "rank": 0,
+        "status": result.status,
+        "empty_reason": result.empty_reason,
+        "message": result.message,
+        "confidence": result.confidence,
+        "confidence_reason": result.confidence_reason,
+    }
+
+
 def hit_metadata(hit: Hit, rank: int, result: RetrievalResult) -> dict[str, Any]:
     """A hit as an adapter's metadata: what `cairn query --json` gives a result (citation, scores, flags, ids,
     title, links...) but its text, which is the document's content; its rank (1 = best); and the answer's
-    confidence and status. A status other than "ok" comes with no hits, so an adapter returns an empty list."""
+    confidence and status. A status other than "ok" comes with no hits: an adapter returns the reason instead
+    (empty_metadata), or an empty list when made with `explain_empty=False`."""
     data = hit.to_dict()
     del data["text"]
     return {

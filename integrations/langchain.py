@@ -24,7 +24,15 @@ except ModuleNotFoundError as exc:
     raise ImportError('cairn.integrations.langchain needs langchain-core: pip install "cairn[langchain]"') from exc
 from pydantic import ConfigDict, InstanceOf, PrivateAttr
 
-from cairn.integrations.common import OwnsRetriever, Scope, Source, adapter_over, ask, hit_metadata
+from cairn.integrations.common import (
+    OwnsRetriever,
+    Scope,
+    Source,
+    adapter_over,
+    ask,
+    empty_metadata,
+    hit_metadata,
+)
 from cairn.query import Principal, Retriever
 from cairn.query.filters import AsOf, Filters
 
@@ -45,6 +53,9 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
     doc_tag: str | None = None
     as_of: AsOf = None
     filters: Filters | None = None
+    # a result without hits is one Document holding why (too vague, with an example; nothing relevant...), its
+    # metadata["status"] not "ok" and no citation; False: an empty list, as before #53
+    explain_empty: bool = True
     _owned: bool = PrivateAttr(default=False)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -65,6 +76,9 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
         # the scope from the fields as they are now: a model_copy(update=...) asks as what it says, never as the
         # original (pydantic copies private attributes as they were)
         result = ask(self.retriever, query, Scope(self.principal, self.k, self.doc_tag, self.as_of, self.filters))
+        empty = empty_metadata(result) if self.explain_empty else None
+        if empty is not None:
+            return [Document(page_content=result.message, metadata=empty)]
         return [
             Document(page_content=hit.text, metadata=hit_metadata(hit, rank, result), id=hit.chunk_id)
             for rank, hit in enumerate(result.hits, 1)

@@ -28,7 +28,15 @@ except ModuleNotFoundError as exc:
         raise  # llama-index-core is there but something it needs is not: its own error says what
     raise ImportError('cairn.integrations.llamaindex needs llama-index-core: pip install "cairn[llamaindex]"') from exc
 
-from cairn.integrations.common import OwnsRetriever, Scope, Source, adapter_over, ask, hit_metadata
+from cairn.integrations.common import (
+    OwnsRetriever,
+    Scope,
+    Source,
+    adapter_over,
+    ask,
+    empty_metadata,
+    hit_metadata,
+)
 from cairn.query import Principal, Retriever
 from cairn.query.filters import AsOf, Filters
 
@@ -43,6 +51,10 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
     `CairnRetriever(retriever, Principal(...), k=...)` over a Retriever you own (and close), or
     `CairnRetriever.from_config(path, tenant=..., groups=[...])`, which opens one that `close()` closes.
     `aretrieve` runs the search in a thread (LlamaIndex's default would run it on the event loop)."""
+
+    # a result without hits is one node holding why (score 0, metadata["status"] not "ok", no citation); set it
+    # False on a retriever for an empty list, as before #53
+    explain_empty: bool = True
 
     def __init__(
         self,
@@ -73,6 +85,13 @@ class CairnRetriever(OwnsRetriever, BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         result = ask(self.retriever, query_bundle.query_str, self.scope)
+        empty = empty_metadata(result) if self.explain_empty else None
+        if empty is not None:
+            keys = sorted(empty)
+            why = TextNode(
+                text=result.message, metadata=empty, excluded_llm_metadata_keys=keys, excluded_embed_metadata_keys=keys
+            )
+            return [NodeWithScore(node=why, score=0.0)]
         nodes = []
         for rank, hit in enumerate(result.hits, 1):
             metadata = hit_metadata(hit, rank, result)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from cairn.index.protocol import IndexReader
 from cairn.query.filters import Filters, access_of
-from cairn.query.gate import GUIDANCE
+from cairn.query.gate import guidance
 from cairn.schemas import ChunkType, Principal, from_epoch
 
 TOO_VAGUE, NO_ACCESS, OUT_OF_SCOPE, BELOW_FLOORS = "too_vague", "no_access", "out_of_scope", "below_floors"
@@ -38,11 +38,14 @@ class QuestionScope:
         return said
 
 
-def message(reason: str, principal: Principal, scope: QuestionScope, best: float | None = None) -> str:
-    """The sentence a caller shows for an empty result of this reason."""
+def message(
+    reason: str, principal: Principal, scope: QuestionScope, best: float | None = None, example: str = ""
+) -> str:
+    """The sentence a caller shows for an empty result of this reason; `example`: for a vague question, a
+    heading of the caller's own index (query/specific.py)."""
     who = f"tenant {principal.tenant!r} with groups {', '.join(principal.groups)}"
     if reason == TOO_VAGUE:
-        return GUIDANCE
+        return guidance(example)
     if reason == NO_ACCESS:
         return (
             f"Nothing in this index is readable by {who}: check the tenant and groups you ask as (and that a source "

@@ -1,14 +1,21 @@
 """Rule 23: 1-hop neighbour expansion of the first N seeds. A seed's previous and next sections (same document
 version, read by query/parents.py) join the ranking with a down-weighted score, `expansion_weight` x the
 seed's, so that a neighbour never outranks its seed; when a document dominates, the seeds (hence their
-neighbours) are all of it (the gate ran first). Pure functions; the retriever reads the rows."""
+neighbours) are all of it (the gate ran first). Pure functions; the retriever reads the rows.
+
+Rule 10 guards everything served: a neighbour has no evidence of its own (had one of its passages passed the
+floors, it would be a seed already), so when the floors guard the citations a neighbour is never a hit nor a
+citation; it may be packed as context of its seed's block (query/packing.py), and the diagnostics say which
+(`neighbours`: served as hits, packed as context, left out)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from cairn.query.citations import trail
+from cairn.query.packing import PackStats
 from cairn.query.selection import Seed
+from cairn.query.types import Hit, NeighbourTrace
 from cairn.schemas.rows import ChunkRow
 
 
@@ -56,3 +63,25 @@ def expand(seeds: list[Seed], neighbours: dict[str, list[ChunkRow]], settings: E
             present.add(row.chunk_id)
             added.append(neighbour_seed(row, seed, settings.weight))
     return seeds + added, len(added)
+
+
+def served_and_context(grown: list[Seed], floors_guard: bool) -> tuple[list[Seed], list[Seed]]:
+    """Rule 10 over expansion: (the sections that may be hits, the neighbours that may only be context). With the
+    floors guarding the citations every neighbour is context (it is under them on its own evidence); without,
+    neighbours rank as hits (0.5's behaviour, `floor_scope = "answer"` or the floors off)."""
+    if not floors_guard:
+        return grown, []
+    return [s for s in grown if not s.expanded_from], [s for s in grown if s.expanded_from]
+
+
+def neighbour_trace(pairs: list[tuple[Seed, Hit]], context: list[Seed], stats: PackStats | None) -> NeighbourTrace:
+    """Which neighbours (by section id) were served as hits, packed as context of their seed's block, or left
+    out: their seed not served, no room, or no packing (`stats` None)."""
+    served = {seed.parent_chunk_id for seed, _ in pairs}
+    left = set(stats.context_left_out) if stats is not None else {n.section_id for n in context}
+    packed = [n.section_id for n in context if n.expanded_from in served and n.section_id not in left]
+    return {
+        "hits": [seed.section_id for seed, _ in pairs if seed.expanded_from],
+        "context": packed,
+        "left_out": [n.section_id for n in context if n.section_id not in packed],
+    }

@@ -1,9 +1,16 @@
-"""Step 1, the query-quality gate: a query must say enough to be searched, else the caller gets guidance."""
+"""Step 1, the query-quality gate: a query must say enough to be searched, else the caller gets guidance.
+
+Rule 9 counts words; a search box gets keywords ("pushgateway", "query log"). A question of fewer content words
+than the rule asks for is still searched when one of its words is specific in the index asked (`judge`): few of
+its passages hold it (BM25's document frequency), it names a service, or the words make up one of its headings.
+The words are counted distinct: a long question repeating two words is judged on those two, not on its length.
+The guidance's example is a heading of the caller's own index (query/specific.py reads it)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 # Negations ("not", "no") are not stopwords: "node is not ready" says something "node is ready" does not;
 # nor are "up", "down", "out", "off": "ledger-db down" and "disk out of space" are operational facts.
@@ -46,17 +53,58 @@ SYMPTOMS = frozenset(
 )
 
 GUIDANCE = (
-    "The question is too short to search reliably. Name the service, the symptom or the error, e.g. "
-    "'ledger-db primary failover fails with replication lag' or paste the alert name or ticket id."
+    "The question is too vague to search reliably: none of its words is specific in this index. Name the "
+    "service, the symptom or the error, or paste the alert name or ticket id."
 )
+
+
+def guidance(example: str = "") -> str:
+    """The guidance a vague question gets; `example`: a heading of the caller's own index to model one on."""
+    if not example:
+        return GUIDANCE
+    return GUIDANCE.replace("or the error,", f"or the error (as a heading here does: '{example}'),")
 
 
 @dataclass
 class GateVerdict:
     passed: bool
-    terms: list[str]  # the query's content words (lower-case, stopwords dropped)
+    terms: list[str]  # the query's content words (lower-case, stopwords dropped, each once)
     id_like: list[str]
     reason: str
+    example: str = ""  # for a refusal: a heading of the caller's index (judge), else ""
+    specific: list[str] = field(default_factory=list)  # the words judged specific in the index (judge)
+
+
+@dataclass(frozen=True)
+class TermUse:
+    """How the index asked uses one word of a question: the passages (child rows) the caller can read that hold
+    it, counted up to a cap, and whether it is the name of a service there."""
+
+    term: str
+    passages: int
+    service: bool = False
+
+
+@dataclass(frozen=True)
+class IndexEvidence:
+    """What query/specific.py read of the index for a question the word count alone would refuse."""
+
+    total: int  # passages the caller can read (0: not known)
+    uses: list[TermUse] = field(default_factory=list)
+    heading: str = ""  # a heading of the index made of exactly the question's words, if one is
+    together: int = -1  # passages holding every word of the question (-1: not counted)
+    example: str = ""  # a heading path of the caller's index, for the guidance
+
+
+# In an index of a few pages a share is a passage or two: a word held by three passages or fewer is one topic's.
+FEW_PASSAGES = 3
+
+
+def is_specific(use: TermUse, total: int, share: float) -> bool:
+    """A word held by at most `share` of the index's passages (or by FEW_PASSAGES), or a service's name. A word
+    no passage holds is as specific as a word gets (a product name, a typo): it is searched, and the floors
+    say whether anything answers it."""
+    return use.service or use.passages <= max(FEW_PASSAGES, share * total)
 
 
 def content_terms(text: str) -> list[str]:
@@ -95,3 +143,42 @@ def gate(text: str, min_terms: int, symptoms: bool = True) -> GateVerdict:
     if named and len(terms) >= max(2, min_terms - 1):
         return GateVerdict(True, terms, ids, f"the symptom {named[0]!r} and what it affects")
     return GateVerdict(False, terms, ids, f"{len(terms)} content word(s), fewer than {min_terms}, and no ID-like token")
+
+
+def judge(
+    text: str,
+    min_terms: int,
+    symptoms: bool = True,
+    index: Callable[[list[str]], IndexEvidence] | None = None,
+    share: float = 0.05,
+) -> GateVerdict:
+    """`gate`, and for a question it refuses, the index's word: searched when one of its words is specific there
+    (is_specific) or its words are one of its headings; else refused, with an example from the caller's index.
+    `index(terms)` reads the evidence (query/specific.py); None: the word count alone decides."""
+    verdict = gate(text, min_terms, symptoms)
+    if verdict.passed or index is None:
+        return verdict
+    evidence = index(verdict.terms)
+    if evidence.heading:
+        verdict.passed, verdict.reason = True, f"the words of the heading {evidence.heading!r}"
+        return verdict
+    verdict.specific = [u.term for u in evidence.uses if is_specific(u, evidence.total, share)]
+    if not verdict.specific and len(evidence.uses) > 1 and evidence.together >= 0:
+        joint = TermUse(" ".join(verdict.terms), evidence.together)
+        if is_specific(joint, evidence.total, share):  # common words, rare together: "major incident"
+            verdict.passed = True
+            verdict.reason = f"its words together ({evidence.together} of {evidence.total or '?'} passages)"
+            return verdict
+    if verdict.specific:
+        term = next(u for u in evidence.uses if u.term == verdict.specific[0])
+        what = "a service name" if term.service else f"in {term.passages} of {evidence.total or '?'} passages"
+        verdict.passed, verdict.reason = True, f"the specific word {term.term!r} ({what})"
+        return verdict
+    verdict.example = evidence.example
+    if verdict.terms:
+        counts = ", ".join(f"{u.term!r} in {u.passages}" for u in evidence.uses)
+        verdict.reason = (
+            f"{len(verdict.terms)} distinct content word(s), none specific in this index ({counts} of "
+            f"{evidence.total or '?'} passages) and no ID-like token"
+        )
+    return verdict

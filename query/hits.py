@@ -11,11 +11,11 @@ from cairn.schemas import from_epoch
 from cairn.schemas.rows import ChunkRow
 
 
-def make_hit(seed: Seed, row: ChunkRow, child_text: str, low_relevance: float) -> Hit:
+def make_hit(seed: Seed, row: ChunkRow, child_text: str, low_relevance: float, query: str = "") -> Hit:
     """The hit of a chosen section: its row's text and metadata, the seed's scores, and a citation whose labels
     go down to the heading the best child sits under (rule 22). The seed learns its labels (rule 21's last key)."""
     updated = from_epoch(row.updated_at)
-    where = labels(row.title, list(row.breadcrumbs), row.text, child_text)
+    where = labels(row.title, list(row.breadcrumbs), row.text, child_text, query)
     seed.labels, seed.place = len(where), where[-1]
     return Hit(
         chunk_id=row.chunk_id,

@@ -29,6 +29,7 @@ class PackItem:
     children: list[ChildText] = field(default_factory=list)  # the hit child rows
     parent: ChunkRow | None = None  # the row of its enclosing section (parent_section_id), when it has one
     cited: str = ""  # the hit's citation ("" = the row's own)
+    also_cited: list[str] = field(default_factory=list)  # the other subsections its matched children sit under
 
     @property
     def key(self) -> tuple[str, str]:
@@ -49,6 +50,8 @@ class PackStats:
     parent_abstracts: int = 0  # enclosing sections' abstracts brought by a lone child
     fallbacks: int = 0  # sections too big for what was left, packed as their hit children
     citations: int = 0  # citations the blocks carry
+    context_sections: int = 0  # neighbours under the floors packed as context of their seed's block (rule 10)
+    context_left_out: list[str] = field(default_factory=list)  # such neighbours not packed (no room, seed not whole)
 
     def counts(self) -> dict[str, int]:
         """Rule 18's telemetry, as the diagnostics' `pack` holds it."""
@@ -58,6 +61,7 @@ class PackStats:
             "parent_abstracts": self.parent_abstracts,
             "fallbacks": self.fallbacks,
             "citations": self.citations,
+            "context_sections": self.context_sections,
         }
 
 
@@ -78,7 +82,19 @@ def _abstract(row: ChunkRow | None) -> tuple[str, int]:
     return links.abstract, links.abstract_token_count or 0
 
 
-def pack(items: list[PackItem], budget: int) -> tuple[list[Block], PackStats]:
+@dataclass(frozen=True)
+class ContextSection:
+    """A section packed only as context of a hit's block, never cited (rule 10: a neighbour under the floors)."""
+
+    of: str  # the chunk id of the hit section whose block it joins
+    row: ChunkRow  # its own section row
+
+
+def pack(
+    items: list[PackItem], budget: int, context: list[ContextSection] | None = None
+) -> tuple[list[Block], PackStats]:
+    """The hits' blocks within `budget` tokens; then `context` sections (in the order given), each joining its
+    hit's block on the side where it stands in the document, while room is left."""
     stats = PackStats()
     whole: dict[tuple[str, str], PackItem] = {}
     reserved: dict[tuple[str, str], tuple[str, int]] = {}  # enclosing section -> its abstract, room reserved
@@ -108,6 +124,7 @@ def pack(items: list[PackItem], budget: int) -> tuple[list[Block], PackStats]:
             stats.fallbacks += 1
             fallbacks.append(block)
     blocks = _merge(list(whole.values()), reserved, stats) + fallbacks
+    _attach(blocks, list(whole.values()), context or [], remaining, stats)
     stats.sections = len(whole)
     stats.citations = sum(len(b.citations) for b in blocks)
     return front_and_back(blocks), stats
@@ -144,12 +161,38 @@ def _merge(packed: list[PackItem], reserved: dict[tuple[str, str], tuple[str, in
                 [i.seed.section_id for i in run],
                 "\n\n".join(parts),
                 tokens,
-                [i.cited or citation(i.seed) for i in run],
+                [c for i in run for c in [i.cited or citation(i.seed), *i.also_cited]],
                 min(i.rank for i in run),
                 context,
             )
         )
     return blocks
+
+
+def _attach(
+    blocks: list[Block], packed: list[PackItem], context: list[ContextSection], room: int, stats: PackStats
+) -> None:
+    """Each context section into the block holding its hit, before or after the hit's text by section order,
+    while it fits in `room`; one already packed (a hit itself, or another's context) is not repeated."""
+    rows = {item.seed.chunk_id: item.seed for item in packed}
+    present = {(b.document_id, section) for b in blocks for section in [*b.section_ids, *b.context_from]}
+    for extra in context:
+        row, hit = extra.row, rows.get(extra.of)
+        key = (row.document_id, row.section_id)
+        if key in present:
+            continue
+        block = None if hit is None else next((b for b in blocks if hit.section_id in b.section_ids), None)
+        tokens = int(row.token_count)
+        if hit is None or block is None or tokens > room:
+            stats.context_left_out.append(row.section_id)
+            continue
+        before = int(row.section_order) < int(hit.section_order)
+        block.text = f"{row.text}\n\n{block.text}" if before else f"{block.text}\n\n{row.text}"
+        block.tokens += tokens
+        block.context_from.append(row.section_id)
+        room -= tokens
+        present.add(key)
+        stats.context_sections += 1
 
 
 def _one_subtree(before: ChunkRow, after: ChunkRow) -> bool:
@@ -179,7 +222,12 @@ def _children_block(item: PackItem, remaining: int) -> Block | None:
         return None
     seed = item.seed
     return Block(
-        seed.document_id, [seed.section_id], "\n\n".join(parts), tokens, [item.cited or citation(seed)], item.rank
+        seed.document_id,
+        [seed.section_id],
+        "\n\n".join(parts),
+        tokens,
+        [item.cited or citation(seed), *item.also_cited],
+        item.rank,
     )
 
 

@@ -21,13 +21,14 @@ from cairn.embedding import Encoder
 from cairn.embedding.reranker import Reranker
 from cairn.index.protocol import IndexReader
 from cairn.query import confidence as conf
+from cairn.query.citations import subsection_citations
 from cairn.query.empty import BELOW_FLOORS, TOO_VAGUE, message, why_nothing_found
-from cairn.query.expansion import Expansion, expand
+from cairn.query.expansion import Expansion, expand, neighbour_trace, served_and_context
 from cairn.query.floors import Floors, apply_floors
 from cairn.query.fusion import fuse, leg_weights
-from cairn.query.gate import gate as question_gate
+from cairn.query.gate import judge
 from cairn.query.hits import documents, final_order, make_hit, matches, weak_hits
-from cairn.query.packing import ChildText, PackItem, pack
+from cairn.query.packing import ChildText, ContextSection, PackItem, pack
 from cairn.query.parents import (
     children_per_document,
     enclosing_sections,
@@ -41,6 +42,8 @@ from cairn.query.selection import (
     Seed,
     SparseDocLimits,
     by_continuity,
+    deferred_by_diversity,
+    distribution,
     diversify,
     dominance,
     newest_version,
@@ -48,6 +51,7 @@ from cairn.query.selection import (
     sparse_doc_recall,
 )
 from cairn.query.selection import gate as primary_only
+from cairn.query.specific import IndexTerms
 from cairn.query.transform import Transform, seeds
 from cairn.query.types import Ask, Block, Candidate, Diagnostics, DominanceTrace, Hit, RetrievalResult
 from cairn.schemas.config import QueryConfig
@@ -82,6 +86,7 @@ class Stop:
 
     why: str
     said: str
+    example: str = ""  # for a vague question: a heading of the caller's own index (query/specific.py)
 
 
 @dataclass
@@ -95,6 +100,7 @@ class Answer:
     weak: list[Candidate] = field(default_factory=list)  # floors: what they kept out
     chosen: list[Seed] = field(default_factory=list)  # selection, cut to k
     rows: dict[str, ChunkRow] = field(default_factory=dict)  # parent rows read so far, by chunk id
+    context: list[Seed] = field(default_factory=list)  # selection: neighbours that may only be context (rule 10)
     primary: str | None = None  # selection: the dominant document
     pairs: list[tuple[Seed, Hit]] = field(default_factory=list)  # fetch, in rule 21's final order
     blocks: list[Block] = field(default_factory=list)  # packing
@@ -112,13 +118,14 @@ Step = Callable[[Context, Answer], "Notes | Stop | None"]  # None: the step is o
 
 # ---- the steps -------------------------------------------------------------------------------------------
 def gate_step(ctx: Context, answer: Answer) -> Notes | Stop:
-    """Rule 20's first half: a question too vague to search gets guidance (scoped: the caller named the subject)."""
-    s = ctx.settings
-    verdict = question_gate(
-        ctx.ask.text, s.gate_min_terms_scoped if ctx.ask.scoped else s.gate_min_terms, s.gate_symptoms
-    )
-    if s.enabled("gate") and not verdict.passed:
-        return Stop(TOO_VAGUE, "query too vague to search")
+    """Rule 9: a question too vague to search gets guidance (scoped: the caller named the subject); a question of
+    few words is searched when one of them is specific in this index (query/specific.py)."""
+    s, on = ctx.settings, ctx.settings.enabled
+    index = IndexTerms(ctx.reader, ctx.ask.where) if on("gate") else None  # a few words: are they specific here?
+    least = s.gate_min_terms_scoped if ctx.ask.scoped else s.gate_min_terms
+    verdict = judge(ctx.ask.text, least, s.gate_symptoms, index, s.gate_specific_share)
+    if on("gate") and not verdict.passed:
+        return Stop(TOO_VAGUE, "query too vague to search", verdict.example)
     return {"gate": verdict.reason}
 
 
@@ -200,6 +207,12 @@ def selection_step(ctx: Context, answer: Answer) -> Notes:
     notes: Notes = {"dedupe": {"same_section": len(answer.kept) - len(promoted), "older_version": older}}
     chunks = {"passed_floors": len(answer.kept), "sections": len(sections)}
     primary = None
+    spread = distribution(by_continuity(sections, None), ask.k)  # rule 25 before the gate, where mixing shows
+    notes.update(
+        documents=spread.documents,
+        dominance_score=spread.dominance_score,
+        primary_doc_fraction=spread.primary_doc_fraction,
+    )
     if on("dominance"):
         sections, primary, notes["dominance"] = _dominance(ctx, sections)
     chunks["gated"] = len(sections)
@@ -208,7 +221,8 @@ def selection_step(ctx: Context, answer: Answer) -> Notes:
         sections = _expand(ctx, answer, sections, primary)
     chunks["expanded"] = len(sections)
     if on("diversity"):
-        sections = diversify(sections, s.per_document, s.diversity_drop)
+        before, sections = sections, diversify(sections, s.per_document, s.diversity_drop)
+        notes["diversity_deferred"] = deferred_by_diversity(before, sections, ask.k)
     if on("sparse_doc_recall"):
         sections = _inject(ctx, sections, answer.found.dense)
     answer.chosen, answer.primary = sections[: ask.k], primary
@@ -232,7 +246,8 @@ def fetch_step(ctx: Context, answer: Answer) -> Notes | Stop:
     for seed in answer.chosen:
         if seed.parent_chunk_id in keep:
             child = text_of.get(seed.children[0], "") if seed.children else ""
-            pairs.append((seed, make_hit(seed, rows[seed.parent_chunk_id], child, ctx.settings.low_relevance)))
+            hit = make_hit(seed, rows[seed.parent_chunk_id], child, ctx.settings.low_relevance, ctx.ask.text)
+            pairs.append((seed, hit))
     answer.pairs = final_order(pairs, answer.primary)
     if not answer.pairs:  # every chosen section was refused by the ACL re-check or replaced meanwhile: rare
         return Stop(BELOW_FLOORS, "no section could be read")
@@ -254,11 +269,21 @@ def packing_step(ctx: Context, answer: Answer) -> Notes | None:
             [ChildText(children[c].text, children[c].token_count) for c in h.matched_chunk_ids if c in children],
             enclosing.get(h.chunk_id),
             h.citation,
+            subsection_citations(
+                rows[h.chunk_id],
+                [children[c].text for c in h.matched_chunk_ids if c in children],
+                ctx.ask.text,
+                h.citation,
+            ),
         )
         for rank, h in enumerate(answer.hits, 1)
     ]
-    answer.blocks, stats = pack(items, ctx.settings.token_budget)
-    return {"pack": stats.counts()}
+    served = {h.chunk_id for h in answer.hits}
+    context = [
+        ContextSection(n.expanded_from, rows[n.parent_chunk_id]) for n in answer.context if n.expanded_from in served
+    ]
+    answer.blocks, stats = pack(items, ctx.settings.token_budget, context)
+    return {"pack": stats.counts(), "neighbours": neighbour_trace(answer.pairs, answer.context, stats)}
 
 
 def account_step(ctx: Context, answer: Answer) -> Notes:
@@ -269,16 +294,16 @@ def account_step(ctx: Context, answer: Answer) -> Notes:
     answer.tier, answer.tier_reason = conf.tier(hits, matches(answer.pairs), tiers)
     if s.enabled("gaps"):
         answer.gaps = conf.gaps(ctx.ask.text, [" ".join([h.title, *h.breadcrumbs, h.text]) for h in hits])
-    return {
+    notes: Notes = {
         "chunks": {"returned": len(hits)},
         "injections": sum(h.recall_injected for h in hits),
         "expanded_sections": sum("expanded" in h.flags for h in hits),
-        "documents": documents(hits),
+        "result_documents": documents(hits),
         "primary_document": primary,
-        "primary_doc_fraction": (
-            round(sum(h.document_id == primary for h in hits) / len(hits), 4) if primary and hits else None
-        ),
     }
+    if not s.enabled("packing"):  # packing says which neighbours it packed; without it, none was
+        notes["neighbours"] = neighbour_trace(answer.pairs, answer.context, None)
+    return notes
 
 
 # The pipeline, in order: (the name its time is reported under, the step).
@@ -333,7 +358,7 @@ def _empty(ask: Ask, diagnostics: Diagnostics, stop: Stop) -> RetrievalResult:
         ask.text,
         [],
         status="guidance" if stop.why == TOO_VAGUE else "no_results",
-        message=message(stop.why, ask.principal, ask.scope, best),
+        message=message(stop.why, ask.principal, ask.scope, best, stop.example),
         confidence=conf.SPECULATIVE,
         confidence_reason=stop.said,
         diagnostics=diagnostics,
@@ -370,8 +395,7 @@ def _expand(ctx: Context, answer: Answer, sections: list[Seed], primary: str | N
         ctx.reader, [rows[x.parent_chunk_id] for x in first if x.parent_chunk_id in rows], primary, access
     )
     grown, _ = expand(sections, adjacent, Expansion(s.expansion_seeds, s.expansion_weight))
-    if ctx.guards_citations():
-        grown = [x for x in grown if not (x.expanded_from and x.combined < ctx.floors.combined)]
+    grown, answer.context = served_and_context(grown, ctx.guards_citations())  # rule 10: context, never cited
     answer.rows.update(rows)
     answer.rows.update({r.chunk_id: r for found in adjacent.values() for r in found})
     return by_continuity(grown, primary)

@@ -141,12 +141,37 @@ def order_key(primary: str | None) -> Callable[[Seed], tuple[bool, float, int, s
 
 
 def gate(seeds: list[Seed], primary: str | None) -> tuple[list[Seed], int]:
-    """Rule 20: when a document dominates, the answer comes from it: the other documents' seeds are dropped.
-    Returns (kept, dropped)."""
-    if primary is None:
+    """Rule 20: when a document dominates, the answer comes from it: the other documents' seeds are dropped, but
+    never the best-scoring section (#53: the gate once dropped the runbook itself, which held the best section
+    and less of the top score). Returns (kept, dropped)."""
+    if primary is None or not seeds:
         return seeds, 0
-    kept = [s for s in seeds if s.document_id == primary]
+    best = max(seeds, key=lambda s: s.combined)
+    ahead = best.combined > max((s.combined for s in seeds if s.document_id == primary), default=-1.0)  # ties: its
+    kept = [s for s in seeds if s.document_id == primary or (ahead and s is best)]
     return kept, len(seeds) - len(kept)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Rule 25 on the top-k sections before the dominance gate (what the gate decides on, so that mixing shows):
+    sections per document, the top document's share of their fused score (the dominance score), and the share
+    of the sections that are the top document's (the primary-document fraction)."""
+
+    documents: dict[str, int]
+    dominance_score: float | None
+    primary_doc_fraction: float | None
+
+
+def distribution(seeds: list[Seed], k: int) -> Distribution:
+    top = seeds[:k]
+    counts: dict[str, int] = {}
+    for s in top:
+        counts[s.document_id] = counts.get(s.document_id, 0) + 1
+    verdict = dominance(top, k, 1.0)
+    if verdict.document is None:
+        return Distribution(counts, None, None)
+    return Distribution(counts, verdict.score, round(counts[verdict.document] / len(top), 4))
 
 
 def by_continuity(seeds: list[Seed], primary: str | None) -> list[Seed]:
@@ -155,25 +180,35 @@ def by_continuity(seeds: list[Seed], primary: str | None) -> list[Seed]:
 
 
 def diversify(seeds: list[Seed], per_document: int, drop: float) -> list[Seed]:
-    """Rule 12: at most `per_document` sections of one document before the other documents are considered,
-    unless every other document's best remaining section scores more than `drop` below it (then the document
-    is simply the answer). Every seed stays, in the order the caps give: the deferred ones come last, so that
-    truncation takes them only when nothing else is left."""
+    """Rule 12: at most `per_document` sections of one document before the other documents are considered, and
+    those its best (by combined score: #53, the order it comes in may be the fusion's or the reranker's),
+    unless every other document's best remaining section scores more than `drop` below (then the document is
+    simply the answer). Every seed stays, in the order given: the deferred ones come last, so that truncation
+    takes them only when nothing else is left."""
+    best: dict[str, list[str]] = {}  # each document's sections, best first
+    for s in sorted(seeds, key=lambda s: (-s.combined, -s.fused, s.parent_chunk_id)):
+        best.setdefault(s.document_id, []).append(s.parent_chunk_id)
+    within = {pid for ids in best.values() for pid in ids[:per_document]}
     chosen: list[Seed] = []
     deferred: list[Seed] = []
-    count: dict[str, int] = {}
     for i, seed in enumerate(seeds):
-        if count.get(seed.document_id, 0) < per_document:
+        if seed.parent_chunk_id in within:
             chosen.append(seed)
-            count[seed.document_id] = count.get(seed.document_id, 0) + 1
             continue
-        alternative = next((s.combined for s in seeds[i + 1 :] if count.get(s.document_id, 0) < per_document), None)
-        if alternative is None or seed.combined - alternative > drop:
+        others = [
+            s.combined for s in seeds[i + 1 :] if s.parent_chunk_id in within and s.document_id != seed.document_id
+        ]
+        if not others or seed.combined - max(others) > drop:
             chosen.append(seed)
-            count[seed.document_id] += 1
         else:
             deferred.append(seed)
     return chosen + deferred
+
+
+def deferred_by_diversity(before: list[Seed], after: list[Seed], k: int) -> list[str]:
+    """The sections diversity moved out of the top k (by section id, else parent chunk id): for the diagnostics."""
+    top = {s.parent_chunk_id for s in after[:k]}
+    return [s.section_id or s.parent_chunk_id for s in before[:k] if s.parent_chunk_id not in top]
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,15 @@ class DominanceTrace(TypedDict, total=False):
     note: str  # what happened, in words (e.g. nothing dominates: results from several documents)
 
 
+class NeighbourTrace(TypedDict):
+    """Rule 23's neighbours by section id, as rule 10 let them through: hits (floors not guarding), context only
+    (packed in their seed's block, never cited), left out."""
+
+    hits: list[str]
+    context: list[str]
+    left_out: list[str]
+
+
 class Diagnostics(TypedDict, total=False):
     """What one retrieval did, step by step (the `query` log record; `cairn query --explain`). A key is absent
     when the pipeline stopped before its step."""
@@ -162,9 +171,14 @@ class Diagnostics(TypedDict, total=False):
     dominance: DominanceTrace
     injections: int  # sections the sparse-document guarantee injected that are in the result
     primary_document: str | None
-    primary_doc_fraction: float | None  # share of the result's sections from the primary document (rule 25)
-    documents: dict[str, int]  # rule 25: sections per document in the result
+    # rule 25, on the top-k sections before the dominance gate (#53: after it, the fraction was 1.0 or None)
+    primary_doc_fraction: float | None  # share of those sections from the document with the most of their score
+    documents: dict[str, int]  # sections per document among them
+    dominance_score: float | None  # that document's share of their fused score
+    result_documents: dict[str, int]  # sections per document in the result
+    diversity_deferred: list[str]  # sections rule 12 moved out of the top k (a document's third and later)
     expanded_sections: int  # neighbour sections (rule 23) in the result
+    neighbours: NeighbourTrace  # rule 23's neighbours: served as hits, packed as context only, left out (rule 10)
     pack: dict[str, int]  # rule 18: sections packed, merges, parent abstracts, fallbacks, citations added
     timings_ms: dict[str, float]  # per stage, and "total"
     cache: str  # "hit" when answered from the cache

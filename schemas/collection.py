@@ -58,6 +58,7 @@ SEARCH_FIELDS = [
     "version_hash",
     "updated_at",
     "temporal_start",
+    "service_name",
 ]
 
 

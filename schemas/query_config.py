@@ -28,6 +28,16 @@ class QueryConfig(_Strict):
     # one word fewer when one names a symptom: "Node is unreachable." is the one dev alert summary of 112 that 3 words
     # alone would turn away (README, ablation table)
     gate_symptoms: bool = True  # a symptom word ("unreachable", "full", "lagging") counts for the missing word
+    # a question of fewer words is still searched when one of them is specific in the index asked (#53: keywords
+    # typed into a search box, "pushgateway", "query log"): held by at most this share of the passages the caller
+    # can read (or its words together are), or a service's name, or the words of one of its headings (query/gate.py
+    # judge); 0.1 measured on bench/data/short_questions.jsonl (docs/retrieval.md, rule 9)
+    gate_specific_share: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="a word held by at most this share of the readable passages is specific: the question is searched",
+    )
     # 2. query transform (HyDE, multi-query): "module:callable" returning extra embedding seeds; off when empty
     transform: str = ""  # HyDE / multi-query: "module:callable" returning extra embedding seeds; off when empty
     # rule 7 (HyDE): the hook's text is embedded instead of the question; off, beside it (multi-query)

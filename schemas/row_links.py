@@ -149,6 +149,22 @@ class PageRange:
 
 
 @dataclass(frozen=True)
+class SectionPlace:
+    """Where a section is published, for a link that clicks through (query/citations.py deep_link): its heading's
+    anchor as the site renders it (chunkers/sections.py; absent before the first heading, and on rows written
+    before anchors were recorded), and the page's published address with the site's anchor style (sources/wiki.py:
+    the source's link_template or the page's front matter `url`)."""
+
+    anchor: str | None = None
+    link: str | None = None
+    anchor_style: str = "github"
+
+    @classmethod
+    def from_row(cls, row: RowLike) -> SectionPlace:
+        return _read(cls, row)
+
+
+@dataclass(frozen=True)
 class AgreementCard:
     """On every row of an agreement: what the source read from its opening statement (sources/pdf.py), which a
     child of its own carries into its text (index/rows.py document_card)."""

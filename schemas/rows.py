@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from cairn.schemas.records import TEMPORAL_OPEN, ChunkType, stable_id
-from cairn.schemas.row_links import AgreementCard, ChildMarks, DocumentStamp, PageRange, ParentLinks
+from cairn.schemas.row_links import AgreementCard, ChildMarks, DocumentStamp, PageRange, ParentLinks, SectionPlace
 
 
 def version_key(version_hash: str, is_current: bool, temporal_start: int) -> str:
@@ -138,6 +138,10 @@ class ChunkRow:
     @property
     def pages(self) -> PageRange:
         return PageRange.from_row(self)
+
+    @property
+    def place(self) -> SectionPlace:
+        return SectionPlace.from_row(self)
 
     @property
     def card(self) -> AgreementCard:

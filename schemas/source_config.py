@@ -7,6 +7,7 @@ Identifiers (tenant, ACL groups, tags, the source name) are checked against the 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -178,6 +179,27 @@ class WikiSourceConfig(_FilesSource):
     max_file_bytes: int = Field(
         default=5_000_000, ge=1, description="a larger page is refused by its listed size, unread"
     )
+    link_template: str | None = Field(
+        default=None,
+        description=(
+            "where a page is published, for deep links that click through: {path} (the page's path) and {anchor} "
+            "(its heading's anchor as the site renders it), e.g. https://github.com/org/repo/blob/main/{path}#{anchor}"
+            "; a page's front matter `url` overrides it"
+        ),
+    )
+    anchor_style: Literal["github", "gitlab", "hugo"] = Field(
+        default="github", description="how the site renders a heading's anchor (hugo: its default, GitHub's)"
+    )
+
+    @field_validator("link_template")
+    @classmethod
+    def _placeholders(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        named = set(re.findall(r"{([^{}]*)}", value))
+        if "path" not in named or named - {"path", "anchor"}:
+            raise ValueError(f"link_template takes {{path}} and optionally {{anchor}}, got {value!r}")
+        return value
 
 
 class PdfSourceConfig(_FilesSource):

@@ -72,13 +72,13 @@ class ServiceMetrics:
         )
         self.primary_fraction = Histogram(
             "cairn_primary_doc_fraction",
-            "share of an answer's sections from its dominant document (answers with one)",
+            "share of the top-k sections before the dominance gate from the document holding most of their score",
             buckets=FRACTIONS,
             registry=into,
         )
         self.dominance = Histogram(
             "cairn_dominance_score",
-            "share of the top sections' score held by the answer's leading document (unscoped questions)",
+            "share of the top-k sections' score (before the dominance gate) held by the leading document",
             buckets=FRACTIONS,
             registry=into,
         )
@@ -176,8 +176,8 @@ class ServiceMetrics:
             self.primary_fraction.observe(trace["primary_doc_fraction"] or 0.0)
         if result.hits:
             self.documents.observe(len({h.document_id for h in result.hits}))
-        if "score" in trace.get("dominance", {}):
-            self.dominance.observe(trace["dominance"]["score"])
+        if trace.get("dominance_score") is not None:
+            self.dominance.observe(trace["dominance_score"] or 0.0)
         self.low_relevance.inc(sum(h.low_relevance for h in result.hits))
         floors = trace.get("floors")
         if floors:

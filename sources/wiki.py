@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from urllib.parse import quote
 
 from cairn.schemas import TEMPORAL_OPEN, ContentType, DocumentRef, Environment, Severity, SourceDocument, SourceType
 from cairn.schemas.source_config import WikiSourceConfig
@@ -77,7 +78,18 @@ class WikiSource(BlobSource[WikiSourceConfig]):
             severity=Severity.parse(fm.string(meta, "severity"), Severity.UNSPECIFIED),
             tags=fm.string_list(meta, "tags") or [],
             doc_tag=fm.string(meta, "doc_tag") or "",
+            extra=self.published(ref.locator, fm.string(meta, "url")),
         )
+
+    def published(self, locator: str, url: str | None) -> dict[str, str]:
+        """Where the page is published, for deep links (query/citations.py deep_link): its front matter `url`,
+        else the source's link_template with the page's path; {anchor} left for the section's heading."""
+        if url and not url.startswith(("https://", "http://")):
+            url = None  # a link a person clicks: a web address only
+        link = url or (self.config.link_template or "").replace("{path}", quote(locator, safe="/"))
+        if not link:
+            return {}
+        return {"link": link, "anchor_style": self.config.anchor_style}
 
 
 def decode_markdown(locator: str, raw: bytes) -> str:

@@ -109,7 +109,11 @@ def test_langchain_scope_fields_async_calls_and_a_chain(retriever):
     before = lc.CairnRetriever(retriever=retriever, principal=SRE, k=3, as_of="2025-01-01")  # before every page
     other_source = lc.CairnRetriever(retriever=retriever, principal=SRE, filters={"source_name": "globex-wiki"})
     assert titles(in_force.invoke(LEDGER))[0] == "Ledger DB failover"
-    assert before.invoke(LEDGER) == [] and other_source.invoke(LEDGER) == []
+    (reason,) = before.invoke(LEDGER)  # nothing in force then: the reason in place of the hits (#53)
+    assert reason.metadata["status"] == "no_results" and reason.metadata["empty_reason"] == "out_of_scope"
+    assert reason.page_content == reason.metadata["message"] and "citation" not in reason.metadata
+    quiet = lc.CairnRetriever(retriever=retriever, principal=SRE, as_of="2025-01-01", explain_empty=False)
+    assert quiet.invoke(LEDGER) == [] and other_source.invoke(LEDGER)[0].metadata["status"] == "no_results"
     with pytest.raises(ValueError, match="unknown filter field 'nope'"):  # refused when made, not at a question
         lc.CairnRetriever(retriever=retriever, principal=SRE, filters={"nope": "x"})
 
@@ -148,7 +152,11 @@ def test_llamaindex_isolation_scope_and_async(retriever):
     assert "Rotate leaked credentials" not in [n.node.metadata["title"] for n in leaked]
     assert not any("zebra-orchid-42" in n.node.text for n in leaked)
     assert [n.node.metadata["title"] for n in globex.retrieve(FILLER)] == ["Warehouse scanner API"]
-    assert li.CairnRetriever(retriever, SRE, as_of="2025-01-01").retrieve(LEDGER) == []
+    (reason,) = li.CairnRetriever(retriever, SRE, as_of="2025-01-01").retrieve(LEDGER)
+    assert reason.score == 0.0 and reason.node.metadata["empty_reason"] == "out_of_scope"
+    quiet = li.CairnRetriever(retriever, SRE, as_of="2025-01-01")
+    quiet.explain_empty = False
+    assert quiet.retrieve(LEDGER) == []
     with pytest.raises(ValueError, match="unknown filter field 'nope'"):
         li.CairnRetriever(retriever, SRE, filters={"nope": "x"})
 
@@ -159,6 +167,17 @@ def test_llamaindex_isolation_scope_and_async(retriever):
     assert [[n.node.node_id for n in nodes] for nodes in asked] == [
         [n.node.node_id for n in sre.retrieve(q)] for q in (LEDGER, FILLER)
     ]
+
+
+def test_a_vague_question_through_either_adapter_returns_the_guidance_not_an_empty_list(retriever):
+    for found in (
+        lc.CairnRetriever(retriever=retriever, principal=SRE).invoke("help me please"),
+        [n.node for n in li.CairnRetriever(retriever, SRE).retrieve("help me please")],
+    ):
+        (why,) = found
+        assert why.metadata["status"] == "guidance" and why.metadata["empty_reason"] == "too_vague"
+        text = why.page_content if isinstance(why, Document) else why.text
+        assert text.startswith("The question is too vague") and "ledger-db primary failover" not in text
 
 
 def test_an_adapter_over_a_retriever_handed_in_leaves_it_open(retriever):

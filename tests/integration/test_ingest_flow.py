@@ -9,6 +9,7 @@ from cairn.flows.ingest import ingest_flow
 from cairn.index.store import MilvusStore
 from cairn.query import Principal, Retriever
 from cairn.schemas import ChunkType
+from cairn.schemas.anchors import heading_anchor
 from cairn.schemas.config import QueryConfig, load_config
 from tests.conftest import write_config
 from tests.integration import corpus
@@ -150,7 +151,9 @@ def test_query_finds_the_section_and_cites_it(wiki):
     result = retrieve(config, "how do I promote the ledger replica", "acme", ["sre"], k=3)
     top = result.hits[0]
     assert top.title == "Ledger DB failover" and "pg_ctl promote" in top.text
-    assert top.citation.startswith("Ledger DB failover ") and f"#{top.section_id}" in top.citation
+    assert top.citation.startswith("Ledger DB failover ") and top.citation.endswith(top.deep_link)
+    # the link lands where GitHub renders the section's heading (#53), not on Cairn's section id
+    assert top.deep_link.endswith("#" + heading_anchor(top.breadcrumbs[-1]))
     assert top.citation.count("Ledger DB failover") == 1  # the title is said once
 
 

@@ -81,7 +81,8 @@ def test_search_lists_its_schema_answers_with_citations_and_survives_a_bad_argum
     assert not first.is_error
     text = first.content[0].text
     assert text.startswith("confidence: ")
-    assert "[1] Ledger DB failover (" in text and "file:///wiki/acme/ledger-failover.md#" in text
+    # the page is one section: the match is cited under the heading holding it, not as the bare title (#53)
+    assert "[1] Ledger DB failover › Promote the replica (" in text and "file:///wiki/acme/ledger-failover.md#" in text
     assert "pg_ctl promote" in text
     assert first.structured_content["status"] == "ok" and titles(first)[0] == "Ledger DB failover"
     assert "diagnostics" not in first.structured_content

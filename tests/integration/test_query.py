@@ -151,10 +151,12 @@ def test_a_two_word_question_is_searched_when_scoped_to_a_document_family(collec
     # the scope names the subject, so "late fee" asked of one agreement is as precise as three words
     retriever, _ = collection
     sre = Principal("acme", ["sre"])
-    assert retriever.retrieve("late fee", sre).status == "guidance"
     scoped = retriever.retrieve("late fee", sre, doc_tag="msa-2024")
     assert scoped.status == "ok" and "three percent" in scoped.hits[0].text
-    assert retriever.retrieve("fee", sre, doc_tag="msa-2024").status == "guidance"  # one word stays too vague
+    # a keyword few passages hold is searched too, scoped or not (#53: people type keywords into search boxes)
+    for kwargs in ({}, {"doc_tag": "msa-2024"}):
+        keyword = retriever.retrieve("fee", sre, **kwargs)
+        assert keyword.status == "ok" and "specific word 'fee'" in keyword.diagnostics["gate"]
 
 
 def test_as_of_answers_with_the_version_valid_then(collection):
@@ -351,6 +353,11 @@ def test_cairn_eval_beir_ingests_the_corpus_through_the_pipeline_then_scores_it(
     assert (
         again["ingest"]["indexed"] == 0 and again["ingest"]["unchanged"] == 4 and again["metrics"] == first["metrics"]
     )
+    # --config X: the scratch index asked with X's [query] settings (#53: they were ignored); here, no search leg
+    settings = tmp_path / "x.toml"
+    settings.write_text("[query]\nsteps = { dense_leg = false, keyword_leg = false }\n")
+    assert cairn([*args, "--config", str(settings)]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["ndcg@10"] == 0.0
 
 
 def test_a_beir_id_that_could_escape_the_scratch_folder_is_refused(tmp_path):

@@ -162,3 +162,14 @@ def test_the_metrics_table_has_a_row_per_variant(capsys):
         "full        0.9000  0.8500",
         "no floors   0.8000  0.7500",
     ]
+
+
+def test_a_search_leg_ablated_serves_alone_without_the_floors_set_for_the_fused_score(capsys):
+    from cairn.cli.evaluate import ablated
+
+    assert ablated("dense_leg") == {"dense_leg": False, "floors": False}  # the "BM25 only" row
+    assert ablated("keyword_leg") == {"keyword_leg": False, "floors": False}
+    assert ablated("diversity") == {"diversity": False}
+    report = {"principal": {"tenant": "a", "groups": ["g"]}, "queries": 1, "metrics": {"mrr": 1.0}}
+    print_eval({**report, "ablations": {"dense_leg": {"mrr": 0.5}}}, as_json=False)
+    assert capsys.readouterr().out.splitlines()[-1].startswith("no dense_leg / floors")

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from cairn.query.citations import citation, labels, trail
+from cairn.query.citations import citation, labels, subsection_citations, trail
 from cairn.query.confidence import Match, Tiers, gaps, tier
-from cairn.query.packing import ChildText, PackItem, front_and_back, newest_per_section, pack
+from cairn.query.packing import ChildText, ContextSection, PackItem, front_and_back, newest_per_section, pack
 from cairn.query.parents import one_version_per_document
 from cairn.query.types import Block, Hit
 from cairn.schemas.rows import ChunkRow
@@ -46,6 +46,21 @@ def test_adjacent_sections_under_one_parent_merge_into_one_block_in_section_orde
     blocks, stats = pack(items, budget=1000)
     assert [b.section_ids for b in blocks] == [["a", "b", "c"]] and blocks[0].text == "<a>\n\n<b>\n\n<c>"
     assert blocks[0].rank == 1 and stats.merges == 2 and stats.citations == 3
+
+
+def test_a_neighbour_under_the_floors_is_packed_as_context_of_its_seeds_block_and_never_cited():
+    seed = row("step-2", 2, 300)
+    before, after, far = row("step-1", 1, 200), row("step-3", 3, 200), row("other", 9, 200, doc="E")
+    context = [ContextSection(seed.chunk_id, before), ContextSection(seed.chunk_id, after)]
+    context.append(ContextSection("E:elsewhere", far))  # its seed is not packed: left out
+    blocks, stats = pack([PackItem(1, seed)], budget=750, context=context)
+    (block,) = blocks
+    assert block.text == "<step-1>\n\n<step-2>\n\n<step-3>" and block.section_ids == ["step-2"]
+    assert len(block.citations) == 1 and stats.citations == 1  # the seed's citation only
+    assert block.context_from == ["step-1", "step-3"] and stats.context_sections == 2 and block.tokens == 700
+    assert stats.context_left_out == ["other"]
+    tight, stats = pack([PackItem(1, seed)], budget=500, context=context[:2])  # room for one neighbour only
+    assert tight[0].context_from == ["step-1"] and stats.context_left_out == ["step-3"]
 
 
 def test_adjacent_sections_of_different_parents_stay_apart():
@@ -184,13 +199,14 @@ SELECT now() - pg_last_xact_replay_timestamp();
 """
 
 
-def test_citation_labels_keep_the_step_heading_and_add_the_first_deeper_heading_above_the_child():
+def test_citation_labels_keep_the_step_heading_the_first_deeper_and_the_deepest_heading_holding_the_match():
     crumbs = ["Ledger failover", "Step 3: promote the replica"]
     child = "SELECT now() -   pg_last_xact_replay_timestamp();"  # whitespace as a child may normalise it
     assert labels("Ledger failover", crumbs, STEP, child) == [
         "Ledger failover",
         "Step 3: promote the replica",
-        "Verify replication",  # the first deeper heading, not the deepest ("Lag query")
+        "Verify replication",  # the first deeper heading (rule 22's "Detail")
+        "Lag query",  # and the deepest, which holds the match (#53)
     ]
     assert labels("Ledger failover", crumbs, STEP, "Run pg_ctl promote on the replica.") == [
         "Ledger failover",
@@ -200,6 +216,95 @@ def test_citation_labels_keep_the_step_heading_and_add_the_first_deeper_heading_
         "Ledger failover",
         "Step 3: promote the replica",
     ]
+
+
+PAGE = """# Drain a node
+
+Before any maintenance, read the whole page.
+
+## Step 1: cordon the node
+
+Run kubectl cordon on the node so that nothing new lands on it.
+
+### Detail: draining with PodDisruptionBudgets
+
+kubectl drain respects PodDisruptionBudgets; a drain blocked by a budget waits until the budget allows eviction.
+
+## Step 2: upgrade
+
+Upgrade the kubelet.
+"""
+
+
+def test_a_match_under_a_detail_heading_is_cited_with_its_step_and_the_detail_not_the_step_alone():
+    # the child starts in Step 1's text and runs into its Detail subsection, where the question's words are
+    child = (
+        "Run kubectl cordon on the node so that nothing new lands on it. ### Detail: draining with "
+        "PodDisruptionBudgets kubectl drain respects PodDisruptionBudgets; a drain blocked by a budget waits"
+    )
+    cited = labels("Drain a node", ["Drain a node"], PAGE, child, query="drain blocked by a PodDisruptionBudget")
+    assert cited == ["Drain a node", "Step 1: cordon the node", "Detail: draining with PodDisruptionBudgets"]
+    # the same child asked about cordoning: its match is in Step 1's own text
+    assert labels("Drain a node", ["Drain a node"], PAGE, child, query="cordon the node first") == [
+        "Drain a node",
+        "Step 1: cordon the node",
+    ]
+
+
+def test_a_step_match_is_not_cited_as_the_bare_title_when_the_child_renders_markup_differently():
+    section = PAGE.replace("Run kubectl cordon", "Run [kubectl cordon](https://kubernetes.io/docs/cordon)")
+    child = "Run kubectl cordon on the node so that nothing new lands on it."  # the link rendered as its text
+    assert labels("Drain a node", ["Drain a node"], section, child) == ["Drain a node", "Step 1: cordon the node"]
+
+
+def test_each_subsection_of_one_heading_is_cited_as_itself():
+    section = """## Procedure
+
+Pick the path that matches what happened.
+
+### Unplanned failover
+
+Patroni decides.
+
+#### If Patroni already promoted a new leader
+
+Repoint the pooler at the new leader.
+
+#### If no leader was elected
+
+Promote the healthiest replica by hand.
+
+#### Failing over to the asynchronous replica
+
+Accept the data loss in writing first.
+"""
+    crumbs = ["Ledger", "Procedure"]  # the section is "Procedure": its small subsections were packed into it
+    cited = [
+        labels("Ledger", crumbs, section, child)
+        for child in (
+            "Repoint the pooler at the new leader.",
+            "Promote the healthiest replica by hand.",
+            "Accept the data loss in writing first.",
+        )
+    ]
+    assert [c[-1] for c in cited] == [
+        "If Patroni already promoted a new leader",
+        "If no leader was elected",
+        "Failing over to the asynchronous replica",
+    ]
+    assert all(c[:-1] == ["Ledger", "Procedure", "Unplanned failover"] for c in cited)  # each its own citation
+
+
+def test_a_hit_matched_in_two_subsections_cites_both_and_its_block_carries_each():
+    section = row("proc", 1, 200, text=PAGE)
+    section = replace(section, title="Drain a node", breadcrumbs=["Drain a node"], version_hash="abcdef1234")
+    cordon = "Run kubectl cordon on the node so that nothing new lands on it."
+    upgrade = "Upgrade the kubelet."
+    first = citation(section, labels("Drain a node", ["Drain a node"], PAGE, cordon))
+    more = subsection_citations(section, [cordon, upgrade, upgrade], "cordon", first)
+    assert len(more) == 1 and "Drain a node › Step 2: upgrade (vabcdef1" in more[0]
+    (block,), stats = pack([PackItem(1, section, cited=first, also_cited=more)], budget=1000)
+    assert block.citations == [first, *more] and stats.citations == 2
 
 
 def test_a_sibling_heading_merged_into_the_section_replaces_the_sections_own_label():

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cairn.query.gate import gate
+from cairn.query.gate import IndexEvidence, TermUse, gate, guidance, is_specific, judge
 from cairn.query.transform import seeds
 from tests.conftest import REPO, SHARED
 
@@ -81,6 +81,67 @@ def test_gate_accepts_a_defined_term_but_not_a_capitalised_sentence_start():
     assert verdict.passed and verdict.id_like == ["Determination Date"]
     assert not gate("what is the determination date", 3).passed
     assert not gate("How Do I fix it?", 3).passed
+
+
+# ---- 1b. the gate asks the index about a question of few words (#53) -----------------------------------
+def index_of(total: int, passages: dict[str, int], services=(), heading="", example="Alertmanager › Silences"):
+    """What query/specific.py would read: `passages` per word among `total` readable passages."""
+
+    def read(terms):
+        uses = [TermUse(t, passages.get(t, 0), t in services) for t in terms]
+        return IndexEvidence(total, uses, heading, example=example)
+
+    return read
+
+
+@pytest.mark.parametrize("text", ["pushgateway", "what is a histogram", "when should I use the pushgateway"])
+def test_a_short_question_with_a_word_rare_in_the_index_is_searched(text):
+    index = index_of(2000, {"pushgateway": 4, "histogram": 30, "use": 300})
+    verdict = judge(text, 3, index=index, share=0.05)
+    assert verdict.passed and verdict.specific and "specific word" in verdict.reason
+
+
+def test_a_short_question_of_words_common_in_the_index_gets_guidance_with_the_indexs_own_example():
+    verdict = judge("the metrics", 3, index=index_of(2000, {"metrics": 900}), share=0.05)
+    assert not verdict.passed and verdict.example == "Alertmanager › Silences"
+    assert "'metrics' in 900 of 2000 passages" in verdict.reason and "too short" not in verdict.reason
+    said = guidance(verdict.example)
+    assert "'Alertmanager › Silences'" in said and "ledger-db" not in said  # not the sample corpus's example
+    assert "ledger-db" not in guidance()
+
+
+def test_a_word_absent_from_the_index_and_a_service_name_are_specific():
+    assert is_specific(TermUse("sourdough", 0), 2000, 0.05)  # searched: the floors say nothing answers it
+    assert is_specific(TermUse("billing", 600, service=True), 2000, 0.05)
+    assert is_specific(TermUse("pgbouncer", 3), 20, 0.05)  # a tiny index: three passages are one topic
+    assert not is_specific(TermUse("restart", 9), 21, 0.05)
+
+
+def test_two_common_words_rare_together_are_searched():
+    def read(terms):
+        return IndexEvidence(2000, [TermUse("major", 300), TermUse("incident", 900)], together=40)
+
+    verdict = judge("major incident", 3, index=read, share=0.05)
+    assert verdict.passed and verdict.reason == "its words together (40 of 2000 passages)"
+    assert not judge("major incident", 3, index=lambda t: IndexEvidence(2000, read(t).uses, together=400)).passed
+
+
+def test_two_words_making_up_a_heading_are_searched():
+    verdict = judge("query log", 3, index=index_of(2000, {"query": 500, "log": 400}, heading="Query log"))
+    assert verdict.passed and verdict.reason == "the words of the heading 'Query log'"
+
+
+def test_a_long_question_of_two_distinct_words_is_judged_on_its_words_not_its_length():
+    text = "basic auth " * 200_000  # about 2 MB
+    rare = judge(text, 3, index=index_of(2000, {"basic": 80, "auth": 12}))
+    assert rare.passed and rare.terms == ["basic", "auth"]
+    common = judge(text, 3, index=index_of(2000, {"basic": 800, "auth": 700}))
+    assert not common.passed and "2 distinct content word(s), none specific" in common.reason
+
+
+def test_without_the_index_the_word_count_alone_decides():
+    assert not judge("pushgateway", 3).passed
+    assert judge("ledger primary failover", 3, index=lambda terms: pytest.fail("not asked")).passed
 
 
 # ---- 2. transform hook --------------------------------------------------------------------------

@@ -4,11 +4,13 @@ the short-document recall guarantee (rules 1-2)."""
 
 import pytest
 
-from cairn.query.expansion import Expansion, expand
+from cairn.query.expansion import Expansion, expand, served_and_context
 from cairn.query.selection import (
     Seed,
     SparseDocLimits,
     by_continuity,
+    deferred_by_diversity,
+    distribution,
     diversify,
     dominance,
     dominant_document,
@@ -116,6 +118,16 @@ def test_only_the_first_n_seeds_are_expanded_and_a_section_already_found_is_not_
     assert [s.parent_chunk_id for s in grown] == ["a", "b", "c", "a+1"] and added == 1
 
 
+def test_when_the_floors_guard_the_citations_every_neighbour_is_context_only():
+    seeds_ = [seed("a", "A", fused=0.95, combined=0.95)]
+    grown, _ = expand(seeds_, {"a": [parent_row("a+1", "A", 1)]}, Expansion(seeds=1, weight=0.9))
+    served, context = served_and_context(grown, floors_guard=True)
+    assert [s.parent_chunk_id for s in served] == ["a"] and [s.parent_chunk_id for s in context] == ["a+1"]
+    # its 0.855 comes from its seed, not from its own text: no evidence of its own to cite
+    assert context[0].combined == pytest.approx(0.855) and context[0].child_scores == []
+    assert served_and_context(grown, floors_guard=False) == (grown, [])
+
+
 # ---- rule 12: diversity -------------------------------------------------------------------------------
 def test_diversity_defers_a_documents_third_section_unless_the_rest_is_much_worse():
     close = [seed("a1", "A", combined=0.9), seed("a2", "A", combined=0.85), seed("a3", "A", combined=0.8)]
@@ -123,6 +135,39 @@ def test_diversity_defers_a_documents_third_section_unless_the_rest_is_much_wors
     assert [s.parent_chunk_id for s in diversify(close, 2, 0.15)] == ["a1", "a2", "b", "a3"]
     far = close[:3] + [seed("b", "B", combined=0.5)]
     assert [s.parent_chunk_id for s in diversify(far, 2, 0.15)] == ["a1", "a2", "a3", "b"]
+
+
+def test_diversity_keeps_each_documents_best_sections_whatever_order_they_come_in():
+    # the order is the fusion's or the reranker's (fused); what a document keeps is its best by combined score
+    a1, a2, a3 = (
+        seed("a1", "A", fused=0.9, combined=0.70),
+        seed("a2", "A", fused=0.8, combined=0.60),
+        seed("a3", "A", fused=0.7, combined=0.827),
+    )
+    b = seed("b", "B", fused=0.6, combined=0.803)
+    ordered = diversify([a1, a2, a3, b], 2, 0.15)
+    assert [s.parent_chunk_id for s in ordered] == ["a1", "a3", "b", "a2"]  # a2, A's worst, is deferred
+    assert deferred_by_diversity([a1, a2, a3, b], ordered, 3) == ["a2"]
+
+
+def test_the_dominance_gate_never_drops_the_best_scoring_section():
+    runbook = seed("r", "R", fused=0.5, combined=0.9)  # the best section, in a document with less of the score
+    guide = [seed("g1", "G", fused=0.8, combined=0.7), seed("g2", "G", fused=0.7, combined=0.65)]
+    kept, dropped = gate([*guide, runbook, seed("x", "X", fused=0.2, combined=0.4)], "G")
+    assert [s.parent_chunk_id for s in kept] == ["g1", "g2", "r"] and dropped == 1
+
+
+def test_the_distribution_is_measured_on_the_top_k_before_the_gate():
+    sections = [
+        seed("a1", "A", fused=0.9),
+        seed("a2", "A", fused=0.6),
+        seed("b", "B", fused=0.5),
+        seed("c", "C", fused=0.1),
+    ]
+    spread = distribution(sections, k=3)
+    assert spread.documents == {"A": 2, "B": 1}  # the top 3 only
+    assert spread.dominance_score == pytest.approx(0.75) and spread.primary_doc_fraction == pytest.approx(0.6667)
+    assert distribution([], 3).primary_doc_fraction is None
 
 
 def test_an_injected_section_gets_no_exemption_from_the_cap():

@@ -25,14 +25,16 @@ def hit(document_id: str) -> Hit:
     return Hit("c", document_id, "s", [], "T", "u", 0.8, "", "", "v", None, "")
 
 
-def test_the_dominance_score_of_each_unscoped_answer_is_observed(metrics):
-    gated = {"score": 0.75, "document": "A", "documents": 2, "primary": "A", "gated_out": 1, "note": "..."}
-    metrics.answered(RetrievalResult("q", [hit("A")], diagnostics={"dominance": gated}), 0.1)
-    metrics.answered(RetrievalResult("q", [hit("B")], diagnostics={"dominance": {"note": "not run: doc_tag"}}), 0.1)
-    assert sample(metrics, "cairn_dominance_score_count") == 1
-    assert sample(metrics, "cairn_dominance_score_sum") == pytest.approx(0.75)
-    assert sample(metrics, 'cairn_dominance_score_bucket{le="0.8"}') == 1
-    assert sample(metrics, 'cairn_dominance_score_bucket{le="0.7"}') == 0
+def test_the_dominance_score_and_primary_fraction_before_the_gate_are_observed_for_every_answer(metrics):
+    # rule 25 before the gate (#53): a scoped answer, where dominance does not run, is measured too
+    before = {"dominance_score": 0.75, "primary_doc_fraction": 0.6, "documents": {"A": 3, "B": 2}}
+    metrics.answered(RetrievalResult("q", [hit("A")], diagnostics={**before, "dominance": {"note": "gated"}}), 0.1)
+    scoped = {"dominance_score": 0.55, "primary_doc_fraction": 0.5, "dominance": {"note": "not run: doc_tag"}}
+    metrics.answered(RetrievalResult("q", [hit("B")], diagnostics=scoped), 0.1)
+    assert sample(metrics, "cairn_dominance_score_count") == 2
+    assert sample(metrics, "cairn_dominance_score_sum") == pytest.approx(1.3)
+    assert sample(metrics, 'cairn_dominance_score_bucket{le="0.7"}') == 1
+    assert sample(metrics, "cairn_primary_doc_fraction_sum") == pytest.approx(1.1)
 
 
 def test_empty_answers_are_counted_by_why_they_are_empty(metrics):
