@@ -44,7 +44,8 @@ class InMemoryStore:
         self.rows_by_id: dict[str, ChunkRow] = {}
         self.refuse = frozenset(refuse)
         self.writes = 0  # calls that changed rows: the mark
-        self._terms: dict[str, Counter[str]] = {}  # chunk_id -> its search_text's term counts
+        self._terms: dict[str, Counter[str]] = {}  # chunk_id -> its search_text's term counts, for BM25
+        self._terms_of: tuple[int, int] = (-1, -1)  # (id of rows_by_id, writes) the term counts were made from
 
     # ---- the writing half (IndexStore) ------------------------------------------------------------------
     def upsert(self, rows: list[ChunkRow]) -> int:
@@ -54,7 +55,6 @@ class InMemoryStore:
         self.writes += 1
         for row in rows:
             self.rows_by_id[row.chunk_id] = replace(row)
-            self._terms[row.chunk_id] = Counter(tokens(row.search_text))
         return len(rows)
 
     def retire_chunks(self, chunk_ids: Iterable[str], history: bool, at: int) -> None:
@@ -72,7 +72,6 @@ class InMemoryStore:
         self.writes += 1
         for chunk_id in chunk_ids:
             self.rows_by_id.pop(chunk_id, None)
-            self._terms.pop(chunk_id, None)
 
     def flush(self) -> None:
         pass  # nothing is buffered
@@ -107,6 +106,9 @@ class InMemoryStore:
 
     def search_bm25(self, text: str, where: RowFilter, limit: int) -> list[ScoredRow]:
         query = set(tokens(text))
+        if (id(self.rows_by_id), self.writes) != self._terms_of:  # written since, or rows put back from a copy
+            self._terms = {i: Counter(tokens(row.search_text)) for i, row in self.rows_by_id.items()}
+            self._terms_of = (id(self.rows_by_id), self.writes)
         if not query or not self._terms:
             return []
         lengths = {chunk_id: sum(terms.values()) for chunk_id, terms in self._terms.items()}

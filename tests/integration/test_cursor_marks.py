@@ -16,7 +16,7 @@ import pytest
 from cairn.flows.context import RunContext
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Silent
-from cairn.flows.steps import InlineRunner, Steps
+from cairn.flows.steps import IngestSteps, InlineRunner
 from cairn.flows.sync import SourceSync
 from cairn.index.cache import EmbeddingCache
 from cairn.index.memory import InMemoryStore
@@ -37,8 +37,10 @@ def sync(tmp_path: Path, store: InMemoryStore, source: dict) -> SourceReport:
     encoder = HashingEncoder()
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
-        steps = Steps.bind(config, encoder, cache, store, InlineRunner())
-        return SourceSync(RunContext(config, RunOptions(), store, state, steps, Silent()), config.sources[0]).sync()
+        steps = IngestSteps.bind(config, encoder, cache, store, InlineRunner())
+        return SourceSync(
+            RunContext(config, RunOptions(), store, state, steps=steps, progress=Silent()), config.sources[0]
+        ).sync()
     finally:
         cache.close()
         state.close()
@@ -48,14 +50,14 @@ class Backup:
     """A copy of the collection, its mark with it."""
 
     def __init__(self, store: InMemoryStore) -> None:
-        self.rows, self.writes = copy.deepcopy(store.rows), store.writes
+        self.rows, self.writes = copy.deepcopy(store.rows_by_id), store.writes
 
     def restore(self, store: InMemoryStore) -> None:
-        store.rows, store.writes = copy.deepcopy(self.rows), self.writes
+        store.rows_by_id, store.writes = copy.deepcopy(self.rows), self.writes
 
 
 def texts(store: InMemoryStore, locator: str) -> str:
-    return " ".join(r["text"] for r in store.rows.values() if r["is_current"] and r["locator"] == locator)
+    return " ".join(r.text for r in store.rows_by_id.values() if r.is_current and r.locator == locator)
 
 
 def test_a_restored_backup_drops_the_pagerduty_high_water_mark_and_converges(tmp_path, monkeypatch):

@@ -15,26 +15,30 @@ from hypothesis import strategies as st
 from cairn.cli.app import _Printable, main
 from cairn.cli.ingest import print_run_report
 from cairn.printable import printable
+from cairn.schemas.run_report import RunReport
 
 FORGED = "page\x1b[2K\x1b[1A\r\ndata quality: passed\n\u202e.md"
 
 
-def report(document: str) -> dict:
+def report(document: str) -> RunReport:
     counts = {"seen": 1, "indexed": 0, "unchanged": 0, "skipped": 0, "deleted": 0, "failed": 1}
-    return {
-        "documents": counts,
-        "sections": 0,
-        "chunks": 0,
-        "tokens": 0,
-        "embeddings_computed": 0,
-        "seconds": 1.0,
-        "model_seconds": 0.0,
-        "chunks_per_second": 0.0,
-        "quality": {"success": False, "failed": [f"chunk size of {document}"], "report_dir": "reports/\x1b[31mx"},
-        "failures": [{"source": "wiki\x07", "document": document, "error": "cannot parse\r\nFAILED nothing"}],
-        "skipped": [{"source": "wiki", "document": document, "reason": "empty", "read": True}],
-        "warnings": [{"source": "wiki", "document": document, "error": "no text\x1b]0;title\x07"}],
-    }
+    return RunReport.from_dict(
+        {
+            "run_id": "r",
+            "documents": counts,
+            "sections": 0,
+            "chunks": 0,
+            "tokens": 0,
+            "embeddings_computed": 0,
+            "seconds": 1.0,
+            "model_seconds": 0.0,
+            "chunks_per_second": 0.0,
+            "quality": {"success": False, "failed": [f"chunk size of {document}"], "report_dir": "reports/\x1b[31mx"},
+            "failures": [{"source": "wiki\x07", "document": document, "error": "cannot parse\r\nFAILED nothing"}],
+            "skipped": [{"source": "wiki", "document": document, "reason": "empty", "read": True}],
+            "warnings": [{"source": "wiki", "document": document, "error": "no text\x1b]0;title\x07"}],
+        }
+    )
 
 
 def test_a_file_name_cannot_erase_the_failed_line_or_forge_another(capsys):

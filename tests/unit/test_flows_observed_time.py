@@ -23,8 +23,8 @@ def body(title: str, n: int = 1) -> str:
 def parents(store: InMemoryStore, title: str, current: bool = True) -> list[dict]:
     return [
         r
-        for r in store.rows.values()
-        if r["title"] == title and r["is_current"] == current and r["chunk_type"] == ChunkType.FULL_TEXT.value
+        for r in store.rows_by_id.values()
+        if r.title == title and r.is_current == current and r.chunk_type == ChunkType.FULL_TEXT.value
     ]
 
 
@@ -40,12 +40,12 @@ def test_a_page_dated_2100_is_served_as_updated_when_it_was_seen(tmp_path):
 
     after = int(time.time())
     (future,) = parents(store, "Future")
-    assert before <= future["updated_at"] <= after and before <= future["temporal_start"] <= after
+    assert before <= future.updated_at <= after and before <= future.temporal_start <= after
     (hugo,) = parents(store, "Hugo")  # front matter's lastmod, then date
-    assert hugo["updated_at"] == int(datetime(2017, 5, 1, tzinfo=UTC).timestamp()) == hugo["temporal_start"]
-    assert hugo["created_at"] == int(datetime(2016, 1, 2, tzinfo=UTC).timestamp())
+    assert hugo.updated_at == int(datetime(2017, 5, 1, tzinfo=UTC).timestamp()) == hugo.temporal_start
+    assert hugo.created_at == int(datetime(2016, 1, 2, tzinfo=UTC).timestamp())
     (dated,) = parents(store, "Dated")  # an author's date in the future: clamped the same way
-    assert before <= dated["updated_at"] <= after
+    assert before <= dated.updated_at <= after
 
 
 def test_a_future_dated_version_served_then_replaced_keeps_a_history_interval(tmp_path):
@@ -62,5 +62,5 @@ def test_a_future_dated_version_served_then_replaced_keeps_a_history_interval(tm
 
     (old,) = parents(store, "Future", current=False)
     (new,) = parents(store, "Future")
-    assert old["temporal_start"] == served["temporal_start"] < old["temporal_end"] == new["temporal_start"]
-    assert new["temporal_start"] <= int(time.time())  # as of a moment between, the old version answers
+    assert old.temporal_start == served.temporal_start < old.temporal_end == new.temporal_start
+    assert new.temporal_start <= int(time.time())  # as of a moment between, the old version answers

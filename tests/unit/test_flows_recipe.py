@@ -9,7 +9,7 @@ from pathlib import Path
 from cairn.flows.context import RunContext
 from cairn.flows.options import RunOptions
 from cairn.flows.progress import Silent
-from cairn.flows.steps import InlineRunner, Steps
+from cairn.flows.steps import IngestSteps, InlineRunner
 from cairn.flows.sync import SourceSync
 from cairn.index.cache import EmbeddingCache
 from cairn.index.memory import InMemoryStore
@@ -46,8 +46,8 @@ def sync(tmp_path: Path, store: InMemoryStore, chunking: dict | None = None, **s
     encoder = HashingEncoder()
     cache, state = EmbeddingCache(config.embedding.cache_path, encoder.dim), SourceState(config.state_path)
     try:
-        steps = Steps.bind(config, encoder, cache, store, InlineRunner())
-        run = RunContext(config, RunOptions(), store, state, steps, Silent())
+        steps = IngestSteps.bind(config, encoder, cache, store, InlineRunner())
+        run = RunContext(config, RunOptions(), store, state, steps=steps, progress=Silent())
         return SourceSync(run, config.sources[0]).sync()
     finally:
         cache.close()
@@ -55,7 +55,7 @@ def sync(tmp_path: Path, store: InMemoryStore, chunking: dict | None = None, **s
 
 
 def children(store: InMemoryStore) -> list[dict]:
-    return [r for r in store.rows.values() if r["is_current"] and r["chunk_type"] == ChunkType.CHILD.value]
+    return [r for r in store.rows_by_id.values() if r.is_current and r.chunk_type == ChunkType.CHILD.value]
 
 
 def test_a_narrower_chunking_band_rechunks_every_document_and_says_why(tmp_path):
@@ -63,7 +63,7 @@ def test_a_narrower_chunking_band_rechunks_every_document_and_says_why(tmp_path)
     store = InMemoryStore()
     first = sync(tmp_path, store)
     assert first.documents.indexed == 3
-    assert max(r["token_count"] for r in children(store)) > 120  # the default band: children up to 200 tokens
+    assert max(r.token_count for r in children(store)) > 120  # the default band: children up to 200 tokens
     again = sync(tmp_path, store)
     assert (again.documents.unchanged, again.documents.indexed, again.reindexed) == (3, 0, {})
 
@@ -76,8 +76,8 @@ def test_a_narrower_chunking_band_rechunks_every_document_and_says_why(tmp_path)
         "[chunking] child_min_tokens 100 -> 60",
         "[chunking] child_target_tokens 150 -> 90",
     ]
-    assert max(r["token_count"] for r in children(store)) <= 120  # no child of the old band is left
-    current = {DocumentStamp.from_row(r).recipe for r in store.rows.values() if r["is_current"]}
+    assert max(r.token_count for r in children(store)) <= 120  # no child of the old band is left
+    current = {DocumentStamp.from_row(r).recipe for r in store.rows_by_id.values() if r.is_current}
     assert len(current) == 1 and "" not in current
     assert sync(tmp_path, store, NARROW).documents.unchanged == 3  # and the new recipe is then unchanged
 
@@ -86,16 +86,16 @@ def test_only_documents_another_recipe_made_are_rechunked(tmp_path):
     write_wiki(tmp_path / "wiki")
     store = InMemoryStore()
     sync(tmp_path, store)
-    for row in store.rows.values():  # beta's rows as an older Cairn (or other settings) made them
-        if row["title"] == "Beta":
-            row["extra"] = {**row["extra"], "recipe": "0123456789abcdef"}
+    for row in store.rows_by_id.values():  # beta's rows as an older Cairn (or other settings) made them
+        if row.title == "Beta":
+            row.extra = {**row.extra, "recipe": "0123456789abcdef"}
 
     part = sync(tmp_path, store)
 
     assert (part.documents.indexed, part.documents.unchanged) == (1, 2)
     assert part.reindexed == {OUTDATED_WHY["recipe"]: 1}
     assert part.embeddings_computed == 0  # the same texts: every vector from the embedding cache
-    assert part.written_documents["wiki"] == [r["document_id"] for r in store.rows.values() if r["title"] == "Beta"][:1]
+    assert part.written_documents["wiki"] == [r.document_id for r in store.rows_by_id.values() if r.title == "Beta"][:1]
 
 
 def test_a_row_shaping_source_option_rechunks_its_documents_and_embeds_nothing_new(tmp_path):
@@ -108,7 +108,7 @@ def test_a_row_shaping_source_option_rechunks_its_documents_and_embeds_nothing_n
 
     assert part.reindexed == {OUTDATED_WHY["recipe"]: 3}
     assert part.embeddings_computed == 0
-    assert {r["service_name"] for r in store.rows.values() if r["is_current"]} == {"payments"}
+    assert {r.service_name for r in store.rows_by_id.values() if r.is_current} == {"payments"}
 
 
 def test_a_recipes_changes_are_named(tmp_path):
@@ -127,12 +127,12 @@ def test_two_sources_of_one_name_sharing_an_index_are_refused_and_delete_nothing
     write_wiki(tmp_path / "wiki")
     store = InMemoryStore()
     assert sync(tmp_path, store).documents.indexed == 3
-    before = dict(store.rows)
+    before = dict(store.rows_by_id)
     write_page(tmp_path / "other", "delta.md", "# Delta\n\n" + SENTENCE.format(title="delta", n=1) * 30)
 
     other = sync(tmp_path, store, path=str(tmp_path / "other"))
 
-    assert store.rows == before  # nothing written, nothing removed
+    assert store.rows_by_id == before  # nothing written, nothing removed
     (failure,) = other.failures
     assert "refused" in failure.error and str(tmp_path / "other") in failure.error
     assert str(tmp_path / "wiki") in failure.error and "cairn drop --source wiki" in failure.error

@@ -32,6 +32,9 @@ TOP = [
     "quality",
     "per_source",
     "index",
+    "reindexed",
+    "unconfigured_sources",
+    "recipe_changes",
     "failed_sources",
     "chunks_per_second",
 ]
