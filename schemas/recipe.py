@@ -27,7 +27,7 @@ from cairn.schemas.source_config import SourceBase
 
 # Bump a number when the code it names gives other output for the same input (and update the golden digest).
 OUTPUT_VERSIONS: dict[str, int] = {
-    "chunkers": 1,  # chunkers/: sections, children, abstracts, health
+    "chunkers": 2,  # chunkers/: sections, children, abstracts, health (2: a section records its heading's anchor)
     "wiki": 2,  # sources/wiki.py + sources/frontmatter.py: a page's text and metadata (2: lastmod and date read)
     "git": 1,  # sources/git.py
     "pagerduty": 1,  # sources/pagerduty/: an incident rendered to Markdown
@@ -36,7 +36,7 @@ OUTPUT_VERSIONS: dict[str, int] = {
 
 # The options of each source type that change what its documents' rows hold (text or metadata).
 ROW_SHAPING: dict[str, tuple[str, ...]] = {
-    "wiki": ("uri_base", "service"),
+    "wiki": ("uri_base", "service", "link_template", "anchor_style"),
     "git": ("uri_template", "service"),
     "pagerduty": ("severity_map",),
     "pdf": ("parser", "tags"),

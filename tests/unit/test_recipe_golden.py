@@ -29,7 +29,7 @@ GOLDEN: dict[str, tuple[int, str]] = {
     "pagerduty": (1, "d2b95dfe63bc4eb6"),
     "pdf": (1, "c2ed019388e29bd0"),
     "git": (1, "68d77a813aa5e954"),
-    "chunkers": (1, "e9456a18ce7dd895"),
+    "chunkers": (2, "ddf49280e7c9ab66"),
 }
 # What the chunkers are pinned over: one source of each layout family (Markdown, incidents, agreements, code).
 CHUNKED = ("runbooks", "incidents", "contracts", "infra")
