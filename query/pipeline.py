@@ -87,6 +87,7 @@ class Stop:
     why: str
     said: str
     example: str = ""  # for a vague question: a heading of the caller's own index (query/specific.py)
+    notes: Notes = field(default_factory=dict)  # the stopping step's own part of the diagnostics
 
 
 @dataclass
@@ -125,7 +126,7 @@ def gate_step(ctx: Context, answer: Answer) -> Notes | Stop:
     least = s.gate_min_terms_scoped if ctx.ask.scoped else s.gate_min_terms
     verdict = judge(ctx.ask.text, least, s.gate_symptoms, index, s.gate_specific_share)
     if on("gate") and not verdict.passed:
-        return Stop(TOO_VAGUE, "query too vague to search", verdict.example)
+        return Stop(TOO_VAGUE, "query too vague to search", verdict.example, {"gate": verdict.reason})
     return {"gate": verdict.reason}
 
 
@@ -337,10 +338,11 @@ def run(ctx: Context, steps: list[tuple[str, Step]] = STEPS) -> RetrievalResult:
             timings[name] = round(timings.get(name, 0.0) + (now - mark) * 1000, 2)
         mark = now
         if isinstance(outcome, Stop):
-            stopped = outcome
-            break
+            stopped, outcome = outcome, outcome.notes
         for key, value in (outcome or {}).items():
             notes[key] = {**notes.get(key, {}), **value} if key == "chunks" else value
+        if stopped is not None:
+            break
     notes["timings_ms"] = {**timings, "total": round((time.perf_counter() - started) * 1000, 2)}
     diagnostics: Diagnostics = notes  # type: ignore[assignment]  # every key is one Diagnostics names
     if stopped is not None:

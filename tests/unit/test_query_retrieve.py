@@ -103,3 +103,8 @@ def test_a_row_the_acl_recheck_refuses_never_leaves(store, retriever):
     store.rows_by_id[top] = replace(store.rows_by_id[top], access_control_list=["payments"])
     after = retriever.retrieve(question, SRE, k=3)
     assert top not in {h.chunk_id for h in after.hits}
+
+
+def test_a_question_refused_as_vague_says_the_gates_reason(retriever):
+    vague = retriever.retrieve("help", SRE)
+    assert vague.diagnostics["gate"] and "gate" in vague.diagnostics["timings_ms"]
