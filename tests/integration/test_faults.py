@@ -137,13 +137,13 @@ def versions_one_and_two(tmp_path: Path, wiki: Path) -> tuple[Path, dict]:
     v1, v2 = tmp_path / "wiki-v1", tmp_path / "wiki-v2"
     subprocess.run(["cp", "-r", str(wiki), str(v1)], check=True)
     edit(wiki)
-    subprocess.run(["cp", "-r", str(wiki), str(v2)], check=True)
+    subprocess.run(["cp", "-a", str(wiki), str(v2)], check=True)
     expected = clean_snapshot(tmp_path, wiki)
     config = make_config(tmp_path, wiki)
 
     def holding(version: Path) -> None:  # the same folders (a source pointed at another folder is another source)
         subprocess.run(["rm", "-rf", str(wiki)], check=True)
-        subprocess.run(["cp", "-r", str(version), str(wiki)], check=True)
+        subprocess.run(["cp", "-a", str(version), str(wiki)], check=True)  # mtimes kept
 
     holding(v1)
     ingest_flow(config_path=str(config))

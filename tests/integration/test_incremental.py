@@ -313,7 +313,7 @@ def test_sigkill_at_any_failpoint_is_repaired_by_the_next_run(wiki, tmp_path):
     v1, v2 = tmp_path / "wiki-v1", tmp_path / "wiki-v2"
     subprocess.run(["cp", "-r", str(wiki), str(v1)], check=True)
     edit(wiki)
-    subprocess.run(["cp", "-r", str(wiki), str(v2)], check=True)
+    subprocess.run(["cp", "-a", str(wiki), str(v2)], check=True)
     clean = config_for("clean")
     ingest_flow(config_path=str(clean))
     expected = snapshot(clean)
@@ -323,7 +323,7 @@ def test_sigkill_at_any_failpoint_is_repaired_by_the_next_run(wiki, tmp_path):
         """The sources' folders hold `version` of the corpus (the same folders: a source pointed at another folder
         is another source, refused while the first one's rows are in the index)."""
         subprocess.run(["rm", "-rf", str(wiki)], check=True)
-        subprocess.run(["cp", "-r", str(version), str(wiki)], check=True)
+        subprocess.run(["cp", "-a", str(version), str(wiki)], check=True)  # mtimes kept
 
     for number, point in enumerate(FAILPOINTS):
         crashed = config_for(f"crash{number}")
