@@ -134,15 +134,20 @@ def fill(folder: Path) -> list[Path]:
 def versions_one_and_two(tmp_path: Path, wiki: Path) -> tuple[Path, dict]:
     """The index of tmp_path/index.toml holding version 1 of the corpus, its config then naming version 2 (the
     sources as they are now); and a clean ingest's snapshot of version 2."""
-    v1 = tmp_path / "wiki-v1"
+    v1, v2 = tmp_path / "wiki-v1", tmp_path / "wiki-v2"
     subprocess.run(["cp", "-r", str(wiki), str(v1)], check=True)
     edit(wiki)
+    subprocess.run(["cp", "-a", str(wiki), str(v2)], check=True)
     expected = clean_snapshot(tmp_path, wiki)
     config = make_config(tmp_path, wiki)
-    text = config.read_text()
-    config.write_text(text.replace(f"{wiki}/", f"{v1}/"))
+
+    def holding(version: Path) -> None:  # the same folders (a source pointed at another folder is another source)
+        subprocess.run(["rm", "-rf", str(wiki)], check=True)
+        subprocess.run(["cp", "-a", str(version), str(wiki)], check=True)  # mtimes kept
+
+    holding(v1)
     ingest_flow(config_path=str(config))
-    config.write_text(text)
+    holding(v2)
     return config, expected
 
 
