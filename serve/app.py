@@ -37,6 +37,7 @@ from cairn.serve.service import Question, Service
 log = logging.getLogger("cairn.serve")
 PRINCIPAL_FIELDS = {"tenant", "tenant_id", "groups", "group", "principal", "acl", "access_control_list"}
 GUARDED = ("/v1/", "/mcp")  # the paths a key opens
+METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus's text format
 CONFIG_ENV = "CAIRN_SERVE_CONFIG"  # how `cairn serve --workers N` hands each worker process its configuration
 
 
@@ -115,6 +116,11 @@ class KeyCheck:
         self.app, self.service = app, service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/metrics" and scope["method"] == "GET":
+            # answered here, before the app's own layers: what a client looping on /metrics costs stays small
+            text = await self.service.exposition()
+            await Response(text, media_type=METRICS_TYPE)(scope, receive, send)
+            return
         if scope["type"] != "http" or not scope["path"].startswith(GUARDED):
             await self.app(scope, receive, send)
             return
@@ -258,7 +264,7 @@ def create_app(config: CairnConfig, service: Service | None = None, source: Path
 
     @app.get("/metrics", summary="Prometheus text format", response_class=Response)
     async def metrics() -> Response:
-        return Response(await service.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
+        return Response(await service.exposition(), media_type=METRICS_TYPE)
 
     return app
 
