@@ -29,7 +29,7 @@ from cairn.errors import UsageError
 from cairn.query.answers import result_json
 from cairn.schemas.config import CairnConfig, ServeConfig, load_config, resolve_config_path
 from cairn.serve.auth import Caller, retry_after
-from cairn.serve.errors import Unavailable, one_line
+from cairn.serve.errors import ScrapesWaiting, Unavailable, one_line
 from cairn.serve.mcp_http import mcp_endpoint
 from cairn.serve.reload import PrincipalsReloader, ignore_hup_until_ready
 from cairn.serve.service import Question, Service
@@ -118,8 +118,11 @@ class KeyCheck:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == "/metrics" and scope["method"] == "GET":
             # answered here, before the app's own layers: what a client looping on /metrics costs stays small
-            text = await self.service.exposition()
-            await Response(text, media_type=METRICS_TYPE)(scope, receive, send)
+            try:
+                reply: Response = Response(await self.service.exposition(), media_type=METRICS_TYPE)
+            except ScrapesWaiting as exc:
+                reply = JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": "1"})
+            await reply(scope, receive, send)
             return
         if scope["type"] != "http" or not scope["path"].startswith(GUARDED):
             await self.app(scope, receive, send)
