@@ -29,7 +29,7 @@ from cairn.errors import UsageError
 from cairn.query.answers import result_json
 from cairn.schemas.config import CairnConfig, ServeConfig, load_config, resolve_config_path
 from cairn.serve.auth import Caller, retry_after
-from cairn.serve.errors import Unavailable, one_line
+from cairn.serve.errors import ScrapesWaiting, Unavailable, one_line
 from cairn.serve.mcp_http import mcp_endpoint
 from cairn.serve.reload import PrincipalsReloader, ignore_hup_until_ready
 from cairn.serve.service import Question, Service
@@ -37,6 +37,7 @@ from cairn.serve.service import Question, Service
 log = logging.getLogger("cairn.serve")
 PRINCIPAL_FIELDS = {"tenant", "tenant_id", "groups", "group", "principal", "acl", "access_control_list"}
 GUARDED = ("/v1/", "/mcp")  # the paths a key opens
+METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus's text format
 CONFIG_ENV = "CAIRN_SERVE_CONFIG"  # how `cairn serve --workers N` hands each worker process its configuration
 
 
@@ -115,6 +116,14 @@ class KeyCheck:
         self.app, self.service = app, service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/metrics" and scope["method"] == "GET":
+            # answered here, before the app's own layers: what a client looping on /metrics costs stays small
+            try:
+                reply: Response = Response(await self.service.exposition(), media_type=METRICS_TYPE)
+            except ScrapesWaiting as exc:
+                reply = JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": "1"})
+            await reply(scope, receive, send)
+            return
         if scope["type"] != "http" or not scope["path"].startswith(GUARDED):
             await self.app(scope, receive, send)
             return
@@ -258,7 +267,7 @@ def create_app(config: CairnConfig, service: Service | None = None, source: Path
 
     @app.get("/metrics", summary="Prometheus text format", response_class=Response)
     async def metrics() -> Response:
-        return Response(await service.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
+        return Response(await service.exposition(), media_type=METRICS_TYPE)
 
     return app
 

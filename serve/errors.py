@@ -25,3 +25,7 @@ class Unavailable(Exception):
 
 class Busy(Unavailable):
     """The worker could not give the question its turn before its deadline (the index may be fine)."""
+
+
+class ScrapesWaiting(Exception):
+    """Too many scrapes of /metrics wait for their turn in this worker (answered 429 at once)."""

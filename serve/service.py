@@ -29,7 +29,7 @@ from cairn.query.filters import as_epoch, check_question, search_filter
 from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
 from cairn.serve.auth import Caller, Keyring, RateLimiter
-from cairn.serve.errors import Busy, Unavailable
+from cairn.serve.errors import Busy, ScrapesWaiting, Unavailable
 from cairn.serve.feedback import FeedbackStore
 from cairn.serve.metrics import ServiceMetrics
 
@@ -40,6 +40,8 @@ MAX_WAITING = 64  # questions of one worker waiting for their turn; beyond that,
 REOPEN_SECONDS = 2.0  # after a failed open, the next attempt waits this long (the failure is answered meanwhile)
 HEALTH_SECONDS = 2.0  # a health answer is reused this long; a check waits at most this long for the turn
 SCRAPE_REUSE_SECONDS = 1.0  # a scrape's text is reused this long while this worker's metrics did not change
+SCRAPE_INTERVAL_SECONDS = 0.1  # one scrape answered per this long per worker at most; sooner ones wait their turn
+MAX_SCRAPES_WAITING = 32  # scrapes waiting at once; more are answered 429 at once
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class Service:
         self._health_lock = asyncio.Lock()
         self._scrape_lock = asyncio.Lock()
         self._scraped: tuple[int, float, bytes] | None = None  # (metrics version, when, text) of the last scrape
+        self._scrape_at = float("-inf")  # when the last scrape was answered
+        self._scrapes_waiting = 0
 
     # ---- what the routes call ---------------------------------------------------------------------------------
     async def answer(self, question: Question, caller: Caller) -> tuple[str, RetrievalResult]:
@@ -129,17 +133,29 @@ class Service:
         return await asyncio.to_thread(self.feedback.mark, query_id, chunk_id, caller.name, useful)
 
     async def exposition(self) -> bytes:
-        """The metrics text. One scrape at a time builds it; a scrape that finds this worker's metrics unchanged
-        since the last text, built less than SCRAPE_REUSE_SECONDS ago, gets that text (what other workers and the
-        feedback rates changed meanwhile shows within that time): what any client looping on /metrics costs is
-        bounded, whatever the number of clients."""
-        async with self._scrape_lock:
-            version, now = self.metrics.version, time.monotonic()
-            if self._scraped and self._scraped[0] == version and now - self._scraped[1] < SCRAPE_REUSE_SECONDS:
-                return self._scraped[2]
-            text = await asyncio.to_thread(self.metrics.exposition)  # the feedback rates read SQLite
-            self._scraped = (version, now, text)
-            return text
+        """The metrics text, paced: one scrape at a time, at most one every SCRAPE_INTERVAL_SECONDS per worker (a
+        scrape arriving sooner waits, which costs nothing: Prometheus scrapes every 15 s or so), and a scrape
+        that finds this worker's metrics unchanged since the last text, built less than SCRAPE_REUSE_SECONDS
+        ago, gets that text (what other workers and the feedback rates changed meanwhile shows within that
+        time). So clients looping on /metrics, however many, cost a worker a few scrapes a second. ScrapesWaiting
+        when MAX_SCRAPES_WAITING already wait (answered 429)."""
+        if self._scrapes_waiting >= MAX_SCRAPES_WAITING:
+            raise ScrapesWaiting(f"{MAX_SCRAPES_WAITING} scrapes of /metrics are waiting: try again shortly")
+        self._scrapes_waiting += 1
+        try:
+            async with self._scrape_lock:
+                pause = self._scrape_at + SCRAPE_INTERVAL_SECONDS - time.monotonic()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+                version, now = self.metrics.version, time.monotonic()
+                self._scrape_at = now
+                if self._scraped and self._scraped[0] == version and now - self._scraped[1] < SCRAPE_REUSE_SECONDS:
+                    return self._scraped[2]
+                text = await asyncio.to_thread(self.metrics.exposition)  # the feedback rates read SQLite
+                self._scraped = (version, now, text)
+                return text
+        finally:
+            self._scrapes_waiting -= 1
 
     async def health(self) -> tuple[bool, str]:
         """(reachable, the collection generation serving or why not), asked at most every HEALTH_SECONDS: never

@@ -45,3 +45,33 @@ def test_empty_answers_are_counted_by_why_they_are_empty(metrics):
     assert sample(metrics, 'cairn_empty_results_total{reason="below_floors"}') == 1
     assert sample(metrics, 'cairn_empty_results_total{reason="out_of_scope"}') == 0  # present from the start
     assert sample(metrics, 'cairn_retrieve_requests_total{status="no_results"}') == 3
+
+
+def test_a_storm_of_scrapes_is_paced_bounded_and_sees_each_change(tmp_path, monkeypatch):
+    """Issue #51: clients looping on /metrics kept a worker busy; scrapes now wait their turn (costing nothing),
+    reuse the last text while nothing changed, and beyond MAX_SCRAPES_WAITING are refused at once."""
+    import asyncio
+
+    from cairn.schemas.config import CairnConfig
+    from cairn.serve import service as core
+    from cairn.serve.errors import ScrapesWaiting
+
+    monkeypatch.setattr(core, "SCRAPE_INTERVAL_SECONDS", 0.01)
+    monkeypatch.setattr(core, "SCRAPE_REUSE_SECONDS", 600.0)  # nothing changes during the storm: one text
+    built = []
+    config = CairnConfig.model_validate({"state_path": str(tmp_path / "state.sqlite")})
+    served = core.Service(config)
+    real = served.metrics.exposition
+    monkeypatch.setattr(served.metrics, "exposition", lambda: built.append(1) or real())
+
+    async def storm():
+        return await asyncio.gather(
+            *(served.exposition() for _ in range(core.MAX_SCRAPES_WAITING + 8)), return_exceptions=True
+        )
+
+    outcomes = asyncio.run(storm())
+    refused = [o for o in outcomes if isinstance(o, ScrapesWaiting)]
+    assert len(refused) == 8 and len(built) == 1  # one text built; the others reused it
+    served.metrics.reject("invalid")  # a change: the next scrape shows it
+    assert b'cairn_rejected_requests_total{reason="invalid"} 1.0' in asyncio.run(served.exposition())
+    served.close()
