@@ -46,11 +46,11 @@ from cairn.query.selection import (
     distribution,
     diversify,
     dominance,
+    keep_primary,
     newest_version,
     promote,
     sparse_doc_recall,
 )
-from cairn.query.selection import gate as primary_only
 from cairn.query.specific import IndexTerms
 from cairn.query.transform import Transform, seeds
 from cairn.query.types import Ask, Block, Candidate, Diagnostics, DominanceTrace, Hit, RetrievalResult
@@ -375,7 +375,7 @@ def _dominance(ctx: Context, sections: list[Seed]) -> tuple[list[Seed], str | No
     if ctx.ask.scoped:
         return sections, None, {"note": "not run: the question is scoped to one document family (doc_tag)"}
     verdict = dominance(sections, ctx.ask.k, s.dominance_share)
-    kept, gated_out = primary_only(sections, verdict.primary) if s.dominance_gate else (sections, 0)
+    kept, gated_out = keep_primary(sections, verdict.primary) if s.dominance_gate else (sections, 0)
     trace: DominanceTrace = {
         "score": verdict.score,
         "document": verdict.document,

@@ -140,7 +140,7 @@ def order_key(primary: str | None) -> Callable[[Seed], tuple[bool, float, int, s
     return lambda s: (s.document_id != primary, -s.fused, -s.labels, s.parent_chunk_id)
 
 
-def gate(seeds: list[Seed], primary: str | None) -> tuple[list[Seed], int]:
+def keep_primary(seeds: list[Seed], primary: str | None) -> tuple[list[Seed], int]:
     """Rule 20: when a document dominates, the answer comes from it: the other documents' seeds are dropped, but
     never the best-scoring section (#53: the gate once dropped the runbook itself, which held the best section
     and less of the top score). Returns (kept, dropped)."""

@@ -14,7 +14,7 @@ from cairn.query.selection import (
     diversify,
     dominance,
     dominant_document,
-    gate,
+    keep_primary,
     newest_version,
     promote,
     sparse_doc_recall,
@@ -70,9 +70,9 @@ def test_dominance_reports_its_score_and_the_documents_even_when_nothing_dominat
 
 def test_the_gate_keeps_only_the_primary_documents_seeds():
     seeds_ = [seed("a1", "A"), seed("b", "B"), seed("a2", "A")]
-    kept, dropped = gate(seeds_, "A")
+    kept, dropped = keep_primary(seeds_, "A")
     assert [s.parent_chunk_id for s in kept] == ["a1", "a2"] and dropped == 1
-    assert gate(seeds_, None) == (seeds_, 0)  # nothing dominates: every document stays
+    assert keep_primary(seeds_, None) == (seeds_, 0)  # nothing dominates: every document stays
 
 
 def test_the_order_is_primary_first_then_fused_score_then_more_citation_labels():
@@ -153,7 +153,7 @@ def test_diversity_keeps_each_documents_best_sections_whatever_order_they_come_i
 def test_the_dominance_gate_never_drops_the_best_scoring_section():
     runbook = seed("r", "R", fused=0.5, combined=0.9)  # the best section, in a document with less of the score
     guide = [seed("g1", "G", fused=0.8, combined=0.7), seed("g2", "G", fused=0.7, combined=0.65)]
-    kept, dropped = gate([*guide, runbook, seed("x", "X", fused=0.2, combined=0.4)], "G")
+    kept, dropped = keep_primary([*guide, runbook, seed("x", "X", fused=0.2, combined=0.4)], "G")
     assert [s.parent_chunk_id for s in kept] == ["g1", "g2", "r"] and dropped == 1
 
 
