@@ -46,13 +46,13 @@ def test_s3_wiki_ingests_reindexes_a_changed_object_and_drops_a_deleted_one(
         first["failures"]
     )
     stored = rows(config).values()
-    assert {r["locator"] for r in stored} == {
+    assert {r.locator for r in stored} == {
         "acme/ledger-failover.md",
         "acme/kafka-lag.md",
         "acme/leaked-credentials.md",
     }
     etag = s3.head_object(Bucket="wiki", Key="pages/acme/kafka-lag.md")["ETag"].strip('"')
-    assert {r["version_hash"] for r in stored if r["locator"] == "acme/kafka-lag.md"} == {etag}
+    assert {r.version_hash for r in stored if r.locator == "acme/kafka-lag.md"} == {etag}
 
     again = ingest_flow(config_path=str(config))
     assert again["documents"]["unchanged"] == 3 and again["documents"]["indexed"] == 0
@@ -66,13 +66,11 @@ def test_s3_wiki_ingests_reindexes_a_changed_object_and_drops_a_deleted_one(
     assert changed["documents"]["indexed"] == 1 and changed["documents"]["deleted"] == 1
     assert changed["documents"]["unchanged"] == 1 and changed["documents"]["failed"] == 0
     stored = rows(config).values()
-    assert not any(r["locator"] == "acme/ledger-failover.md" for r in stored)
-    kafka = [r for r in stored if r["locator"] == "acme/kafka-lag.md"]
+    assert not any(r.locator == "acme/ledger-failover.md" for r in stored)
+    kafka = [r for r in stored if r.locator == "acme/kafka-lag.md"]
     new_etag = s3.head_object(Bucket="wiki", Key="pages/acme/kafka-lag.md")["ETag"].strip('"')
-    assert new_etag != etag and {r["version_hash"] for r in kafka} == {new_etag}
-    assert any("sixteen replicas" in r["text"] for r in kafka) and not any(
-        "twelve replicas" in r["text"] for r in kafka
-    )
+    assert new_etag != etag and {r.version_hash for r in kafka} == {new_etag}
+    assert any("sixteen replicas" in r.text for r in kafka) and not any("twelve replicas" in r.text for r in kafka)
 
 
 def test_a_missing_bucket_fails_the_source_with_a_message_naming_it(tmp_path, prefect_server, s3, moto_endpoint):
@@ -179,7 +177,7 @@ def test_s3_retries_exhausted_fail_the_source_naming_the_uri_and_the_others_comp
     assert "retry_attempts" in failure["error"]
     assert report["documents"]["indexed"] == 4 and report["sources"] == ["flaky", "steady", "folder"]
     assert [(r["attempt"], r["max"], r["status"]) for r in proxy.requests] == [(1, 2, 503), (2, 2, 503)]
-    assert {r["locator"] for r in rows(config).values()} == {
+    assert {r.locator for r in rows(config).values()} == {
         "ledger-failover.md",
         "kafka-lag.md",
         "leaked-credentials.md",

@@ -81,7 +81,9 @@ def collection_rows(config: Path) -> bytes:
     try:
         described = store.client.describe_collection(store.collection)
         fields = [f["name"] for f in described["fields"] if "VECTOR" not in str(f["type"]).upper()]
-        rows = list(store.iterate("", fields))
+        rows = [
+            {name: getattr(row, name) for name in fields if hasattr(row, name)} for row in store.iterate("", fields)
+        ]
     finally:
         store.close()
     assert rows and {"text", "extra", "source_uri", "title"} <= set(rows[0])
