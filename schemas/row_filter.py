@@ -14,6 +14,7 @@ the caller's allow-list (query/filters.py FILTER_FIELDS), never from the caller.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from cairn.schemas.collection import access_filter, in_list, quote
 from cairn.schemas.rows import ChunkRow
@@ -67,9 +68,10 @@ class RowFilter:
             documents=documents if documents is not None else self.documents,
         )
 
-    @property
+    @cached_property
     def expr(self) -> str:
-        """The Milvus expression of this filter ("" for no condition)."""
+        """The Milvus expression of this filter ("" for no condition), rendered once per filter: every search leg,
+        and the gate's per-word counts, send the same one."""
         parts: list[str] = []
         if self.tenant is not None:
             parts.append(access_filter(self.tenant, self.groups))
