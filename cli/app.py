@@ -70,15 +70,15 @@ class Commands(CairnGroup):
     cli/query.py alone, not the modules (and their imports) of the other thirteen commands. `--help` and shell
     completion list every name; a misspelt name is answered with the close ones, as Typer does."""
 
-    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+    def list_commands(self, ctx: typer.Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: typer.Context, cmd_name: str):  # type: ignore[override]
+    def get_command(self, ctx: typer.Context, cmd_name: str):
         if cmd_name in COMMANDS and cmd_name not in self.commands:
             self.add_command(_build(cmd_name), cmd_name)
         return super().get_command(ctx, cmd_name)
 
-    def resolve_command(self, ctx: typer.Context, args: list[str]):  # type: ignore[override]
+    def resolve_command(self, ctx: typer.Context, args: list[str]):
         if args and args[0] not in COMMANDS:  # no such command: every one built, for Typer's "Did you mean"
             for name in COMMANDS:
                 self.get_command(ctx, name)
