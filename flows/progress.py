@@ -44,8 +44,9 @@ class Bar:
 
 
 class Lines:
-    """Where no one watches a bar: one line on stderr per source's end, and at most one every `every` seconds
-    in between, with the rate and the time left at that rate."""
+    """Where no one watches a bar: one line on stderr when a source's work is known (`0/N documents`, before
+    anything of it is parsed or embedded), one per source's end, and at most one every `every` seconds in between,
+    with the rate and the time left at that rate."""
 
     def __init__(self, every: float = 15.0) -> None:
         self.every = every
@@ -53,6 +54,10 @@ class Lines:
 
     def update(self, source: str, done: int, total: int) -> None:
         now = time.monotonic()
+        if done == 0:  # the source's work, as soon as it is known (nothing to index: nothing to say)
+            if total:
+                print(f"cairn: {source}: 0/{total} documents to index", file=sys.stderr, flush=True)
+            return
         if done < total and now - self.last < self.every:
             return
         self.last = now

@@ -20,3 +20,12 @@ def test_lines_report_each_sources_end_and_throttle_in_between(capsys):
     silent = progress.start()
     silent.update("wiki", 3, 3)
     assert capsys.readouterr().err == ""
+
+
+def test_a_sources_work_is_said_before_its_first_batch(capsys):
+    progress.set_progress_display("lines")
+    display = progress.start()
+    display.update("wiki", 0, 17)  # the plan is known: said at once, whatever the interval
+    display.update("empty", 0, 0)  # nothing to index: nothing to say
+    assert capsys.readouterr().err == "cairn: wiki: 0/17 documents to index\n"
+    progress.set_progress_display("off")
