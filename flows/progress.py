@@ -30,10 +30,13 @@ class Progress(Protocol):
 class Estimate:
     """The time left to embed one source's texts, from what its batches showed so far: the texts still to embed
     are the current batch's rest plus, for the documents not yet chunked, the source's texts per document so far;
-    the rate is the texts embedded over the seconds since its first text went to the model."""
+    the rate is the texts embedded over the seconds since the model's first slice ended (that slice carries the
+    model's load), or since its first text went to the model while there is no second slice."""
 
     documents: int  # the source's documents to index
     started: float | None = None
+    warm_at: float | None = None  # when the first slice ended
+    warm_texts: int = 0  # texts embedded by then
     done_documents: int = 0  # in batches the model finished
     done_texts: int = 0
     batch_documents: int = 0  # the batch the model is at
@@ -49,6 +52,8 @@ class Estimate:
             self.done_texts += self.batch_total
             self.batch_documents, self.batch_total = documents, total
         self.batch_done = done
+        if done > 0 and self.warm_at is None:
+            self.warm_at, self.warm_texts = now, self.texts_done
 
     @property
     def texts_done(self) -> int:
@@ -64,6 +69,8 @@ class Estimate:
 
     def rate(self, now: float) -> float:
         """Texts a second so far (0 before any)."""
+        if self.warm_at is not None and self.texts_done > self.warm_texts and now > self.warm_at:
+            return (self.texts_done - self.warm_texts) / (now - self.warm_at)
         if self.started is None or now <= self.started:
             return 0.0
         return self.texts_done / (now - self.started)

@@ -86,3 +86,11 @@ def test_the_lines_say_the_texts_embedded_with_their_rate_and_time_left(capsys):
     assert lines[0] == "cairn: wiki: 0/4 documents to index" and len(lines) == 2
     assert lines[1].startswith("cairn: wiki: 32 of about 80 texts embedded (") and "s left)" in lines[1]
     progress.set_progress_display("off")
+
+
+def test_the_models_load_in_the_first_slice_does_not_slow_the_estimate():
+    estimate = progress.Estimate(4)
+    estimate.embedding(4, 0, 64, now=0.0)
+    estimate.embedding(4, 32, 64, now=12.0)  # 32 texts in 12 s: 10 of them the model's load
+    estimate.embedding(4, 48, 64, now=13.0)  # then 16 texts a second
+    assert estimate.rate(13.0) == 16.0 and estimate.seconds_left(13.0) == 1.0
