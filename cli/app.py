@@ -5,9 +5,10 @@ end becomes an exit code.
 
 Commands live one group per module: ingest.py (ingest, backfill, reconcile), query.py (query),
 evaluate.py (eval [beir]), inspection.py (status, report), serve.py (serve, new-key, export-query-model), mcp.py
-(mcp), shell.py (completion, and each command's examples); flowrun.py runs a flow for ingest.py. Each imports its
-heavy layers (Prefect, the flows, torch, uvicorn, the MCP SDK) inside the command, so `cairn --help`, `cairn query`
-and `cairn status` never load Prefect.
+(mcp), shell.py (completion, and each command's examples); flowrun.py runs a flow for ingest.py. A command's module
+is imported only when that command runs (or `--help` lists them all: `Commands`), and each imports its heavy layers
+(Prefect, the flows, torch, uvicorn, the MCP SDK) inside the command, so `cairn query` and `cairn status` load
+neither Prefect nor another command's module.
 
 Errors: a `cairn.errors.CairnError` stops the command with its message on stderr (no traceback) and the
 exit code exits.py gives it; any other exception is a bug and keeps its traceback.
@@ -23,10 +24,11 @@ from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+from typer.models import CommandInfo
 
-from cairn.cli import evaluate, exits, holdings, ingest, inspection, mcp, query, serve
+from cairn.cli import exits
 from cairn.cli.options import ConfigOption, Invocation
-from cairn.cli.shell import CairnCommand, CairnGroup, completion, epilog
+from cairn.cli.shell import CairnCommand, CairnGroup, epilog
 from cairn.errors import (
     EXIT_FAILURES,
     EXIT_OK,
@@ -44,6 +46,58 @@ LOGGERS = "cairn"  # --verbose / --quiet set this logger tree's level
 LABELS: dict[type[CairnError], str] = {ConfigError: "config error"}  # a word before the message, per kind
 
 
+# Each command, by name: the function that declares it, as "module:function" (imported when the command runs).
+COMMANDS: dict[str, str] = {
+    "ingest": "cairn.cli.ingest:ingest",
+    "backfill": "cairn.cli.ingest:backfill",
+    "reconcile": "cairn.cli.ingest:reconcile",
+    "query": "cairn.cli.query:query",
+    "eval": "cairn.cli.evaluate:evaluate",
+    "report": "cairn.cli.inspection:report",
+    "status": "cairn.cli.inspection:status",
+    "documents": "cairn.cli.holdings:documents",
+    "drop": "cairn.cli.holdings:drop",
+    "export-query-model": "cairn.cli.serve:export_query_model",
+    "serve": "cairn.cli.serve:serve",
+    "new-key": "cairn.cli.serve:new_key",
+    "mcp": "cairn.cli.mcp:mcp",
+    "completion": "cairn.cli.shell:completion",
+}
+
+
+class Commands(CairnGroup):
+    """The `cairn` group, whose commands are built on first use from COMMANDS: `cairn query` imports
+    cli/query.py alone, not the modules (and their imports) of the other thirteen commands. `--help` and shell
+    completion list every name; a misspelt name is answered with the close ones, as Typer does."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: typer.Context, cmd_name: str):
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            self.add_command(_build(cmd_name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]):
+        if args and args[0] not in COMMANDS:  # no such command: every one built, for Typer's "Did you mean"
+            for name in COMMANDS:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
+
+def _build(name: str):
+    """The click command of COMMANDS[name], as `app.command(name)` would build it."""
+    from importlib import import_module
+
+    module, function = COMMANDS[name].split(":")
+    info = CommandInfo(
+        name=name, cls=CairnCommand, epilog=epilog(name), callback=getattr(import_module(module), function)
+    )
+    return typer.main.get_command_from_info(
+        info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+    )
+
+
 def finish(outcome: exits.Outcome | None, **_global_options) -> None:
     """Typer's result callback: the outcome a command returned -> its exit code (exits.EXIT_CODES)."""
     raise typer.Exit(exits.for_outcome(outcome))
@@ -51,7 +105,7 @@ def finish(outcome: exits.Outcome | None, **_global_options) -> None:
 
 app = typer.Typer(
     name="cairn",
-    cls=CairnGroup,
+    cls=Commands,
     add_completion=False,  # `cairn completion SHELL` instead of Typer's --install-completion (cli/shell.py)
     no_args_is_help=True,
     rich_markup_mode="markdown",  # help texts name TOML tables like [query]: not Rich markup
@@ -92,26 +146,6 @@ def cairn(
         raise UsageError("--verbose and --quiet exclude each other")
     set_log_level(logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING)
     ctx.obj = Invocation(config)
-
-
-COMMANDS = {
-    "ingest": ingest.ingest,
-    "backfill": ingest.backfill,
-    "reconcile": ingest.reconcile,
-    "query": query.query,
-    "eval": evaluate.evaluate,
-    "report": inspection.report,
-    "status": inspection.status,
-    "documents": holdings.documents,
-    "drop": holdings.drop,
-    "export-query-model": serve.export_query_model,
-    "serve": serve.serve,
-    "new-key": serve.new_key,
-    "mcp": mcp.mcp,
-    "completion": completion,
-}
-for _name, _function in COMMANDS.items():
-    app.command(_name, cls=CairnCommand, epilog=epilog(_name))(_function)
 
 
 class _Printable(logging.Formatter):

@@ -1,6 +1,8 @@
 """`cairn query`: hybrid retrieval as a principal (tenant + groups), one question or a JSONL batch.
 
-Only `cairn.query` is imported (inside the command), never Prefect or the flows. The `--json` shape is a
+Only `cairn.query` is imported (inside the command), never Prefect or the flows; the configured encoder loads in a
+thread while it imports (`warm_encoder`). With `--url` the question goes to a running `cairn serve` instead
+(cli/remote.py: nothing of the index or the model is opened here), and is printed the same way. The `--json` shape is a
 contract scripts rely on (keys are only ever added); the human listing prints each hit's rank, the score the
 ranking sorts on (`fused`) and the calibrated relevance the floors and confidence read (`relevance`, the
 `score` of the JSON), labelled. With the default weighted fusion the two are the same number; with RRF they
@@ -42,6 +44,8 @@ class QueryOptions:
     queries: Path | None = None  # batch mode: JSONL in
     output: Path | None = None  # batch mode: JSONL out (default stdout)
     as_json: bool = False
+    url: str | None = None  # ask the `cairn serve` at this URL (cli/remote.py)
+    key_file: Path | None = None  # with url: the bearer key's file (default: $CAIRN_KEY)
 
 
 @dataclass(frozen=True)
@@ -106,12 +110,43 @@ def query(
         typer.Option("--output", help="batch mode: write the JSONL results here (default: stdout)", show_default=False),
     ] = None,
     as_json: JsonOption = False,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="ask the `cairn serve` running at this URL (as its key's principal) instead of opening the index",
+            show_default=False,
+        ),
+    ] = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key-file",
+            help="with --url: the file holding the service's bearer key (default: $CAIRN_KEY)",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> Outcome:
     """Hybrid search as a principal (tenant + groups)."""
     options = QueryOptions(
-        text, tenant, tuple(group or ()), k, doc_tag, as_of, filters, explain, queries, output_path, as_json
+        text,
+        tenant,
+        tuple(group or ()),
+        k,
+        doc_tag,
+        as_of,
+        filters,
+        explain,
+        queries,
+        output_path,
+        as_json,
+        url,
+        key_file,
     )
     scope = check_query(options)
+    if options.url:  # the service's configuration and index answer: none is read here
+        return run_remote(options, scope)
     return run_query(load(ctx, config), options, scope)
 
 
@@ -121,8 +156,12 @@ def check_query(options: QueryOptions) -> Scope:
         raise UsageError("give the question text, or --queries FILE.jsonl")
     if options.text and options.queries:
         raise UsageError("give the question text or --queries FILE.jsonl, not both")
-    if options.text and not (options.tenant and options.groups):
+    if options.url:
+        check_remote(options)
+    elif options.text and not (options.tenant and options.groups):
         raise UsageError("a query needs --tenant and at least one --group (the caller's principal)")
+    if options.key_file and not options.url:
+        raise UsageError("--key-file is the key of a service asked with --url")
     if options.output and not options.queries:
         raise UsageError("--output is for batch mode (--queries FILE.jsonl)")
     caller = None
@@ -131,6 +170,17 @@ def check_query(options: QueryOptions) -> Scope:
     return Scope(
         options.k, parse_date(options.as_of, "--as-of"), parse_filters(options.filters), options.explain, caller
     )
+
+
+def check_remote(options: QueryOptions) -> None:
+    """--url asks one question as the service's key's principal: no batch, no principal of the command line."""
+    from cairn.cli.remote import check_url
+
+    check_url(options.url or "")
+    if options.queries:
+        raise UsageError("--url asks one question: give its text; a batch (--queries) opens the index")
+    if options.tenant or options.groups:
+        raise UsageError("with --url the service answers as its key's principal: drop --tenant and --group")
 
 
 def parse_filters(raw: str | None) -> dict | None:
@@ -148,6 +198,7 @@ def parse_filters(raw: str | None) -> dict | None:
 
 def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outcome:
     """Open the retriever, answer one question or the batch, print."""
+    warm_encoder(config)
     from cairn.query import Retriever
     from cairn.query.answers import result_json
 
@@ -162,14 +213,48 @@ def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outco
         )
     finally:
         retriever.close()
-    if options.as_json:
-        data = result_json(result)
-        if not scope.explain:
-            data.pop("diagnostics")
+    return print_answer(result_json(result), options.as_json, scope.explain)
+
+
+def run_remote(options: QueryOptions, scope: Scope) -> Outcome:
+    """--url: the question asked of the `cairn serve` there (cli/remote.py), its answer printed as `run_query`
+    prints one."""
+    from cairn.cli import remote
+
+    url = remote.check_url(options.url or "")
+    body: dict[str, object] = {"query": options.text, "explain": scope.explain}
+    asked = {"k": scope.k, "doc_tag": options.doc_tag, "as_of": scope.as_of, "filters": scope.filters}
+    body.update({name: value for name, value in asked.items() if value is not None})
+    return print_answer(remote.ask(url, remote.read_key(options.key_file), body), options.as_json, scope.explain)
+
+
+def print_answer(data: dict, as_json: bool, explain: bool) -> Outcome:
+    """An answer (the `query --json` object), computed here or by a service, printed: as JSON, or for a person."""
+    if not explain:
+        data.pop("diagnostics", None)
+    if as_json:
         output.print_json(data)
     else:
-        print_result(result, scope.explain)
+        print_listing(data, explain)
     return Outcome.OK
+
+
+def warm_encoder(config: CairnConfig) -> None:
+    """The configured encoder loaded in a thread while the query side imports (pymilvus and what it pulls in:
+    1-2 s of a `cairn query`) and opens the index: the model's session is built in native code, mostly beside
+    the imports, and the Retriever finds it loaded. What fails here fails again, and is said, when the Retriever
+    loads it (an encoder other than the configured one, during a rebuild, is loaded then)."""
+    import threading
+
+    def load() -> None:
+        try:
+            from cairn.embedding.model import query_encoder_for
+
+            query_encoder_for(config.embedding).encode_queries(["warm"])
+        except Exception:  # noqa: BLE001 - the Retriever loads it again and says why
+            return
+
+    threading.Thread(target=load, name="cairn-warm-encoder", daemon=True).start()
 
 
 def run_batch(retriever: Retriever, queries: Path, out_path: Path | None, scope: Scope) -> Outcome:
@@ -222,32 +307,41 @@ def answer_line(retriever: Retriever, item: dict, number: int, scope: Scope) -> 
 
 
 def print_result(result: RetrievalResult, explain: bool) -> None:
-    """The answer for a person: confidence, gaps, then each hit with its rank and both scores, labelled."""
-    if result.status != "ok":
-        why = f" [{result.empty_reason}]" if result.empty_reason else ""
-        output.line(f"{output.value(result.message)}{why}", style="yellow")
+    """The answer for a person (`print_listing` of its JSON)."""
+    from cairn.query.answers import result_json
+
+    print_listing(result_json(result), explain)
+
+
+def print_listing(data: dict, explain: bool) -> None:
+    """The answer for a person, from its JSON (the same for an answer computed here and a service's): confidence,
+    gaps, then each hit with its rank and both scores, labelled."""
+    hits = data["results"]
+    if data["status"] != "ok":
+        why = f" [{data['empty_reason']}]" if data.get("empty_reason") else ""
+        output.line(f"{output.value(data['message'])}{why}", style="yellow")
     else:
-        output.line(f"confidence: {result.confidence} ({result.confidence_reason})", style="bold")
-    if result.gaps:
-        output.line(f"not found in any result: {output.value(', '.join(result.gaps))}", style="yellow")
-    if result.hits and all(hit.fused == hit.score for hit in result.hits):  # weighted fusion (the default)
+        output.line(f"confidence: {data['confidence']} ({data['confidence_reason']})", style="bold")
+    if data["gaps"]:
+        output.line(f"not found in any result: {output.value(', '.join(data['gaps']))}", style="yellow")
+    if hits and all(hit["fused"] == hit["score"] for hit in hits):  # weighted fusion (the default)
         output.line(
             "ranked by relevance (the calibrated 0-1 score, JSON `score`; the main document's sections first)",
             style="dim",
         )
         output.line()
-    elif result.hits:  # fusion = "rrf": the order is by a score of its own, shown beside the relevance
+    elif hits:  # fusion = "rrf": the order is by a score of its own, shown beside the relevance
         output.line(
             "ranked by fused (the fusion score; the main document's sections first); "
             "relevance = calibrated 0-1 score, JSON `score`",
             style="dim",
         )
         output.line()
-    for rank, hit in enumerate(result.hits, 1):
-        snippet = " ".join(hit.text.split())[:SNIPPET_CHARS]
-        marks = "".join(f" [{f}]" for f in hit.flags) + (" [low relevance]" if hit.low_relevance else "")
-        output.line(f"{rank}. fused {hit.fused:.4f}  relevance {hit.score:.4f}{marks}", style="bold")
-        output.line(f"   {output.value(hit.citation)}", style="cyan")
+    for rank, hit in enumerate(hits, 1):
+        snippet = " ".join(hit["text"].split())[:SNIPPET_CHARS]
+        marks = "".join(f" [{f}]" for f in hit["flags"]) + (" [low relevance]" if hit.get("low_relevance") else "")
+        output.line(f"{rank}. fused {hit['fused']:.4f}  relevance {hit['score']:.4f}{marks}", style="bold")
+        output.line(f"   {output.value(hit['citation'])}", style="cyan")
         output.line(f"   {output.value(snippet)}...\n")
     if explain:
-        output.print_json(result.diagnostics)
+        output.print_json(data.get("diagnostics", {}))

@@ -113,7 +113,12 @@ class Embedder:
         self.in_flow = in_flow
 
     def run(self, documents: list[ChunkedDocument]) -> tuple[list[ChunkRow], EmbedStats]:
-        return build_rows(documents, self.encoder, self.cache, self.batch_size)
+        """The batch's rows; the texts the model embeds told to the run's progress display as they go (not for
+        model work sent out as tasks: slicing it would cut each task smaller)."""
+        from cairn.flows import progress
+
+        told = None if self.in_flow else partial(progress.embedding, len(documents))
+        return build_rows(documents, self.encoder, self.cache, self.batch_size, told)
 
 
 @dataclass

@@ -203,6 +203,8 @@ class SourceSync:
         documents that held nothing to index."""
         run, steps, size = self.run, self.run.steps, self.source_config.batch_size
         emptied: list[DocumentRef] = []
+        if todo:  # the source's work, shown before its first batch is parsed
+            run.progress.update(self.name, 0, len(todo))
         with BatchWriter(report, self.name) as writer:
             for start in range(0, len(todo), size):
                 batch = todo[start : start + size]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -29,6 +30,30 @@ from cairn.schemas.collection import (
 from cairn.schemas.config import MilvusConfig
 
 log = logging.getLogger(__name__)
+
+
+def _no_scipy_until_loaded() -> None:
+    """pymilvus asks, on every search and insert, whether the data is a scipy sparse matrix, and to ask it imports
+    scipy.sparse (0.5-0.7 s, the first search of a `cairn query`). No object can be one before scipy.sparse was
+    imported, so until then the answer is no without importing it; once some code imported it, pymilvus asks as
+    it always did."""
+    from pymilvus.client import utils
+
+    helper = getattr(utils, "SciPyHelper", None)
+    init = getattr(helper, "_init", None)
+    if helper is None or init is None or getattr(init, "cairn_deferred", False):
+        return
+    original = init.__func__
+
+    def _init(cls: type) -> None:
+        if "scipy.sparse" in sys.modules:
+            original(cls)
+
+    _init.cairn_deferred = True  # type: ignore[attr-defined]
+    helper._init = classmethod(_init)
+
+
+_no_scipy_until_loaded()
 
 
 @contextmanager

@@ -11,6 +11,7 @@ alone often lacks the words that name its subject) and the section's abstract. R
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -68,16 +69,35 @@ def abstract_input(doc: SourceDocument, section: Section) -> str:
     return section.abstract if section.abstract.startswith(header) else f"{header}\n{section.abstract}"
 
 
+TextsEmbedded = Callable[[int, int], None]  # (texts the model has embedded so far, of how many) in one call
+SLICE_BATCHES = 4  # with a progress callback, the model is given this many batches at a time
+
+
 def embed_texts(
-    texts: list[str], encoder: Encoder, cache: EmbeddingCache, batch_size: int, stats: EmbedStats
+    texts: list[str],
+    encoder: Encoder,
+    cache: EmbeddingCache,
+    batch_size: int,
+    stats: EmbedStats,
+    on_texts: TextsEmbedded | None = None,
 ) -> list[np.ndarray]:
+    """The vector of each text: from the cache, else from the model (what it computed is cached). `on_texts` is
+    told how many of the missing texts the model has embedded, before the first and after each slice."""
     keys = [text_key(encoder.identity, t) for t in texts]
     known = cache.get_many(keys)
     missing = list(dict.fromkeys(k for k in keys if k not in known))
     if missing:
         text_of = dict(zip(keys, texts))
+        inputs = [text_of[k] for k in missing]
+        step = len(inputs) if on_texts is None else max(SLICE_BATCHES * batch_size, 1)
         started = time.perf_counter()
-        vectors = encoder.encode([text_of[k] for k in missing], batch_size=batch_size)
+        vectors: list[np.ndarray] = []
+        for start in range(0, len(inputs), step):
+            if on_texts is not None:
+                on_texts(start, len(inputs))
+            vectors.extend(encoder.encode(inputs[start : start + step], batch_size=batch_size))
+        if on_texts is not None:
+            on_texts(len(inputs), len(inputs))
         stats.model_seconds += time.perf_counter() - started
         fresh = dict(zip(missing, vectors))
         cache.put_many(fresh)
@@ -102,10 +122,15 @@ def row_problem(item: ChunkedDocument, dim: int) -> str | None:
 
 
 def build_rows(
-    batch: list[ChunkedDocument], encoder: Encoder, cache: EmbeddingCache, batch_size: int
+    batch: list[ChunkedDocument],
+    encoder: Encoder,
+    cache: EmbeddingCache,
+    batch_size: int,
+    on_texts: TextsEmbedded | None = None,
 ) -> tuple[list[ChunkRow], EmbedStats]:
-    """All rows for a batch of documents, embedding every missing text in one model call. A document whose rows
-    would not fit fails alone (stats.failed) and is neither embedded nor written."""
+    """All rows for a batch of documents, embedding every missing text in one model call (in slices, each told to
+    `on_texts`, when it is given). A document whose rows would not fit fails alone (stats.failed) and is neither
+    embedded nor written."""
     stats = EmbedStats()
     for item in batch:
         problem = row_problem(item, encoder.dim)
@@ -119,7 +144,7 @@ def build_rows(
         for section in item.sections:
             texts.append(abstract_input(item.document, section))
             texts.extend(child_input(item.document, section, c.text, c.alone) for c in section.chunks)
-    vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats))
+    vectors = iter(embed_texts(texts, encoder, cache, batch_size, stats, on_texts))
     rows: list[ChunkRow] = []
     for item in batch:
         links = parent_links(item)

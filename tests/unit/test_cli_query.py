@@ -72,6 +72,8 @@ def test_every_flag_parses_to_its_value_and_group_repeats():
         "queries": None,
         "output_path": None,
         "as_json": True,
+        "url": None,
+        "key_file": None,
     }
 
 
