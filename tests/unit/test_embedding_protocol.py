@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from cairn.embedding import Encoder, ModelEncoder, load_encoder
-from cairn.flows.dask_runner import RunnerEncoder
 
 
 def test_the_bundled_models_are_encoders_without_loading_their_weights():
@@ -21,6 +20,8 @@ def test_the_bundled_models_are_encoders_without_loading_their_weights():
 
 def test_the_task_runner_encoder_is_an_encoder():
     from prefect.task_runners import ThreadPoolTaskRunner
+
+    from cairn.flows.dask_runner import RunnerEncoder  # Prefect and Dask: imported by the one test that needs them
 
     runner = ThreadPoolTaskRunner()  # not started: building the encoder submits nothing
     runner_encoder = RunnerEncoder.around(load_encoder("all-MiniLM-L6-v2", "torch"), runner=runner, parts=2)

@@ -4,7 +4,6 @@ retries (flows/tasks.py) and by the blame of a store that refuses every document
 from __future__ import annotations
 
 import pytest
-from prefect.states import Failed
 from pymilvus.exceptions import DataNotMatchException, DataTypeNotMatchException, MilvusException, ParamError
 
 from cairn.errors import (
@@ -26,7 +25,6 @@ from cairn.errors import (
     fault_of,
 )
 from cairn.flows.steps import STORE_DOWN_AFTER, _each_document
-from cairn.flows.tasks import transient
 
 
 @pytest.mark.parametrize(
@@ -127,6 +125,10 @@ def test_rows_that_do_not_fit_raise_row_error_naming_the_field():
     ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else str(value),
 )
 def test_a_write_task_is_retried_only_for_a_transient_fault(exc, retried):
+    from prefect.states import Failed  # Prefect: imported by the one test that needs it
+
+    from cairn.flows.tasks import transient
+
     assert transient(None, None, Failed(data=exc)) is retried
 
 

@@ -1,4 +1,5 @@
-"""[runner]: which Prefect task runner a config gives (built, not started: no cluster here)."""
+"""[runner]: which Prefect task runner a config gives (built, not started: no cluster here). Here, not in
+tests/unit: it imports Prefect and Dask; `make test` still runs it (core)."""
 
 import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -6,6 +7,8 @@ from prefect_dask import DaskTaskRunner
 
 from cairn.flows.dask_runner import configured, task_runner
 from cairn.schemas.config import ConfigError, parse_config
+
+pytestmark = pytest.mark.core
 
 
 def test_default_is_the_thread_pool():
