@@ -113,25 +113,6 @@ def test_rows_that_do_not_fit_raise_row_error_naming_the_field():
         fit_row(row)
 
 
-@pytest.mark.parametrize(
-    "exc, retried",
-    [
-        (MilvusException(code=2, message="server restarting"), True),
-        (ConnectionError("refused"), True),
-        (ParamError(message="invalid row"), False),
-        (ConfigError("c.toml: bad key"), False),
-        (DocumentError("a.md", "gone"), False),
-    ],
-    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else str(value),
-)
-def test_a_write_task_is_retried_only_for_a_transient_fault(exc, retried):
-    from prefect.states import Failed  # Prefect: imported by the one test that needs it
-
-    from cairn.flows.tasks import transient
-
-    assert transient(None, None, Failed(data=exc)) is retried
-
-
 def _refusing(errors: dict[str, Exception]):
     def action(item: str) -> None:
         raise errors[item]
