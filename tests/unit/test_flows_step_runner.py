@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from cairn.flows.steps import IngestSteps, InlineRunner
-from cairn.flows.tasks import PrefectRunner
 from cairn.index.memory import InMemoryStore
 from cairn.schemas.config import load_config
 from tests.conftest import write_config
@@ -26,6 +25,8 @@ class Doubler:
 
 
 def test_a_step_that_runs_in_the_flow_is_called_as_is_not_made_a_task():
+    from cairn.flows.tasks import PrefectRunner  # Prefect: imported by the one test that needs it
+
     runner, step = PrefectRunner(), Doubler(in_flow=True)
     assert runner.call(step, "w 1/1", 21) == 42 and runner.later(step, "w 1/1", 5)() == 10
     assert step.calls == 2 and runner._tasks == {}  # no Prefect task was made for it
