@@ -1,6 +1,7 @@
 """One retry policy (cairn/retries.py), two executors: a run without Prefect retries a refused write inline
 (`RetryPolicy.call`, flows/steps.py InlineRunner), a Prefect flow run as its task's retries (flows/tasks.py
-`task_retries`). Both read the same delays and ask the same question of the same error (`fault_of`)."""
+`task_retries`). Both read the same delays and ask the same question of the same error (`fault_of`); the
+Prefect half imports Prefect: tests/integration/test_prefect_runner.py."""
 
 from __future__ import annotations
 
@@ -53,19 +54,6 @@ def test_the_inline_runner_waits_the_policys_delays_and_retries_only_what_it_ret
     assert policy.retries(exc) is retried
     assert step.calls == (policy.attempts if retried else 1)
     assert waited == (list(WRITE_RETRIES.delays) if retried else [])
-
-
-@pytest.mark.parametrize("exc, retried", FAILURES, ids=IDS)
-def test_a_prefect_write_task_retries_as_the_same_policy_says(exc, retried):
-    """The task is built (not run: no server): its retries, delays and condition are the policy's."""
-    from prefect.states import Failed
-
-    from cairn.flows.tasks import PrefectRunner
-
-    task = PrefectRunner()._task(Refused(exc))
-    assert task.retries == len(WRITE_RETRIES.delays) == WRITE_RETRIES.attempts - 1
-    assert task.retry_delay_seconds == list(WRITE_RETRIES.delays)
-    assert task.retry_condition_fn(task, None, Failed(data=exc)) is retried is WRITE_RETRIES.retries(exc)
 
 
 def test_a_call_that_lands_on_a_later_attempt_returns_its_answer():
