@@ -132,44 +132,41 @@ def running(base: Path) -> dict[str, Any] | None:
     return record if alive(pid) else None
 
 
-def connect(
-    base: Path,
-    name: str,
-    command: list[str],
-    usable: Callable[[dict[str, Any]], bool],
-    why_not: Callable[[], str],
-) -> dict[str, Any]:
-    """The record of `base`'s server (`name`, for messages), started with `command` if none runs; the calling
-    process holds a lease on it until `release(base)` (once per `connect`) or its exit.
+@dataclass(frozen=True)
+class Server:
+    """A shared server as `connect` starts it: `name` (for messages), the `command` that runs it, `usable(record)`,
+    whether a live server's record can be used (its socket still exists, say), and `why_not()`, the message when
+    the command exits before serving."""
 
-    `usable(record)` says whether a live server's record can be used (its socket still exists, say); `why_not()`
-    is the message when the command exits before serving. Raises CairnError (holding no lease then)."""
+    name: str
+    command: list[str]
+    usable: Callable[[dict[str, Any]], bool]
+    why_not: Callable[[], str]
+
+
+def connect(base: Path, server: Server) -> dict[str, Any]:
+    """The record of `base`'s server, started if none runs; the calling process holds a lease on it until
+    `release(base)` (once per `connect`) or its exit. Raises CairnError (holding no lease then)."""
     take_lease(base)
     try:
         record = running(base)
-        return record if record is not None and usable(record) else _start(base, name, command, usable, why_not)
+        return record if record is not None and server.usable(record) else _start(base, server)
     except BaseException:
         release(base)
         raise
 
 
-def _start(
-    base: Path,
-    name: str,
-    command: list[str],
-    usable: Callable[[dict[str, Any]], bool],
-    why_not: Callable[[], str],
-) -> dict[str, Any]:
-    """The record of `base`'s server, started with `command` unless another process started one meanwhile."""
+def _start(base: Path, server: Server) -> dict[str, Any]:
+    """The record of `base`'s server, started with its command unless another process started one meanwhile."""
     with open(beside(base, ".start"), "a+") as gate:
         fcntl.flock(gate, fcntl.LOCK_EX)
         record = running(base)  # another process may have started it while this one waited
-        if record is not None and usable(record):
+        if record is not None and server.usable(record):
             return record
         beside(base, ".server").unlink(missing_ok=True)
         with open(beside(base, ".server.log"), "ab") as logfile:
             process = subprocess.Popen(
-                command,
+                server.command,
                 stdin=subprocess.DEVNULL,
                 stdout=logfile,
                 stderr=logfile,
@@ -179,14 +176,14 @@ def _start(
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             record = running(base)
-            if record is not None and usable(record):
+            if record is not None and server.usable(record):
                 return record
             if process.poll() is not None:
-                raise CairnError(why_not())
+                raise CairnError(server.why_not())
             time.sleep(0.02)
         process.kill()
         raise CairnError(
-            f"{name} did not start within {START_TIMEOUT_SECONDS:.0f} s (its log: {beside(base, '.server.log')})"
+            f"{server.name} did not start within {START_TIMEOUT_SECONDS:.0f} s (its log: {beside(base, '.server.log')})"
         )
 
 

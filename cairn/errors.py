@@ -228,3 +228,11 @@ def fault_of(exc: BaseException) -> Fault:
     if isinstance(exc, (ParamError, DataNotMatchException, DataTypeNotMatchException, ValueError, TypeError)):
         return Fault.DATA
     return Fault.TRANSIENT
+
+
+def index_down(exc: BaseException) -> bool:
+    """Whether a read that raised `exc` says the index cannot answer now, so that a service answers "unavailable"
+    and opens the index anew: the index said so itself (a StoreError: no collection, damaged, unreachable) or
+    `fault_of` calls the failure transient (the engine restarting, a timeout, a dropped connection). A caller's
+    error, data the engine refused and a bug are not the index being down."""
+    return isinstance(exc, StoreError) or fault_of(exc) is Fault.TRANSIENT

@@ -16,7 +16,15 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.options import ConfigOption, JsonOption, config_path, load, principal
+from cairn.cli.options import (
+    CallerGroupOption,
+    CallerTenantOption,
+    ConfigOption,
+    JsonOption,
+    config_path,
+    load,
+    principal,
+)
 from cairn.errors import UsageError
 
 if TYPE_CHECKING:
@@ -69,18 +77,8 @@ def evaluate(
             "--work", help="beir: scratch folder (default data/index/beir/<corpus>-<hash>)", show_default=False
         ),
     ] = None,
-    tenant: Annotated[
-        str | None,
-        typer.Option(
-            "--tenant", help="evaluate as this tenant (default: the collection's only tenant)", show_default=False
-        ),
-    ] = None,
-    group: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--group", help="a group of the evaluator (default: every group of the tenant)", show_default=False
-        ),
-    ] = None,
+    tenant: CallerTenantOption = None,  # default: the collection's only tenant (docs/cli.md)
+    group: CallerGroupOption = None,  # default: every group of the tenant
     k: Annotated[int, typer.Option("--k", help="sections retrieved per query", min=1)] = 10,
     ablate: Annotated[
         str | None,
@@ -90,7 +88,8 @@ def evaluate(
     ] = None,
     as_json: JsonOption = False,
 ) -> Outcome:
-    """Retrieval metrics on labelled queries (BEIR qrels)."""
+    """Retrieval metrics on labelled queries (BEIR qrels), as --tenant and --group (without them: the collection's
+    only tenant with every one of its groups)."""
     steps = tuple(s.strip() for s in (ablate or "").split(",") if s.strip())
     options = EvalOptions(queries, qrels, mode == "beir", corpus, work, tenant, tuple(group or ()), k, steps, as_json)
     check_eval(options)

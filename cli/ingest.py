@@ -159,9 +159,12 @@ def print_run_report(report: RunReport, as_json: bool) -> Outcome:
         output.print_json(report.to_dict())
     else:
         d = report.documents
+        history = f", {d.history_versions} history versions" if d.history_versions else ""
+        failed = report.failed_sources  # each with its own FAILED line on stderr; none is a failed document
+        sources = f"; sources: {len(failed)} of {len(report.sources)} failed" if failed else ""
         output.line(
             f"documents: {d.seen} seen, {d.indexed} indexed, {d.unchanged} unchanged, "
-            f"{d.skipped} skipped, {d.deleted} deleted, {d.failed} failed",
+            f"{d.skipped} skipped, {d.deleted} deleted, {d.failed} failed{history}{sources}",
             style="bold",
         )
         if report.reindexed:  # indexed at a version the collection held, and why (a new recipe, new access settings)

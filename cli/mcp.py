@@ -12,20 +12,15 @@ from typing import Annotated
 import typer
 
 from cairn.cli.exits import Outcome
-from cairn.cli.options import ConfigOption, load, principal
+from cairn.cli.options import CallerGroupOption, CallerTenantOption, ConfigOption, load, principal
 from cairn.errors import CairnError
 
 
 def mcp(
     ctx: typer.Context,
     config: ConfigOption = None,
-    tenant: Annotated[
-        str | None, typer.Option("--tenant", help="the tenant every search runs as (the caller)", show_default=False)
-    ] = None,
-    group: Annotated[
-        list[str] | None,
-        typer.Option("--group", help="a group of the caller (repeatable; at least one)", show_default=False),
-    ] = None,
+    tenant: CallerTenantOption = None,  # every search runs as this one caller
+    group: CallerGroupOption = None,
     k: Annotated[
         int | None,
         # max: serve/mcp.py MAX_K (tests/unit/test_cli_mcp.py holds the two together)

@@ -26,6 +26,13 @@ ConfigOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout, and nothing else")]
 SourceOption = Annotated[str | None, typer.Option("--source", help="only this configured source", show_default=False)]
 TenantOption = Annotated[str | None, typer.Option("--tenant", help="only this tenant", show_default=False)]
+# The caller a search runs as (query, mcp, eval): --tenant and --group, repeatable, both checked by `principal`.
+CallerTenantOption = Annotated[
+    str | None, typer.Option("--tenant", help="the caller's tenant (a search runs as it)", show_default=False)
+]
+CallerGroupOption = Annotated[
+    list[str] | None, typer.Option("--group", help="a group of the caller (repeatable)", show_default=False)
+]
 WaitOption = Annotated[float, typer.Option("--wait", help="seconds to wait for another run holding the index", min=0.0)]
 # --strict (before 0.2: exit 1 on failed documents, which every run now does) is still accepted so that scripts
 # passing it keep working; it is hidden from help and ignored.

@@ -21,7 +21,15 @@ import typer
 
 from cairn.cli import output
 from cairn.cli.exits import Outcome
-from cairn.cli.options import ConfigOption, JsonOption, load, parse_date, principal
+from cairn.cli.options import (
+    CallerGroupOption,
+    CallerTenantOption,
+    ConfigOption,
+    JsonOption,
+    load,
+    parse_date,
+    principal,
+)
 from cairn.errors import UsageError
 
 if TYPE_CHECKING:
@@ -63,16 +71,8 @@ def query(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="the question", show_default=False)] = None,
     config: ConfigOption = None,
-    tenant: Annotated[
-        str | None,
-        typer.Option("--tenant", help="the caller's tenant (required unless --queries)", show_default=False),
-    ] = None,
-    group: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--group", help="a group of the caller (repeatable; required unless --queries)", show_default=False
-        ),
-    ] = None,
+    tenant: CallerTenantOption = None,  # required unless --queries (whose lines name their own)
+    group: CallerGroupOption = None,
     k: Annotated[int | None, typer.Option("--k", help="sections to return (default: [query] k)", min=1)] = None,
     doc_tag: Annotated[
         str | None,

@@ -2,22 +2,11 @@
 
 if not __name__.startswith("cairn."):  # the folder is mapped into the cairn namespace (pyproject.toml)
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
-from cairn.embedding.encoder import Encoder
-from cairn.embedding.model import (
-    BACKENDS,
-    ModelEncoder,
-    encoder_for,
-    encoder_for_identity,
-    load_encoder,
-    query_encoder_for,
-)
-
-__all__ = [
-    "BACKENDS",
-    "Encoder",
-    "ModelEncoder",
-    "encoder_for",
-    "encoder_for_identity",
-    "load_encoder",
-    "query_encoder_for",
-]
+# What the package offers, each name once (`X as X`: an explicit re-export, instead of an import and __all__).
+from cairn.embedding.encoder import Encoder as Encoder
+from cairn.embedding.model import BACKENDS as BACKENDS
+from cairn.embedding.model import ModelEncoder as ModelEncoder
+from cairn.embedding.model import encoder_for as encoder_for
+from cairn.embedding.model import encoder_for_identity as encoder_for_identity
+from cairn.embedding.model import load_encoder as load_encoder
+from cairn.embedding.model import query_encoder_for as query_encoder_for

@@ -16,8 +16,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
-
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from cairn.printable import printable
 from cairn.schemas.run_report import SOURCE_FAILURE, RunReport
@@ -96,6 +94,8 @@ def source_rows(report: RunReport) -> list[dict]:
 
 
 def publish_run(report: RunReport, title: str) -> None:
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact  # only a flow run publishes
+
     create_markdown_artifact(key=artifact_key("run-report"), markdown=run_markdown(report, title), description=title)
     create_table_artifact(
         key=artifact_key("run-sources"), table=source_rows(report), description=f"{title}: per source"
@@ -139,6 +139,8 @@ def quality_markdown(report: QualityReport) -> str:
 
 def publish_quality(result: QualityReport) -> None:
     """The quality report's summary as a markdown artifact (Prefect's UI cannot open the page itself)."""
+    from prefect.artifacts import create_markdown_artifact
+
     create_markdown_artifact(
         key=artifact_key("quality-report"), markdown=quality_markdown(result), description="Cairn data quality"
     )

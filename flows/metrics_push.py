@@ -9,7 +9,7 @@ failed run; the URL's credentials never reach the log.
 
 | metric | what |
 |---|---|
-| `cairn_ingest_documents{outcome}` | its documents per outcome: seen, indexed, unchanged, skipped, deleted, failed |
+| `cairn_ingest_documents{outcome}` | seen, indexed, unchanged, skipped, deleted, failed, history_versions |
 | `cairn_ingest_embeddings_computed` | texts the model embedded for the source (the embedding cache's misses) |
 | `cairn_ingest_seconds` | the source's time in the run |
 | `cairn_ingest_source_failed` | 1 when the source failed as a whole, else 0 |
@@ -27,7 +27,7 @@ from cairn.schemas.config import MetricsConfig
 from cairn.schemas.run_report import RunReport
 
 log = logging.getLogger("cairn.flows.metrics")
-OUTCOMES = ("seen", "indexed", "unchanged", "skipped", "deleted", "failed")
+OUTCOMES = ("seen", "indexed", "unchanged", "skipped", "deleted", "failed", "history_versions")
 
 
 def push_run_metrics(config: MetricsConfig, report: RunReport) -> int:

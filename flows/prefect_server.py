@@ -53,7 +53,7 @@ def connect(home: Path, idle_seconds: float) -> str:
     named = base(home)
     command = [sys.executable, "-m", __name__, str(home), "--idle-seconds", str(idle_seconds)]
     why = f"the local Prefect server exited before serving (its log: {daemon.beside(named, '.server.log')})"
-    return str(daemon.connect(named, "the local Prefect server", command, _answers, lambda: why)["url"])
+    return str(daemon.connect(named, daemon.Server("the local Prefect server", command, _answers, lambda: why))["url"])
 
 
 def _answers(record: dict[str, Any]) -> bool:

@@ -25,6 +25,7 @@ from cairn.index.cache import EmbeddingCache
 from cairn.index.ledger import IndexedDocument
 from cairn.index.protocol import IndexStore
 from cairn.index.rows import ChunkedDocument, EmbedStats, build_rows
+from cairn.retries import RetryPolicy
 from cairn.schemas import DocumentRef
 from cairn.schemas.config import CairnConfig, ChunkingConfig
 from cairn.schemas.rows import ChunkRow
@@ -42,7 +43,9 @@ class Skip:
         return document_id in self.up_to_date and updated_at not in self.window
 
 
-WRITE_RETRY_DELAYS: list[float] = [1, 4]  # seconds before a 2nd and 3rd attempt of a write the store refused as a whole
+# A write the store refused as a whole (a server restarting, a timeout) is tried again after 1 s, then after 4 s: the
+# one policy both runners execute (cairn/retries.py).
+WRITE_RETRIES = RetryPolicy(delays=(1.0, 4.0))
 
 
 @dataclass
@@ -271,22 +274,10 @@ class InlineRunner:
     refused it as a whole (a server restarting, a timeout), never when it fails the same way every time."""
 
     def call(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> R:
-        return with_retries(step.run, *args, **kwargs) if step.retried else step.run(*args, **kwargs)
+        return WRITE_RETRIES.call(step.run, *args, **kwargs) if step.retried else step.run(*args, **kwargs)
 
     def later(self, step: Step[P, R], label: str, *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
         return partial(self.call, step, label, *args, **kwargs)
-
-
-def with_retries(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """`call(*args)`, again after each of WRITE_RETRY_DELAYS while what it raises is transient."""
-    for delay in WRITE_RETRY_DELAYS:
-        try:
-            return call(*args, **kwargs)
-        except Exception as exc:
-            if fault_of(exc) is not Fault.TRANSIENT:
-                raise
-            time.sleep(delay)
-    return call(*args, **kwargs)
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ class SourceSync:
             past = source_recent_history(source, getattr(self.source_config, "history_depth", 0))
         if past is not None:
             past_refs = list(past)
-            report.documents.seen += len(past_refs)
+            report.documents.history_versions += len(past_refs)  # not `seen`: the source listed them once
             self._index(source, past_refs, {}, None, report)
 
     def _mass_delete(self, stale: int, indexed: int, listed: int) -> str:

@@ -27,19 +27,23 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote as unvisited
 
 import cairn.flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from cairn.errors import Fault, fault_of
-from cairn.flows.steps import WRITE_RETRY_DELAYS, P, R, Step
+from cairn.flows.steps import WRITE_RETRIES, P, R, Step
+from cairn.retries import RetryPolicy
 
 if TYPE_CHECKING:
     from cairn.quality.report_folder import QualityReport
     from cairn.schemas.run_report import RunReport
 
 
-def transient(task, task_run, state) -> bool:
-    """Retry what the store raised (a server restarting, a timeout), never what fails the same way every time:
-    bad input, an unusable configuration (cairn.errors.fault_of)."""
-    exc = state.data if isinstance(state.data, BaseException) else state.result(raise_on_failure=False)
-    return isinstance(exc, BaseException) and fault_of(exc) is Fault.TRANSIENT
+def task_retries(policy: RetryPolicy) -> dict[str, Any]:
+    """`policy` as a Prefect task's options: as many retries, the same delays, and the same rule for what is
+    retried (`policy.retries`: a server restarting, a timeout; never bad input or an unusable configuration)."""
+
+    def retried(task, task_run, state) -> bool:
+        exc = state.data if isinstance(state.data, BaseException) else state.result(raise_on_failure=False)
+        return isinstance(exc, BaseException) and policy.retries(exc)
+
+    return {"retries": len(policy.delays), "retry_delay_seconds": list(policy.delays), "retry_condition_fn": retried}
 
 
 class PrefectRunner:
@@ -70,15 +74,7 @@ class PrefectRunner:
     def _task(self, step: Step[P, R]) -> Task:
         if step not in self._tasks:
             # Retried steps are idempotent (upserts by deterministic id, deletes by id), so a retry is safe.
-            retry = (
-                {
-                    "retries": len(WRITE_RETRY_DELAYS),
-                    "retry_delay_seconds": WRITE_RETRY_DELAYS,
-                    "retry_condition_fn": transient,
-                }
-                if step.retried
-                else {}
-            )
+            retry = task_retries(WRITE_RETRIES) if step.retried else {}
             self._tasks[step] = task(step.run, name=step.name, cache_policy=NO_CACHE, **retry)
         return self._tasks[step]
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cairn.closing import Closing
 from cairn.index.ledger import IndexedDocument, LedgerEntry, read_rows
 from cairn.index.reader import CollectionReader
 from cairn.index.sqlite import open_or_rebuild
@@ -94,7 +95,7 @@ def new_mark() -> str:
     return uuid.uuid4().hex
 
 
-class DerivedLedger:
+class DerivedLedger(Closing):
     """The derived ledger of one physical collection (module doc). Opened by the run that writes it
     (flows/context.py) and by readers (`cairn status`, `cairn report`), who use it only when `in_step`."""
 
@@ -313,12 +314,6 @@ class DerivedLedger:
 
     def close(self) -> None:
         self._db.close()
-
-    def __enter__(self) -> DerivedLedger:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _entry(row: ChunkRow, dim: int | None) -> tuple[tuple[Any, ...], tuple[str, str]]:

@@ -54,7 +54,9 @@ def connect(folder: Path, idle_seconds: float) -> str:
     folder = folder.resolve()
     command = [sys.executable, "-m", "cairn.index.liteserver", str(folder), "--idle-seconds", str(idle_seconds)]
     try:
-        record = daemon.connect(folder, f"the Milvus Lite server for {folder}", command, _usable, _why_not(folder))
+        record = daemon.connect(
+            folder, daemon.Server(f"the Milvus Lite server for {folder}", command, _usable, _why_not(folder))
+        )
     except CairnError as exc:
         raise StoreError(str(exc)) from None
     return f"unix:{record['socket']}"

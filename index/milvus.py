@@ -19,6 +19,7 @@ from typing import cast
 from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
+from cairn.closing import Closing
 from cairn.errors import StoreError
 from cairn.index import liteserver
 from cairn.index.reviving import RevivingClient, revive
@@ -81,7 +82,7 @@ SERVER_CONNECT_SECONDS = 30  # a Milvus server by URI: unreachable is said withi
 LITE_CONNECT_SECONDS = 300
 
 
-class Connection:
+class Connection(Closing):
     """This process's connection to one Milvus: the client, and for a Lite folder the lease on the one server
     process that serves it to every Cairn process (index/liteserver.py). Whoever opens it closes it, once:
 
@@ -144,12 +145,6 @@ class Connection:
         finally:
             if self.lite_folder is not None:
                 liteserver.release(self.lite_folder)
-
-    def __enter__(self) -> Connection:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _client(config: MilvusConfig, uri: str, timeout: float) -> MilvusClient:

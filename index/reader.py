@@ -12,6 +12,7 @@ from typing import Any
 
 from pymilvus import MilvusClient
 
+from cairn.closing import Closing
 from cairn.index.milvus import Connection, quiet_lite_refusals
 from cairn.schemas import ChunkType
 from cairn.schemas.collection import OUTPUT_FIELDS, SEARCH_FIELDS, SPARSE_FIELD, quote
@@ -20,7 +21,7 @@ from cairn.schemas.row_filter import RowFilter
 from cairn.schemas.rows import ChunkRow, ScoredRow
 
 
-class CollectionReader:
+class CollectionReader(Closing):
     """The reads of one collection, one Milvus call each, whatever the number of ids: dense and BM25 search,
     rows by primary key, children per document, neighbouring sections, paged scans and counts. Every query-side
     call takes the caller's access filter (tenant + ACL + time) and applies it inside Milvus. Read-only: the
@@ -150,9 +151,3 @@ class CollectionReader:
     def close(self) -> None:
         """Close the connection (shared with whatever else reads or writes through it)."""
         self.connection.close()
-
-    def __enter__(self) -> CollectionReader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

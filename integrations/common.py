@@ -25,6 +25,14 @@ Source = Retriever | CairnConfig | str | Path
 A = TypeVar("A", bound="OwnsRetriever")
 
 
+def needs_extra(missing: ModuleNotFoundError, package: str, requirement: str, extra: str) -> None:
+    """An adapter's framework import failed: when the framework itself (`package`) is missing, an ImportError
+    saying which extra brings it; else nothing (something the framework needs is missing: the caller re-raises,
+    its own error says what)."""
+    if (missing.name or "").split(".")[0] == package:
+        raise ImportError(f'cairn.integrations.{extra} needs {requirement}: pip install "cairn[{extra}]"') from missing
+
+
 @dataclass(frozen=True)
 class Scope:
     """Who asks and within what: every question through an adapter is asked with these, never with anything the

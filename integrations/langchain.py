@@ -14,25 +14,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ConfigDict, InstanceOf, PrivateAttr
+
+from cairn.integrations.common import OwnsRetriever, Scope, Source, adapter_over, ask, empty_metadata, hit_metadata
+from cairn.integrations.common import needs_extra as _needs_extra
+
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
 except ModuleNotFoundError as exc:
-    if (exc.name or "").split(".")[0] != "langchain_core":
-        raise  # langchain-core is there but something it needs is not: its own error says what
-    raise ImportError('cairn.integrations.langchain needs langchain-core: pip install "cairn[langchain]"') from exc
-from pydantic import ConfigDict, InstanceOf, PrivateAttr
-
-from cairn.integrations.common import (
-    OwnsRetriever,
-    Scope,
-    Source,
-    adapter_over,
-    ask,
-    empty_metadata,
-    hit_metadata,
-)
+    _needs_extra(exc, "langchain_core", "langchain-core", "langchain")
+    raise  # langchain-core is there but something it needs is not: its own error says what
 from cairn.query import Principal, Retriever
 from cairn.query.filters import AsOf, Filters
 

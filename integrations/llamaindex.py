@@ -19,24 +19,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from cairn.integrations.common import OwnsRetriever, Scope, Source, adapter_over, ask, empty_metadata, hit_metadata
+from cairn.integrations.common import needs_extra as _needs_extra
+
 try:
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ModuleNotFoundError as exc:
-    if (exc.name or "").split(".")[0] != "llama_index":
-        raise  # llama-index-core is there but something it needs is not: its own error says what
-    raise ImportError('cairn.integrations.llamaindex needs llama-index-core: pip install "cairn[llamaindex]"') from exc
-
-from cairn.integrations.common import (
-    OwnsRetriever,
-    Scope,
-    Source,
-    adapter_over,
-    ask,
-    empty_metadata,
-    hit_metadata,
-)
+    _needs_extra(exc, "llama_index", "llama-index-core", "llamaindex")
+    raise  # llama-index-core is there but something it needs is not: its own error says what
 from cairn.query import Principal, Retriever
 from cairn.query.filters import AsOf, Filters
 

@@ -114,7 +114,11 @@ def content_terms(text: str) -> list[str]:
 
 
 def id_like_tokens(text: str) -> list[str]:
-    return [w.strip(".,;:") for w in text.split() if any(p.match(w.strip(".,;:()[]\"'")) for p in _ID_LIKE)]
+    """The words of `text` an ID-like pattern matches, each occurrence; each distinct word is matched once (a long
+    question repeats its words)."""
+    words = text.split()
+    ids = {w for w in dict.fromkeys(words) if any(p.match(w.strip(".,;:()[]\"'")) for p in _ID_LIKE)}
+    return [w.strip(".,;:") for w in words if w in ids]
 
 
 def named_terms(text: str) -> list[str]:

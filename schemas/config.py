@@ -35,7 +35,7 @@ from cairn.schemas.source_config import (
     WikiSourceConfig,
     _Strict,
 )
-from cairn.schemas.values import shown_default
+from cairn.schemas.values import index_path
 
 # What `from cairn.schemas.config import ...` offers: every table (the [query] and [[sources]] models live in
 # their own modules) and the loading functions, with the error they raise.
@@ -72,11 +72,7 @@ DEFAULT_CONFIG = Path("data/cairn.toml")
 
 
 class MilvusConfig(_Strict):
-    uri: str = Field(
-        default="data/index/cairn.db",
-        description="a path ending in .db = Milvus Lite; http(s)://host:port = a server",
-        json_schema_extra=shown_default("cairn.db"),
-    )
+    uri: str = index_path("cairn.db", "a path ending in .db = Milvus Lite; http(s)://host:port = a server")
     collection: str = Field(
         default="cairn",
         description="the name queried: an alias over the generations <name>__g1, __g2... (a rebuild switches it)",
@@ -121,21 +117,13 @@ class EmbeddingConfig(_Strict):
             "interchangeable)"
         ),
     )
-    onnx_cache: str = Field(
-        default="data/index/models",
-        description="where the onnx-int8 export is written on first use, then reused",
-        json_schema_extra=shown_default("models"),
-    )
+    onnx_cache: str = index_path("models", "where the onnx-int8 export is written on first use, then reused")
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
     # less, and the activations stay in cache. Measured on 308 prometheus-operator / 400 openshift runbook
     # inputs, torch, 2 cores, seconds: batch 4: 8.6 / 12.2, 8: 9.3 / 12.8, 16: 9.6 / 14.8, 32: 10.4 / 17.8,
     # 64: 12.6 / 19.6 (onnx-int8 alike; `python -m bench.embedding` prints the sweep).
     batch_size: int = 8  # texts per forward pass (small is faster on a CPU: less padding)
-    cache_path: str = Field(
-        default="data/index/embeddings.sqlite",
-        description="(model identity, text hash) -> vector; never embed twice",
-        json_schema_extra=shown_default("embeddings.sqlite"),
-    )
+    cache_path: str = index_path("embeddings.sqlite", "(model identity, text hash) -> vector; never embed twice")
     query_model: str = Field(
         default="",
         description=(
@@ -229,13 +217,10 @@ class CairnConfig(_Strict):
     serve: ServeConfig = Field(default_factory=ServeConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     sources: list[SourceConfig] = Field(default_factory=list)
-    state_path: str = Field(
-        default="data/index/state.sqlite",
-        description=(
-            "per-source cursors (last commit, high-water mark), folder files' version memos and what the last runs "
-            "skipped or refused; the derived ledgers (ledgers/) and cairn serve's feedback live beside it"
-        ),
-        json_schema_extra=shown_default("state.sqlite"),
+    state_path: str = index_path(
+        "state.sqlite",
+        "per-source cursors (last commit, high-water mark), folder files' version memos and what the last runs "
+        "skipped or refused; the derived ledgers (ledgers/) and cairn serve's feedback live beside it",
     )
     config_path: str | None = None
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field, field_validator
 
 from cairn.schemas.source_config import _Strict
-from cairn.schemas.values import s3_uri, shown_default
+from cairn.schemas.values import index_path, s3_uri
 
 if TYPE_CHECKING:
     from cairn.schemas.config import ChunkingConfig
@@ -20,10 +20,10 @@ class QualityConfig(_Strict):
     wins), e.g. overrides = { incident = { parent_min_tokens = 150 } }."""
 
     on_ingest: bool = True  # check the rows each ingest or backfill wrote, and write a report for it
-    report_dir: str = Field(
+    report_dir: str = index_path(
+        "reports",
+        "one folder per run or `cairn report` below this (formerly data/reports of the working directory)",
         default="data/reports",
-        description="one folder per run or `cairn report` below this (formerly data/reports of the working directory)",
-        json_schema_extra=shown_default("reports"),
     )
     keep_reports: int = 50  # older report folders are removed (0 keeps them all)
     report_uri: str | None = None  # s3://bucket/prefix: each report folder is uploaded there too

@@ -8,7 +8,7 @@ The recipe is:
 - the source options that change a document's text or metadata (ROW_SHAPING: a PDF's parser and tags, a wiki's
   uri_base and default service, a git source's uri_template and service, PagerDuty's severity map);
 - OUTPUT_VERSIONS: a number per source type's parser and one for the chunkers, bumped in code whenever their
-  output for the same input changes (a release that segments differently). `tests/unit/test_recipe_golden.py`
+  output for the same input changes (a release that segments differently). `tests/integration/test_recipe_golden.py`
   pins each to a digest of its output over a fixed sample, so a change of output without its bump fails there.
 
 What needs a new collection (the encoder, the schema) is not part of it: that rebuilds beside

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from types import UnionType
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeAlias, TypeVar, cast, get_args, get_origin, get_type_hints
 
 from cairn.schemas.records import SourceDocument
 
@@ -28,11 +28,37 @@ if TYPE_CHECKING:
 
 RowLike: TypeAlias = "ChunkRow | Mapping[str, Any]"  # a typed row, or a row as pymilvus reads it (scans, the ledger)
 
-Record = TypeVar("Record", bound="DataclassInstance")
+
+class RowLink:
+    """A record of a row's `extra`: read back from a row (`from_row`), written with only what is set (`to_row`;
+    a record whose unset values must still be written says so in its own)."""
+
+    def to_row(self) -> dict[str, Any]:
+        return {name: value for name, value in asdict(cast("DataclassInstance", self)).items() if value}
+
+    @classmethod
+    def from_row(cls, row: RowLike) -> Self:
+        extra = (row.get("extra") if isinstance(row, Mapping) else row.extra) or {}
+        record: type = cls  # a class, hashable: _fields_of's cache key
+        return cls(**{name: _as(kind, extra[name]) for name, kind in _fields_of(record) if name in extra})
+
+
+Link = TypeVar("Link", bound=RowLink)
+
+
+class LinkOf(Generic[Link]):
+    """A row's record of one kind, read from its `extra` when asked: `row.links`, `row.pages`... (schemas/rows.py
+    ChunkRow declares each once, `links = LinkOf(ParentLinks)`)."""
+
+    def __init__(self, kind: type[Link]) -> None:
+        self.kind = kind
+
+    def __get__(self, row: Any, owner: Any = None) -> Link:
+        return self.kind.from_row(row)
 
 
 @dataclass(frozen=True)
-class DocumentStamp:
+class DocumentStamp(RowLink):
     """On every row of a document: the access settings and the recipe it was written under, and the source's
     caveats."""
 
@@ -45,14 +71,6 @@ class DocumentStamp:
     @classmethod
     def of(cls, doc: SourceDocument) -> DocumentStamp:
         return cls(warnings=list(doc.warnings), access=doc.access, recipe=doc.recipe, origin=doc.origin)
-
-    def to_row(self) -> dict[str, Any]:
-        """Only what is set: a document without warnings (or not yet stamped) writes no key for it."""
-        return {name: value for name, value in asdict(self).items() if value}
-
-    @classmethod
-    def from_row(cls, row: RowLike) -> DocumentStamp:
-        return _read(cls, row)
 
     @property
     def key(self) -> str:
@@ -73,7 +91,7 @@ def stamp_parts(key: str) -> tuple[str, str, str]:
 
 
 @dataclass(frozen=True)
-class ParentLinks:
+class ParentLinks(RowLink):
     """On a parent (full_text) row: its section's abstract and child count, and what it records about the whole
     document version so readers fetch by primary key instead of scanning (index/milvus.py): the number of
     sections (what the ledger checks completeness against), of child rows, and the parent ids of the sections
@@ -91,10 +109,6 @@ class ParentLinks:
     def to_row(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_row(cls, row: RowLike) -> ParentLinks:
-        return _read(cls, row)
-
     @property
     def neighbours(self) -> list[str] | None:
         """The parent ids of the sections just before and after (those that exist); None when not recorded."""
@@ -104,19 +118,11 @@ class ParentLinks:
 
 
 @dataclass(frozen=True)
-class ChildMarks:
+class ChildMarks(RowLink):
     """On a child row of a legal section: why it is a child of its own however short it is."""
 
     defined_term: str = ""  # the term a definition chunk defines
     own_child: bool = False  # an agreement's opening statement
-
-    def to_row(self) -> dict[str, Any]:
-        """Only what is set: a plain child writes neither key."""
-        return {name: value for name, value in asdict(self).items() if value}
-
-    @classmethod
-    def from_row(cls, row: RowLike) -> ChildMarks:
-        return _read(cls, row)
 
     @property
     def stands_alone(self) -> bool:
@@ -125,7 +131,7 @@ class ChildMarks:
 
 
 @dataclass(frozen=True)
-class PageRange:
+class PageRange(RowLink):
     """On the rows of a paged document's section (a PDF's): the pages it spans (chunkers/sections.py)."""
 
     page_start: int | None = None
@@ -133,10 +139,6 @@ class PageRange:
 
     def to_row(self) -> dict[str, Any]:
         return {} if self.page_start is None else asdict(self)
-
-    @classmethod
-    def from_row(cls, row: RowLike) -> PageRange:
-        return _read(cls, row)
 
     @property
     def label(self) -> str:
@@ -149,7 +151,7 @@ class PageRange:
 
 
 @dataclass(frozen=True)
-class SectionPlace:
+class SectionPlace(RowLink):
     """Where a section is published, for a link that clicks through (query/citations.py deep_link): its heading's
     anchor as the site renders it (chunkers/sections.py; absent before the first heading, and on rows written
     before anchors were recorded), and the page's published address with the site's anchor style (sources/wiki.py:
@@ -159,33 +161,14 @@ class SectionPlace:
     link: str | None = None
     anchor_style: str = "github"
 
-    @classmethod
-    def from_row(cls, row: RowLike) -> SectionPlace:
-        return _read(cls, row)
-
 
 @dataclass(frozen=True)
-class AgreementCard:
+class AgreementCard(RowLink):
     """On every row of an agreement: what the source read from its opening statement (sources/pdf.py), which a
     child of its own carries into its text (index/rows.py document_card)."""
 
     parties: list[str] = field(default_factory=list)
     effective_date: str = ""  # ISO date
-
-    def to_row(self) -> dict[str, Any]:
-        """Only what is set."""
-        return {name: value for name, value in asdict(self).items() if value}
-
-    @classmethod
-    def from_row(cls, row: RowLike) -> AgreementCard:
-        return _read(cls, row)
-
-
-def _read(cls: type[Record], row: RowLike) -> Record:
-    """The record from a row's `extra`, each stored value taken as its field's type; a missing key keeps its
-    default."""
-    extra = (row.get("extra") if isinstance(row, Mapping) else row.extra) or {}
-    return cls(**{name: _as(kind, extra[name]) for name, kind in _fields_of(cls) if name in extra})
 
 
 @cache

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from cairn.schemas.records import TEMPORAL_OPEN, ChunkType, stable_id
-from cairn.schemas.row_links import AgreementCard, ChildMarks, DocumentStamp, PageRange, ParentLinks, SectionPlace
+from cairn.schemas.row_links import (
+    AgreementCard,
+    ChildMarks,
+    DocumentStamp,
+    LinkOf,
+    PageRange,
+    ParentLinks,
+    SectionPlace,
+)
 
 
 def version_key(version_hash: str, is_current: bool, temporal_start: int) -> str:
@@ -123,29 +131,13 @@ class ChunkRow:
             row_id(self.document_id, version_key(self.version_hash, False, self.temporal_start), section_id),
         ]
 
-    @property
-    def links(self) -> ParentLinks:
-        return ParentLinks.from_row(self)
-
-    @property
-    def marks(self) -> ChildMarks:
-        return ChildMarks.from_row(self)
-
-    @property
-    def stamp(self) -> DocumentStamp:
-        return DocumentStamp.from_row(self)
-
-    @property
-    def pages(self) -> PageRange:
-        return PageRange.from_row(self)
-
-    @property
-    def place(self) -> SectionPlace:
-        return SectionPlace.from_row(self)
-
-    @property
-    def card(self) -> AgreementCard:
-        return AgreementCard.from_row(self)
+    # What its `extra` records besides the source's metadata, typed (schemas/row_links.py), read when asked.
+    links = LinkOf(ParentLinks)
+    marks = LinkOf(ChildMarks)
+    stamp = LinkOf(DocumentStamp)
+    pages = LinkOf(PageRange)
+    place = LinkOf(SectionPlace)
+    card = LinkOf(AgreementCard)
 
 
 _NAMES = tuple(f.name for f in fields(ChunkRow))

@@ -1,5 +1,9 @@
-"""The run report: every input of a run has exactly one outcome in it (seen = indexed + unchanged + skipped +
-failed; deleted counts documents the source no longer has)."""
+"""The run report: every input of a run has exactly one outcome in it (seen + history_versions = indexed +
+unchanged + skipped + failed; deleted counts documents the source no longer has). `seen` counts the documents a
+source listed (each once, at its current version), `history_versions` the past versions a run loaded beside them
+(keep_history: those a git source's commits replaced), so that an unchanged source is seen the same on every run.
+A source that fails as a whole is a failed source (`failed_sources`, its per-source status), not a failed
+document. The vocabulary, shared with status, report and reconcile: docs/guarantees.md, "Counts"."""
 
 from __future__ import annotations
 
@@ -36,10 +40,11 @@ class DocumentCounts:
     unchanged: int = 0
     deleted: int = 0
     failed: int = 0
-    skipped: int = 0  # nothing to index in them (seen = indexed + unchanged + skipped + failed)
+    skipped: int = 0  # nothing to index in them (seen + history_versions = indexed + unchanged + skipped + failed)
+    history_versions: int = 0  # past versions loaded beside the current ones (keep_history), not `seen`
 
 
-COUNTS = ("seen", "indexed", "unchanged", "deleted", "failed", "skipped")
+COUNTS = ("seen", "indexed", "unchanged", "deleted", "failed", "skipped", "history_versions")
 
 
 @dataclass
@@ -63,9 +68,11 @@ class SourceReport:
     recipe_changes: list[str] = field(default_factory=list)  # what changed in the recipe, when it did
 
     def fail(self, source: str, document: str, error: str, policy: bool = False) -> None:
-        """Count one failed input (`policy`: a policy refused it); the message is stored without any URL's
+        """Count one failed input (`policy`: a policy refused it), or with `document` SOURCE_FAILURE the source's
+        own failure, which is no document's (not in `documents.failed`); the message is stored without any URL's
         credentials."""
-        self.documents.failed += 1
+        if document != SOURCE_FAILURE:
+            self.documents.failed += 1
         self.failures.append(Failure(source, redact(document), redact(error), policy))
 
     def skip(self, source: str, document: str, reason: str, read: bool = True) -> None:

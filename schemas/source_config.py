@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from cairn.schemas.fields import ARRAY_FIELDS, ARRAY_ITEM_LENGTH, VARCHAR_FIELDS, acl_key
 from cairn.schemas.records import Severity, parse_day
-from cairn.schemas.values import s3_uri, shown_default, template
+from cairn.schemas.values import index_path, s3_uri, template
 
 
 def _fits(kind: str, value: str, limit: int) -> str:
@@ -273,11 +273,7 @@ class GitSourceConfig(SourceBase):
             "(`cairn backfill --commits N` loads them)"
         ),
     )
-    cache_dir: str = Field(
-        default="data/index/git",
-        description="where the repository is mirrored (a folder per source)",
-        json_schema_extra=shown_default("git"),
-    )
+    cache_dir: str = index_path("git", "where the repository is mirrored (a folder per source)")
     timeout_seconds: float = Field(
         default=600,
         gt=0,

@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import JsonValue
+from pydantic import Field
 
 
 def import_callable(spec: str) -> Callable[..., Any]:
@@ -48,7 +48,11 @@ def template(value: str, fields: tuple[str, ...]) -> str:
     return value
 
 
-def shown_default(under_dir: str) -> dict[str, JsonValue]:
-    """A path field's `json_schema_extra`: its default lives under [index] dir (schemas/paths.py), which is what
-    the configuration reference shows instead of the model's own default."""
-    return {"shown_default": f"<[index] dir>/{under_dir}"}
+def index_path(under_dir: str, description: str, default: str = "") -> Any:
+    """A path setting whose default lives under [index] dir (schemas/paths.py): the field, its default
+    (data/index/`under_dir`, or `default`) and what the configuration reference shows instead of it, named once."""
+    return Field(
+        default=default or f"data/index/{under_dir}",
+        description=description,
+        json_schema_extra={"shown_default": f"<[index] dir>/{under_dir}"},
+    )

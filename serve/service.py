@@ -21,9 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pymilvus.exceptions import MilvusException
-
-from cairn.errors import RetrievalError, StoreError, UsageError
+from cairn.errors import UsageError, index_down
 from cairn.query import Principal, RetrievalResult, Retriever
 from cairn.query.filters import as_epoch, check_question, search_filter
 from cairn.redact import redact
@@ -35,7 +33,6 @@ from cairn.serve.metrics import ServiceMetrics
 
 log = logging.getLogger("cairn.serve")
 T = TypeVar("T")
-INDEX_FAILURES = (RetrievalError, StoreError, MilvusException)
 MAX_WAITING = 64  # questions of one worker waiting for their turn; beyond that, refused as busy at once
 REOPEN_SECONDS = 2.0  # after a failed open, the next attempt waits this long (the failure is answered meanwhile)
 HEALTH_SECONDS = 2.0  # a health answer is reused this long; a check waits at most this long for the turn
@@ -251,7 +248,9 @@ class Service:
                 as_of=question.as_of,
                 filters=question.filters,
             )
-        except INDEX_FAILURES as exc:  # the Retriever already retried once on a fresh client: start over next time
+        except Exception as exc:  # the Retriever already retried once on a fresh client: start over next time
+            if not index_down(exc):  # a caller's error, refused data or a bug: not the index being down
+                raise
             self._drop(retriever)
             raise Unavailable(self._reason(exc), index_down=True) from None
 
@@ -263,7 +262,9 @@ class Service:
             retriever = self._open()
             try:
                 return retriever.serving.ping()
-            except INDEX_FAILURES as exc:
+            except Exception as exc:
+                if not index_down(exc):  # a caller's error, refused data or a bug: not the index being down
+                    raise
                 self._drop(retriever)
                 raise Unavailable(self._reason(exc), index_down=True) from None
         finally:
@@ -278,7 +279,9 @@ class Service:
             raise Unavailable(self._open_failed[1], index_down=True)
         try:
             self._retriever = Retriever.from_config(self.config)
-        except INDEX_FAILURES as exc:
+        except Exception as exc:
+            if not index_down(exc):  # a caller's error, refused data or a bug: not the index being down
+                raise
             self._open_failed = (time.monotonic(), self._reason(exc))
             raise Unavailable(self._open_failed[1], index_down=True) from None
         self._open_failed = None
@@ -288,8 +291,9 @@ class Service:
         self._retriever = None
         try:
             retriever.close()
-        except INDEX_FAILURES:
-            pass
+        except Exception as exc:
+            if not index_down(exc):
+                raise
 
     def _record(self, query_id: str, caller: str, result: RetrievalResult) -> None:
         if self.feedback is None:

@@ -12,19 +12,19 @@ if not __name__.startswith("cairn."):  # the folder is mapped into the cairn nam
     raise ImportError(f"import cairn.{__name__}, not {__name__}: Cairn installs one top-level package")
 from importlib import import_module
 
+# What the package offers besides open_source, each name once (`X as X`: an explicit re-export, not an import and
+# __all__).
 from cairn.schemas.config import S3Config
 from cairn.schemas.source_config import SourceConfig
-from cairn.sources.base import (
-    DiscoveryFailure,
-    DocumentError,
-    Source,
-    SourceError,
-    VersionMemo,
-    document_id,
-    source_cursor,
-    source_history,
-    source_recent_history,
-)
+from cairn.sources.base import DiscoveryFailure as DiscoveryFailure
+from cairn.sources.base import DocumentError as DocumentError
+from cairn.sources.base import Source as Source
+from cairn.sources.base import SourceError as SourceError
+from cairn.sources.base import VersionMemo as VersionMemo
+from cairn.sources.base import document_id as document_id
+from cairn.sources.base import source_cursor as source_cursor
+from cairn.sources.base import source_history as source_history
+from cairn.sources.base import source_recent_history as source_recent_history
 
 _CONNECTORS = {
     "wiki": "cairn.sources.wiki:WikiSource",
@@ -45,17 +45,3 @@ def open_source(
     module, _, cls = target.partition(":")
     extra = {"s3": s3, "memo": memo} if config.type in _READS_FILES else {}
     return getattr(import_module(module), cls)(config, dict(cursor or {}), **extra)
-
-
-__all__ = [
-    "DiscoveryFailure",
-    "DocumentError",
-    "Source",
-    "SourceError",
-    "VersionMemo",
-    "document_id",
-    "open_source",
-    "source_cursor",
-    "source_history",
-    "source_recent_history",
-]

@@ -33,7 +33,7 @@ class GitHttpServer(ThreadingHTTPServer):
         self.on_command_lines: set[str] = set()
         self.attempts: list[tuple[str, str] | None] = []  # the (user, password) of each request, None without
         self.port = self.server_address[1]
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True)  # shut down at once
 
     def url(self, name: str, userinfo: str | None = None) -> str:
         return f"http://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}/{name}"

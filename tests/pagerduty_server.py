@@ -41,7 +41,7 @@ class FakePagerDuty:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)  # shut down at once
 
     def __enter__(self) -> FakePagerDuty:
         self.thread.start()

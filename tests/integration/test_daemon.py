@@ -26,11 +26,11 @@ def sleeper(base) -> list[str]:
 def test_a_started_server_is_found_by_its_record_and_stopped_by_pid(tmp_path):
     base = tmp_path / "srv"
     assert daemon.running(base) is None
-    record = daemon.connect(base, "the sleeper", sleeper(base), lambda r: True, lambda: "never")
+    record = daemon.connect(base, daemon.Server("the sleeper", sleeper(base), lambda r: True, lambda: "never"))
     try:
         assert record["url"] == "nowhere" and daemon.alive(record["pid"])
         assert daemon.running(base) == record and daemon.leases(base) == 1
-        again = daemon.connect(base, "the sleeper", sleeper(base), lambda r: True, lambda: "never")
+        again = daemon.connect(base, daemon.Server("the sleeper", sleeper(base), lambda r: True, lambda: "never"))
         assert again["pid"] == record["pid"]  # the live one is reused, not a second started
         assert daemon.leases(base) == 2
     finally:
@@ -46,7 +46,7 @@ def test_a_server_that_exits_before_serving_fails_with_its_diagnosis(tmp_path):
     base = tmp_path / "srv"
     quits = [sys.executable, "-c", "raise SystemExit(3)"]
     with pytest.raises(CairnError, match="the folder is locked"):
-        daemon.connect(base, "the quitter", quits, lambda r: True, lambda: "the folder is locked")
+        daemon.connect(base, daemon.Server("the quitter", quits, lambda r: True, lambda: "the folder is locked"))
     assert daemon.leases(base) == 0  # no lease is kept on a server that never served
 
 

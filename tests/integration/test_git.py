@@ -274,6 +274,7 @@ def test_keep_history_loads_past_versions_on_the_first_run_and_only_new_ones_aft
     config = git_config(tmp_path, repo.root, keep_history=True)
     first = ingest_flow(config_path=str(config))
     assert first["documents"]["indexed"] == 6 and not first["failures"]  # 5 current + the runbook's first version
+    assert (first["documents"]["seen"], first["documents"]["history_versions"]) == (5, 1)
     then = as_of(config, "2025-02-01")
     assert "Announce the restart" in then and "Pause the invoices queue" not in then
     assert "Pause the invoices queue" in as_of(config, None)
@@ -282,6 +283,7 @@ def test_keep_history_loads_past_versions_on_the_first_run_and_only_new_ones_aft
     repo.commit("verify step", "2025-05-06T10:00:00+00:00")
     second = ingest_flow(config_path=str(config))
     assert second["documents"]["indexed"] == 2  # the runbook now, and the version the new commit replaced
+    assert (second["documents"]["seen"], second["documents"]["history_versions"]) == (5, 1)
     march = as_of(config, "2025-04-01")
     assert "Pause the invoices queue" in march and "Watch the queue drain" not in march
     past = sorted((r.temporal_start, r.temporal_end) for r in rows(config) if not r.is_current)

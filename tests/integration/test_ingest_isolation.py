@@ -196,8 +196,7 @@ def test_a_store_that_is_down_is_not_asked_once_per_document(tmp_path, prefect_s
     from pymilvus.exceptions import MilvusException
 
     from cairn.errors import SourcesFailed
-    from cairn.flows.steps import STORE_DOWN_AFTER
-    from cairn.flows.tasks import WRITE_RETRY_DELAYS
+    from cairn.flows.steps import STORE_DOWN_AFTER, WRITE_RETRIES
 
     root = tmp_path / "wiki"
     for i in range(8):
@@ -218,6 +217,6 @@ def test_a_store_that_is_down_is_not_asked_once_per_document(tmp_path, prefect_s
     monkeypatch.setattr(MilvusStore, "upsert", down)
     with pytest.raises(SourcesFailed, match="failed: w") as failed:
         ingest_flow(config_path=str(config))
-    attempts = 1 + len(WRITE_RETRY_DELAYS)  # the write task's own attempts (flows/tasks.py)
+    attempts = WRITE_RETRIES.attempts  # the write task's own attempts (flows/tasks.py task_retries)
     assert len(calls) == attempts * (1 + STORE_DOWN_AFTER)  # per attempt: the batch, then 3 documents, not 8
     assert "connection refused (injected)" in failed.value.report["per_source"]["w"]["error"]

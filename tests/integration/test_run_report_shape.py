@@ -41,6 +41,11 @@ def test_the_ingest_json_of_the_sample_corpus_keeps_its_keys(tmp_path, capsys, m
     code, again = ingest_json(config, capsys)  # nothing changed: the no-op check's report (flows/noop.py)
     assert code == 0 and list(again) == TOP and again["run_id"].startswith("unchanged-")
     assert again["documents"]["unchanged"] == again["documents"]["seen"] > 0 == again["documents"]["indexed"]
+    # #50: the same documents are seen on both runs; the git source's past versions the first run loaded beside
+    # them (keep_history) are history versions, not documents seen (it was 42 seen, then 38)
+    assert again["documents"]["seen"] == first["documents"]["seen"]
+    assert first["documents"]["history_versions"] > 0 == again["documents"]["history_versions"]
+    assert first["per_source"]["infra"]["history_versions"] == first["documents"]["history_versions"]
     assert all(list(part) == PER_SOURCE for part in again["per_source"].values())
     assert again["index"] == {"collection": first["index"]["collection"], "serving": first["index"]["serving"]}
     assert again["quality"] is None

@@ -49,7 +49,7 @@ def _is_subsequence(needle: str, haystack: str) -> bool:
 documents = st.lists(_block(), min_size=1, max_size=30).map("\n\n".join)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 def test_all_text_lands_in_the_sections_once_and_in_order(body):
     sections = pack_sections(markdown_units(body, CONFIG), "Doc", CONFIG)
@@ -59,7 +59,7 @@ def test_all_text_lands_in_the_sections_once_and_in_order(body):
     assert "".join(section_lines).replace(" ", "") == "".join(body_lines).replace(" ", "")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 def test_sections_are_bounded_unique_and_covered_by_their_children(body):
     sections = pack_sections(markdown_units(body, CONFIG), "Doc", CONFIG)

@@ -5,21 +5,29 @@ from __future__ import annotations
 import pytest
 
 from cairn.cli.app import main
-from cairn.serve.mcp import MAX_K
 from tests.cli_args import parsed
 
 CALLER = ("--tenant", "acme", "--group", "sre")
 
 
 def test_the_command_line_k_has_the_tools_bound():
+    from cairn.serve.mcp import MAX_K  # the MCP SDK: imported by the tests that read it
+
     assert parsed("mcp", *CALLER, "--k", str(MAX_K))[1]["k"] == MAX_K
     assert parsed("mcp", *CALLER, "--group", "platform")[1]["group"] == ["sre", "platform"]
+
+
+def test_a_k_past_the_tools_bound_is_refused_with_exit_2_and_stdout_left_empty(capsys):
+    from cairn.serve.mcp import MAX_K
+
+    assert main(["mcp", *CALLER, "--k", str(MAX_K + 1)]) == 2
+    captured = capsys.readouterr()
+    assert "--k" in captured.err and captured.out == ""
 
 
 @pytest.mark.parametrize(
     "argv, named",
     [
-        (["mcp", *CALLER, "--k", str(MAX_K + 1)], "--k"),
         (["mcp", *CALLER, "--k", "0"], "--k"),
         (["mcp", "--group", "sre"], "non-empty tenant"),
         (["mcp", "--tenant", "acme"], "at least one group"),

@@ -3,20 +3,18 @@
 prefect.yaml: a deployment per configured source, valid schedules, entrypoints that load to the flows with
 the parameters named, one work pool. docker-compose.yml: the services and what they depend on exist.
 Dockerfile: every COPY source exists in the build context and is not ignored; torch comes first.
-(tests/integration/test_deploy.py runs prefect.yaml for real against a local Prefect server.)
+(tests/integration/test_deploy.py runs prefect.yaml for real against a local Prefect server;
+tests/integration/test_deploy_entrypoints.py loads its entrypoints and schedules with Prefect.)
 """
 
 from __future__ import annotations
 
 import fnmatch
-import inspect
 import re
-import zoneinfo
 
 import pytest
 import yaml
 
-from cairn.schemas.config import load_config
 from tests.conftest import REPO
 
 DEPLOY = REPO / "deploy"
@@ -35,42 +33,6 @@ def compose() -> dict:
 
 def by_entrypoint(prefect_yaml: dict, entrypoint: str) -> list[dict]:
     return [d for d in prefect_yaml["deployments"] if d["entrypoint"] == entrypoint]
-
-
-def test_every_entrypoint_loads_to_a_flow_that_takes_the_parameters_named(prefect_yaml, monkeypatch):
-    from prefect import Flow
-    from prefect.flows import load_flow_from_entrypoint
-
-    monkeypatch.chdir(REPO)  # config paths are relative to the repository root, as on the worker
-    names = [d["name"] for d in prefect_yaml["deployments"]]
-    assert len(names) == len(set(names))
-    for deployment in prefect_yaml["deployments"]:
-        module, _, attribute = deployment["entrypoint"].partition(":")
-        assert module.startswith("cairn.flows."), deployment["entrypoint"]  # installed modules, not file paths
-        flow = load_flow_from_entrypoint(deployment["entrypoint"])
-        assert isinstance(flow, Flow), deployment["entrypoint"]
-        accepted = set(inspect.signature(flow.fn).parameters)
-        unknown = set(deployment.get("parameters") or {}) - accepted
-        assert not unknown, f"{deployment['name']}: {attribute} has no parameter(s) {sorted(unknown)}"
-        config = (deployment.get("parameters") or {}).get("config_path")
-        if config:
-            load_config(REPO / config)  # the config it names exists and is valid
-
-
-def test_one_nightly_ingest_per_configured_source(prefect_yaml):
-    from prefect.client.schemas.schedules import CronSchedule
-
-    configured = {s.name for s in load_config(REPO / "data/cairn.toml").sources}
-    ingests = by_entrypoint(prefect_yaml, "cairn.flows.ingest:ingest_flow")
-    assert sorted(d["parameters"]["source"] for d in ingests) == sorted(configured)
-    for deployment in ingests:
-        assert deployment["parameters"]["config_path"] == "data/cairn.toml"
-        assert deployment["name"] == deployment["parameters"]["source"]
-        [schedule] = deployment["schedules"]
-        zoneinfo.ZoneInfo(schedule["timezone"])  # a real IANA zone
-        CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])  # Prefect's own validation
-        minute, hour, day, month, weekday = schedule["cron"].split()
-        assert (day, month, weekday) == ("*", "*", "*") and hour.isdigit(), "nightly: once a day at a fixed hour"
 
 
 def test_backfill_on_demand_and_a_scheduled_report(prefect_yaml):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from cairn.embedding import Encoder, ModelEncoder, load_encoder
-from cairn.flows.dask_runner import RunnerEncoder
 
 
 def test_the_bundled_models_are_encoders_without_loading_their_weights():
@@ -17,14 +16,6 @@ def test_the_bundled_models_are_encoders_without_loading_their_weights():
     assert (encoder.identity, encoder.dim, encoder.loaded) == ("all-MiniLM-L6-v2/seq256/d384", 384, False)
     shared = load_encoder("all-MiniLM-L6-v2", "torch")
     assert isinstance(shared, ModelEncoder) and shared.identity == encoder.identity
-
-
-def test_the_task_runner_encoder_is_an_encoder():
-    from prefect.task_runners import ThreadPoolTaskRunner
-
-    runner = ThreadPoolTaskRunner()  # not started: building the encoder submits nothing
-    runner_encoder = RunnerEncoder.around(load_encoder("all-MiniLM-L6-v2", "torch"), runner=runner, parts=2)
-    assert isinstance(runner_encoder, Encoder) and runner_encoder.identity == "all-MiniLM-L6-v2/seq256/d384"
 
 
 def test_an_object_missing_a_method_is_not_an_encoder():

@@ -4,7 +4,6 @@ retries (flows/tasks.py) and by the blame of a store that refuses every document
 from __future__ import annotations
 
 import pytest
-from prefect.states import Failed
 from pymilvus.exceptions import DataNotMatchException, DataTypeNotMatchException, MilvusException, ParamError
 
 from cairn.errors import (
@@ -26,7 +25,6 @@ from cairn.errors import (
     fault_of,
 )
 from cairn.flows.steps import STORE_DOWN_AFTER, _each_document
-from cairn.flows.tasks import transient
 
 
 @pytest.mark.parametrize(
@@ -113,21 +111,6 @@ def test_rows_that_do_not_fit_raise_row_error_naming_the_field():
     row = ChunkRow(**{name: "x" for name in VARCHAR_FIELDS} | {"tenant_id": "t" * 300})
     with pytest.raises(RowError, match="tenant_id is 300 bytes"):
         fit_row(row)
-
-
-@pytest.mark.parametrize(
-    "exc, retried",
-    [
-        (MilvusException(code=2, message="server restarting"), True),
-        (ConnectionError("refused"), True),
-        (ParamError(message="invalid row"), False),
-        (ConfigError("c.toml: bad key"), False),
-        (DocumentError("a.md", "gone"), False),
-    ],
-    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else str(value),
-)
-def test_a_write_task_is_retried_only_for_a_transient_fault(exc, retried):
-    assert transient(None, None, Failed(data=exc)) is retried
 
 
 def _refusing(errors: dict[str, Exception]):

@@ -10,6 +10,7 @@ import pytest
 from cairn.errors import DocumentError
 from cairn.flows import steps
 from cairn.flows.steps import InlineRunner
+from cairn.retries import RetryPolicy
 
 
 class Flaky:
@@ -29,7 +30,7 @@ class Flaky:
 
 @pytest.fixture(autouse=True)
 def no_waits(monkeypatch):
-    monkeypatch.setattr(steps, "WRITE_RETRY_DELAYS", [0, 0])
+    monkeypatch.setattr(steps, "WRITE_RETRIES", RetryPolicy(delays=(0, 0)))
 
 
 def test_a_write_the_store_refused_as_a_whole_is_retried_until_it_lands():
@@ -43,7 +44,7 @@ def test_retries_end_after_the_last_delay_with_the_stores_error():
     step = Flaky(ConnectionError("down for good"), failures=10)
     with pytest.raises(ConnectionError, match="down for good"):
         InlineRunner().call(step, "w 1/1", 1)
-    assert step.calls == 1 + len(steps.WRITE_RETRY_DELAYS)
+    assert step.calls == steps.WRITE_RETRIES.attempts
 
 
 @pytest.mark.parametrize(

@@ -1,34 +1,14 @@
-"""flows/steps.py and flows/tasks.py: a step says itself whether it runs as the flow's own code (`in_flow`: the
-embed step whose encoder sends its model work out as tasks of its own, on Dask); no runner asks a step's class."""
+"""flows/steps.py: a step says itself whether it runs as the flow's own code (`in_flow`: the embed step whose
+encoder sends its model work out as tasks of its own, on Dask); no runner asks a step's class (PrefectRunner
+calls such a step as is: tests/integration/test_prefect_runner.py)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from cairn.flows.steps import IngestSteps, InlineRunner
-from cairn.flows.tasks import PrefectRunner
 from cairn.index.memory import InMemoryStore
 from cairn.schemas.config import load_config
 from tests.conftest import write_config
 from tests.encoders import HashingEncoder
-
-
-class Doubler:
-    name: ClassVar[str] = "double"
-    retried: ClassVar[bool] = False
-
-    def __init__(self, in_flow: bool) -> None:
-        self.in_flow, self.calls = in_flow, 0
-
-    def run(self, value: int) -> int:
-        self.calls += 1
-        return value * 2
-
-
-def test_a_step_that_runs_in_the_flow_is_called_as_is_not_made_a_task():
-    runner, step = PrefectRunner(), Doubler(in_flow=True)
-    assert runner.call(step, "w 1/1", 21) == 42 and runner.later(step, "w 1/1", 5)() == 10
-    assert step.calls == 2 and runner._tasks == {}  # no Prefect task was made for it
 
 
 def test_the_embed_step_runs_in_the_flow_where_the_runner_is_dask(tmp_path):

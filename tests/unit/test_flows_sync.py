@@ -289,3 +289,22 @@ def test_a_source_another_run_wrote_while_it_was_listed_is_listed_again_before_i
     assert (part.documents.indexed, part.documents.unchanged) == (0, 3)
     alpha = [r.text for r in store.rows_by_id.values() if r.title == "Alpha" and r.is_current]
     assert any("Third edition." in text for text in alpha) and not any("Second edition." in text for text in alpha)
+
+
+def test_a_missing_folder_is_a_failed_source_with_its_one_line_not_a_failed_document(tmp_path, capsys):
+    """#50: it was "0 seen ... 1 failed", a document failure no document had."""
+    from cairn.cli.exits import Outcome
+    from cairn.cli.ingest import print_run_report
+    from cairn.schemas.run_report import DocumentCounts
+
+    part = sync(tmp_path, InMemoryStore(), path=str(tmp_path / "gone"))
+    (failure,) = part.failures
+    assert failure.document == SOURCE_FAILURE and part.documents == DocumentCounts()
+    report = RunReport(run_id="r")
+    report.close_source("wiki", part)
+    assert report.failed_sources == ["wiki"] and report.per_source["wiki"].status == "failed"
+    assert print_run_report(report, as_json=False) is Outcome.SOURCES_FAILED
+    out, err = capsys.readouterr()
+    assert "documents: 0 seen, 0 indexed, 0 unchanged, 0 skipped, 0 deleted, 0 failed; sources: 1 of 1 failed" in out
+    (line,) = err.strip().splitlines()  # the source's one line
+    assert line.startswith("FAILED source 'wiki'") and str(tmp_path / "gone") in line

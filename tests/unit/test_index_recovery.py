@@ -106,8 +106,8 @@ def test_a_file_cut_short_is_found_at_open_without_reading_it_whole(tmp_path, ca
     monkeypatch.setattr(rebuildable, "FULL_CHECK_BYTES", 0)
     path = tmp_path / "state.sqlite"
     state = SourceState(path)
-    for n in range(300):
-        state.put(f"source-{n}", {"commit": "x" * 200}, documents=1)
+    for n in range(30):  # about 60 KB, in few commits (each one waits for the disk)
+        state.put(f"source-{n}", {"commit": "x" * 2000}, documents=1)
     state._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     state.close()
     _damage(path, "truncated")

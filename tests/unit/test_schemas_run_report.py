@@ -38,7 +38,7 @@ TOP = [
     "failed_sources",
     "chunks_per_second",
 ]
-COUNTS = ["seen", "indexed", "unchanged", "deleted", "failed", "skipped"]
+COUNTS = ["seen", "indexed", "unchanged", "deleted", "failed", "skipped", "history_versions"]
 PER_SOURCE = ["status", *COUNTS, "embeddings_computed", "model_seconds", "seconds"]
 
 
@@ -104,7 +104,27 @@ def test_the_json_read_back_is_the_same_report_to_the_byte():
         text = json.dumps(report.to_dict(), indent=2)
         again = RunReport.from_dict(json.loads(text))
         assert json.dumps(again.to_dict(), indent=2) == text
-        assert again.per_source["pd"] == SourceOutcome(
-            "failed", DocumentCounts(failed=1), seconds=0.1, error="unreachable"
-        )
+        assert again.per_source["pd"] == SourceOutcome("failed", DocumentCounts(), seconds=0.1, error="unreachable")
         assert again.index == index and again.quality == report.quality and again.failures == report.failures
+
+
+def test_a_source_that_fails_as_a_whole_is_a_failed_source_not_a_failed_document():
+    report = two_sources()
+    assert report.per_source["pd"].documents == DocumentCounts()  # nothing seen, no document failed
+    assert report.documents.failed == 1 and [f.document for f in report.failures] == ["broken.md", SOURCE_FAILURE]
+    assert report.failed_sources == ["pd"] and report.per_source["pd"].status == "failed"
+
+
+def test_history_versions_are_counted_apart_from_the_documents_seen():
+    """A keep_history source's first run loads past versions beside its documents: they are not `seen` (the
+    source listed each document once), so an unchanged source is seen the same on every run."""
+    first, again = SourceReport(), SourceReport()
+    first.documents = DocumentCounts(seen=5, indexed=6, history_versions=1)
+    again.documents = DocumentCounts(seen=5, unchanged=5)
+    reports = [RunReport(run_id=run) for run in ("r1", "r2")]
+    for report, part in zip(reports, (first, again)):
+        report.close_source("git", part)
+        d = report.documents
+        assert d.seen + d.history_versions == d.indexed + d.unchanged + d.skipped + d.failed
+    assert reports[0].documents.seen == reports[1].documents.seen == 5
+    assert RunReport.from_dict(reports[0].to_dict()).per_source["git"].documents.history_versions == 1

@@ -46,13 +46,13 @@ def test_a_listing_stuck_inside_one_request_fails_at_the_listing_budget(monkeypa
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     with StallingServer(drip=True) as stall:
         config = WikiSourceConfig(
-            name="s3wiki", type="wiki", uri="s3://docs/wiki", tenant="acme", acl=["sre"], listing_budget_seconds=1
+            name="s3wiki", type="wiki", uri="s3://docs/wiki", tenant="acme", acl=["sre"], listing_budget_seconds=0.3
         )
         source = WikiSource(config, s3=S3Config(endpoint_url=stall.url, region="us-east-1", retry_attempts=1))
         failed = listed(source)
         assert isinstance(failed, SourceError)
         assert str(failed) == (
-            "source 's3wiki' ran past its listing budget (1 s, listing_budget_seconds) while listing (0 documents "
+            "source 's3wiki' ran past its listing budget (0.3 s, listing_budget_seconds) while listing (0 documents "
             "listed, the listing itself not answering): nothing was indexed or removed for it this run"
         )
 

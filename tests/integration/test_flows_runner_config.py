@@ -1,4 +1,6 @@
-"""[runner]: which Prefect task runner a config gives (built, not started: no cluster here)."""
+"""[runner]: which Prefect task runner a config gives (built, not started: no cluster here). Here, not in
+tests/unit: it imports Prefect and Dask; `make test` still runs it (core). And the encoder a Dask run's model work
+goes through (flows/dask_runner.py RunnerEncoder) is an Encoder (from tests/unit/test_embedding_protocol.py)."""
 
 import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -6,6 +8,8 @@ from prefect_dask import DaskTaskRunner
 
 from cairn.flows.dask_runner import configured, task_runner
 from cairn.schemas.config import ConfigError, parse_config
+
+pytestmark = pytest.mark.core
 
 
 def test_default_is_the_thread_pool():
@@ -46,3 +50,12 @@ def test_the_cli_runs_a_flow_on_the_configured_runner():
 
     flow = configured(ingest_flow, parse_config({"runner": {"kind": "dask", "workers": 2}}))
     assert isinstance(flow.task_runner, DaskTaskRunner) and flow.name == ingest_flow.name
+
+
+def test_the_task_runner_encoder_is_an_encoder():
+    from cairn.embedding import Encoder, load_encoder
+    from cairn.flows.dask_runner import RunnerEncoder
+
+    runner = ThreadPoolTaskRunner()  # not started: building the encoder submits nothing
+    runner_encoder = RunnerEncoder.around(load_encoder("all-MiniLM-L6-v2", "torch"), runner=runner, parts=2)
+    assert isinstance(runner_encoder, Encoder) and runner_encoder.identity == "all-MiniLM-L6-v2/seq256/d384"

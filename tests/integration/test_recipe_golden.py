@@ -2,7 +2,8 @@
 version (schemas/recipe.py OUTPUT_VERSIONS). Rows record the versions they were made with, and a run re-chunks
 every document of an older one: a change of output that does not bump its number would leave every indexed
 document as the old code made it. When one of these fails, the output changed: bump the number in
-schemas/recipe.py and put the new digest here (`python -m tests.unit.test_recipe_golden` prints them)."""
+schemas/recipe.py and put the new digest here (`python -m tests.integration.test_recipe_golden` prints them). Here,
+not in tests/unit: it reads the whole sample, cloning its git bundle with git; `make test` runs it (core)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from cairn.schemas import SourceDocument
 from cairn.schemas.config import ChunkingConfig, load_config
 from cairn.schemas.recipe import OUTPUT_VERSIONS
 from cairn.sources import DiscoveryFailure, open_source
+
+pytestmark = pytest.mark.core
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

@@ -1,4 +1,6 @@
-"""The PDF factory is deterministic, its sample looks like a contract, and each hostile variant is hostile."""
+"""The PDF factory is deterministic, its sample looks like a contract, and each hostile variant is hostile. Here,
+not in tests/unit: rendering the PDFs (fpdf) takes seconds of the test tools, not of Cairn's logic; `make test`
+still runs it (core)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import pytest
 from tests import pdf_factory as pf
 from tests.agreement_sample import sample_spec
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.core
 
 
 def test_same_spec_same_bytes(tmp_path):
