@@ -1,8 +1,8 @@
 """What the reranker costs a question: retrieve() with and without it, on the same questions, in turn.
 
-    python -m bench.rerank_cost [--work /tmp/cairn-eval] [--queries 100] [--variants no_rerank,rerank_every_top5_64]
+    python -m bench.rerank_cost [--set scifact] [--work /tmp/cairn-eval] [--queries 100] [--variants no_rerank,full]
 
-SciFact dev's questions of the held-out half (bench.eval's `half`; its index in --work, built by bench.eval)
+A dev set's questions of the held-out half (bench.eval's `half`; its index in --work, built by bench.eval)
 through `Retriever.retrieve` as a service runs it: a fresh reader (every search reaches Milvus Lite), the real
 reranker with an empty cache for each variant (a variant reading a subset of another's pairs is not answered
 from the other's), k = 10. Each question is asked under every variant in turn before the next question, so a
@@ -29,8 +29,9 @@ from bench.eval_corpora import DEV_SETS, GROUP, TENANT, ingest
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--set", default="scifact", choices=list(DEV_SETS))
     parser.add_argument("--work", default="/tmp/cairn-eval")
-    parser.add_argument("--queries", type=int, default=100, help="held-out SciFact dev questions asked")
+    parser.add_argument("--queries", type=int, default=100, help="held-out dev questions asked")
     parser.add_argument("--variants", default="no_rerank,full")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--scifact-subset", type=int, default=0, help="bench.eval's SciFact subset (its index)")
@@ -43,7 +44,11 @@ def main() -> None:
     from cairn.schemas.config import load_config
 
     backend = "onnx-int8"
-    dev = DEV_SETS["scifact"](Path(args.work) / DEFAULT_MODEL, backend, DEFAULT_MODEL, subset=args.scifact_subset)
+    work = Path(args.work) / DEFAULT_MODEL
+    if args.set == "scifact":
+        dev = DEV_SETS["scifact"](work, backend, DEFAULT_MODEL, subset=args.scifact_subset)
+    else:
+        dev = DEV_SETS[args.set](work, backend, DEFAULT_MODEL)
     ingest(dev)
     config = load_config(dev.config)
     encoder = encoder_for(config.embedding)
@@ -59,7 +64,7 @@ def main() -> None:
     principal = Principal(TENANT, [GROUP])
     questions = [q for q in dev.queries if half(q.id) == "held_out"][: args.queries]
     for retriever in retrievers.values():  # warm: the models' sessions, the encoder, Milvus's caches
-        retriever.retrieve(questions[0].text, principal, k=args.k)
+        retriever.retrieve(questions[0].text, principal, k=args.k, doc_tag=questions[0].doc_tag)
     load_before = os.getloadavg()
     wall: dict[str, list[float]] = {n: [] for n in names}
     cpu: dict[str, list[float]] = {n: [] for n in names}
@@ -67,7 +72,7 @@ def main() -> None:
     for question in questions[1:]:
         for name in names:
             started, used = time.perf_counter(), time.process_time()
-            result = retrievers[name].retrieve(question.text, principal, k=args.k)
+            result = retrievers[name].retrieve(question.text, principal, k=args.k, doc_tag=question.doc_tag)
             wall[name].append((time.perf_counter() - started) * 1000)
             cpu[name].append((time.process_time() - used) * 1000)
             rerank[name].append(float(result.diagnostics.get("rerank_ms") or 0.0))
@@ -75,6 +80,7 @@ def main() -> None:
     reader.close()
     base = names[0]
     report: dict = {
+        "set": args.set,
         "questions": len(questions) - 1,
         "k": args.k,
         "cpus": os.cpu_count(),
@@ -106,7 +112,7 @@ def main() -> None:
             flush=True,
         )
     print(f"load average before {report['loadavg_before']}, after {report['loadavg_after']}")
-    save("rerank_cost", report)
+    save(f"rerank_cost_{args.set}", report)
 
 
 if __name__ == "__main__":
