@@ -168,6 +168,11 @@ def ablation_table(results: dict) -> str:
         lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
     queries = ", ".join(
         f"{name} {sets[name]['variants']['full']['queries']}"
+        + (
+            f" of a {sets[name]['documents']['indexed']}-abstract subset (bench.eval_corpora.scifact)"
+            if sets[name].get("subset")
+            else ""
+        )
         + (f" (measured {sets[name]['measured']})" if "measured" in sets[name] else "")
         for name in ("scifact", "runbooks", "cuad")
         if name in sets
