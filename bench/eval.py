@@ -144,10 +144,11 @@ TABLE_START = (
 TABLE_END = "<!-- end of the ablation table -->"
 
 
-def _metric(run: dict, metric: str) -> float:
+def _metric(run: dict, metric: str) -> float | None:
+    """A run's metric; "half:metric" reads one half's (None when the run predates halves or lacks that half)."""
     if ":" in metric:
         part, name = metric.split(":", 1)
-        return run["halves"][part][name]
+        return run.get("halves", {}).get(part, {}).get(name)
     return run["metrics"][metric]
 
 
@@ -164,7 +165,10 @@ def ablation_table(results: dict) -> str:
                 cells.append("")
                 continue
             value, base = _metric(entry[variant], metric), _metric(entry["full"], metric)
-            cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({value - base:+.3f})")
+            if value is None or base is None:
+                cells.append("")
+            else:
+                cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({value - base:+.3f})")
         lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
     queries = ", ".join(
         f"{name} {sets[name]['variants']['full']['queries']}"
