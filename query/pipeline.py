@@ -169,7 +169,7 @@ def rerank_step(ctx: Context, answer: Answer) -> Notes | None:
         s.enabled("rerank") and ranked and ctx.reranker and in_band(max(c.combined for c in ranked), s.rerank_band)
     ):
         return None
-    reranked = rerank(ctx.ask.text, ranked, ctx.reranker(), s.rerank_top, s.rerank_weight)
+    reranked = rerank(ctx.ask.text, ranked, ctx.reranker(), s.rerank_top, s.rerank_weight, s.rerank_tokens)
     answer.ranked = answer.kept = reranked.ranked
     return {"rerank_used": reranked.used, "rerank_ms": reranked.ms}
 

@@ -61,13 +61,27 @@ def reorder(head: list[Candidate], scores: np.ndarray, weight: float = 1.0) -> l
     return [head[i] for i in order]
 
 
-def rerank(query: str, ranked: list[Candidate], model: Reranker, top: int, weight: float = 1.0) -> RerankOutcome:
+def model_inputs(ranked: list[Candidate], top: int) -> list[str]:
+    """What the model is given: the passages of the top `top` candidates, best first (each pair is cut to the
+    model's `max_length` word pieces, the passage first, by the model)."""
+    return [passage(c) for c in ranked[:top]]
+
+
+def rerank(
+    query: str,
+    ranked: list[Candidate],
+    model: Reranker,
+    top: int,
+    weight: float = 1.0,
+    max_tokens: int | None = None,
+) -> RerankOutcome:
     """The top `top` candidates of `ranked` (best first) reordered by `model` (`reorder`), the rest after them
-    as they were; nothing to reorder under two candidates."""
+    as they were; the model reads at most `max_tokens` word pieces of the question and each passage together;
+    nothing to reorder under two candidates."""
     head, rest = ranked[:top], ranked[top:]
     if len(head) < 2:
         return RerankOutcome(ranked, False, 0.0)
     started = time.perf_counter()
-    scores = model.score(query, [passage(c) for c in head])
+    scores = model.score(query, model_inputs(head, top), max_tokens)
     ms = round((time.perf_counter() - started) * 1000, 2)
     return RerankOutcome(reorder(head, scores, weight) + rest, True, ms)

@@ -101,6 +101,12 @@ class QueryConfig(_Strict):
         description="the top candidate's combined score in [lo, hi) is borderline: rerank (second_pass_band before)",
     )
     rerank_top: int = Field(default=20, ge=2, description="candidates the reranker reorders (second_pass_top before)")
+    rerank_tokens: int = Field(
+        default=512,
+        ge=16,
+        le=512,
+        description="word pieces the reranker reads of the question and a candidate together (the candidate cut first)",
+    )
     # 0.5: the blend scored above the model's order alone wherever the rerank ran, on all three dev sets
     # (docs/retrieval.md, "The reranker")
     rerank_weight: float = Field(

@@ -35,9 +35,9 @@ def test_late_interaction_ranks_the_passage_that_answers_first():
 
 @pytest.mark.slow
 def test_a_passage_scores_the_same_whatever_passages_are_scored_beside_it():
-    model = load_reranker("ms-marco-MiniLM-L-12-v2")
-    alone = model.score(QUESTION, [RELEVANT])[0]
-    assert model.score(QUESTION, [UNRELATED, RELEVANT, UNRELATED * 3])[1] == alone  # one pair per run, no batch
+    alone = load_reranker("ms-marco-MiniLM-L-12-v2").score(QUESTION, [RELEVANT])[0]
+    fresh = load_reranker.__wrapped__("ms-marco-MiniLM-L-12-v2")  # its own cache: every pair scored anew
+    assert fresh.score(QUESTION, [UNRELATED, RELEVANT, UNRELATED * 3])[1] == alone  # one pair per run, no batch
 
 
 @pytest.mark.slow
@@ -47,3 +47,18 @@ def test_an_exported_query_model_folder_carries_the_reranker_a_query_install_loa
     onnx_file, tokenizer = reranker_files(name, tmp_path)
     assert onnx_file.parent == tmp_path / "reranker" / name and tokenizer.is_file()
     assert onnx_file.read_bytes() == reranker_files(name)[0].read_bytes()
+
+
+@pytest.mark.slow
+def test_a_pair_is_read_to_its_cap_only_and_a_passage_scores_alike_alone_or_among_others():
+    model = load_reranker("ms-marco-MiniLM-L-12-v2")
+    long = RELEVANT + " " + UNRELATED * 10  # far beyond 64 word pieces
+    capped = model.score(QUESTION, [long], 64)[0]
+    # what lies past the cap is not read; the whole passage (512) scores otherwise
+    assert model.score(QUESTION, [long + " The pooler restarts on its own."], 64)[0] == capped
+    assert model.score(QUESTION, [long], 512)[0] != capped
+    # spread over the workers, each pair still runs alone: the same score beside other passages (a model with a
+    # cache of its own), and from the cache when asked again
+    fresh = load_reranker.__wrapped__("ms-marco-MiniLM-L-12-v2")
+    assert fresh.score(QUESTION, [UNRELATED, long, RELEVANT], 64)[1] == capped
+    assert model.score(QUESTION, [long], 64)[0] == capped

@@ -4,11 +4,13 @@ rewritten only between its two markers, and only from saved results that hold ev
 import pytest
 
 from bench.eval import (
+    HALVES,
     TABLE_END,
     TABLE_PAGE,
     TABLE_START,
     VARIANTS,
     ablation_table,
+    half,
     incomplete,
     merge_sets,
     write_table,
@@ -19,7 +21,11 @@ from tests.conftest import REPO
 def results(delta: float = 0.01) -> dict:
     def metrics(variant: str) -> dict:
         shift = 0.0 if variant == "full" else -delta
-        return {"metrics": {"ndcg@10": 0.7 + shift, "recall@10": 0.8, "recall@5": 0.9 + shift}, "queries": 3}
+        return {
+            "metrics": {"ndcg@10": 0.7 + shift, "recall@10": 0.8, "recall@5": 0.9 + shift},
+            "halves": {"tune": {"ndcg@10": 0.7 + shift}, "held_out": {"ndcg@10": 0.7 + shift}},
+            "queries": 3,
+        }
 
     return {
         "k": 10,
@@ -36,7 +42,7 @@ def test_every_variant_has_a_row_and_each_cell_says_its_difference_from_the_defa
     table = ablation_table(results()).splitlines()
     rows = [line for line in table if line.startswith("| ") and "variant" not in line]
     assert len(rows) == len(VARIANTS)
-    assert rows[0].startswith("| **the default pipeline** | 0.700 | 0.800 |") and "(" not in rows[0]
+    assert rows[0].startswith("| **the default pipeline** | 0.700 | 0.700 | 0.800 |") and "(" not in rows[0]
     assert all("0.690 (-0.010)" in row for row in rows[1:])
 
 
@@ -96,3 +102,20 @@ def test_the_table_waits_for_every_set_variant_and_question():
         "scifact: 3 of its 809 questions",
         "the cuad set",
     ]
+
+
+def test_the_halves_are_fixed_by_the_question_id_and_hold_about_half_each():
+    # SciFact's numeric ids by parity (even ids tune), any other id by its SHA-1: the same split on every run
+    assert [half(q) for q in ("0", "1", "2", "13")] == ["tune", "held_out", "tune", "held_out"]
+    names = [f"Alert{n}" for n in range(400)]
+    assert [half(n) for n in names] == [half(n) for n in names] and set(map(half, names)) == set(HALVES)
+    assert 160 < sum(half(n) == "tune" for n in names) < 240
+
+
+def test_results_saved_before_the_halves_leave_the_held_out_column_empty():
+    old = results()
+    for entry in old["sets"].values():
+        for run in entry["variants"].values():
+            del run["halves"]
+    rows = [line for line in ablation_table(old).splitlines() if line.startswith("| **the default")]
+    assert rows[0].startswith("| **the default pipeline** | 0.700 |  | 0.800 |")

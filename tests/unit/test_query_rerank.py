@@ -4,7 +4,8 @@ leaves, and the 0.5 second pass's settings still loading as the rerank's."""
 import numpy as np
 import pytest
 
-from cairn.query.rerank import FLAG, in_band, passage, reorder
+from cairn.embedding.reranker import capped_pair
+from cairn.query.rerank import FLAG, in_band, model_inputs, passage, reorder
 from cairn.query.types import Candidate
 from cairn.schemas.config import ConfigError, QueryConfig, parse_config
 
@@ -77,3 +78,23 @@ def test_an_old_name_beside_its_new_one_is_refused():
 def test_settings_copied_without_validation_still_read_the_old_step_name():
     copied = QueryConfig().model_copy(update={"steps": {"second_pass": True}})
     assert copied.enabled("rerank")
+
+
+def test_the_model_is_given_the_top_n_candidates_passages_only():
+    ranked = [cand(c, 0.9 - i / 10) for i, c in enumerate("abcdefg")]
+    assert model_inputs(ranked, 5) == [f"Title\ntext of {c}" for c in "abcde"]
+    assert model_inputs(ranked[:3], 5) == [f"Title\ntext of {c}" for c in "abc"]
+
+
+def test_a_pair_is_cut_to_the_limit_the_passage_first():
+    question, text = list(range(10)), list(range(100, 400))
+    q, p = capped_pair(question, text, 64)
+    assert q == question and p == text[:51]  # 64 - 3 special tokens - 10 question word pieces
+    assert capped_pair(question, text[:20], 64) == (question, text[:20])  # short enough: nothing cut
+
+
+def test_a_long_question_keeps_at_most_half_the_limit_beside_a_long_passage():
+    q, p = capped_pair(list(range(200)), list(range(1000, 1300)), 128)
+    assert len(q) + len(p) == 125 and len(p) == 62 and q == list(range(63))
+    q, p = capped_pair(list(range(200)), list(range(1000, 1010)), 128)
+    assert p == list(range(1000, 1010)) and len(q) == 115  # a short passage leaves the question the rest
