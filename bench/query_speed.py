@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import statistics
 import tempfile
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.brute import BruteForce
 from bench.common import BenchStore, add_store_arguments, bench_store, percentile, save
 
 DIM = 384
@@ -59,7 +61,7 @@ class TimedClient:
     """Forwards to a MilvusClient and adds up the wall time of its reads."""
 
     def __init__(self, client) -> None:
-        self.client, self.ms, self.calls = client, 0.0, {}
+        self.client, self.ms, self.calls, self.counts = client, 0.0, {}, {}
 
     def __getattr__(self, name):
         target = getattr(self.client, name)
@@ -76,6 +78,7 @@ class TimedClient:
                 leg = kwargs.get("anns_field") or ("by-id" if name == "get" else "by-filter")
                 label = f"{name}:{leg}"
                 self.calls[label] = self.calls.get(label, 0.0) + spent
+                self.counts[label] = self.counts.get(label, 0) + 1
 
         return timed
 
@@ -173,6 +176,7 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
 def write_rows(config, children: int) -> None:
     """`children` synthetic child rows (their documents' parents besides) into the collection `config` names."""
     from cairn.index.store import MilvusStore
+    from cairn.schemas.rows import ChunkRow
 
     store = MilvusStore(config, DIM)
     store.ensure_collection()
@@ -181,9 +185,9 @@ def write_rows(config, children: int) -> None:
     for doc in range(children // (SECTIONS * CHILDREN)):
         batch.extend(rows_for(doc, vectors))
         if len(batch) >= 2000:
-            store.upsert(batch)
+            store.upsert([ChunkRow.from_row(r) for r in batch])
             batch = []
-    store.upsert(batch)
+    store.upsert([ChunkRow.from_row(r) for r in batch])
     store.flush()
     store.close()
 
@@ -198,8 +202,11 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     from cairn.schemas.config import QueryConfig
 
     config = where.milvus_config(work / f"speed-{children}", "speed")
+    built = work / f"speed-{children}" / "built"  # with --work, a later run reuses the index (not timed again)
     started = time.perf_counter()
-    write_rows(config, children)
+    if not built.exists():
+        write_rows(config, children)
+        built.write_text(str(children))
     insert_s = time.perf_counter() - started
 
     connection = Connection.open(config, create=False)
@@ -216,11 +223,13 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     ]
     principals = [Principal(TENANTS[i % 4], [GROUPS[i % 8], GROUPS[(i + 3) % 8]]) for i in range(len(questions))]
     encoder = HashEncoder()
-    totals, raw, hybrid = [], [], []
+    totals, raw, hybrid, brute = [], [], [], []
+    steps: dict[str, list[float]] = {}
+    limit_run = BruteForce(children + children // CHILDREN)  # every row of the collection: children and parents
     for i, (q, p) in enumerate(zip(questions, principals)):
         client.ms = 0.0
         t0 = time.perf_counter()
-        retriever.retrieve(q, p, k=8)
+        result = retriever.retrieve(q, p, k=8)
         elapsed = (time.perf_counter() - t0) * 1000
         v = encoder.encode([q])[0].tolist()
         dense = {"params": {"ef": max(64, limit * 2)}}
@@ -233,17 +242,32 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         t1 = time.perf_counter()
         raw_client.hybrid_search(config.collection, legs, RRFRanker(60), limit=limit, output_fields=SEARCH_FIELDS)
         hybrid_ms = (time.perf_counter() - t1) * 1000
+        brute_ms = limit_run.question()
         if i == 4:
-            client.calls = {}
+            client.calls, client.counts, steps = {}, {}, {}
         if i >= 5:  # warm-up excluded
             totals.append(elapsed)
             raw.append(client.ms)
             hybrid.append(hybrid_ms)
+            brute.append(brute_ms)
+            for step, ms in result.diagnostics.get("timings_ms", {}).items():
+                steps.setdefault(step, []).append(ms)
+    calls, counts = dict(client.calls), dict(client.counts)
+    short: list[float] = []  # two content words: the gate asks the index whether one is specific (query/specific.py)
+    gate_steps: dict[str, list[float]] = {}
+    for i in range(6):
+        t0 = time.perf_counter()
+        result = retriever.retrieve(f"{VOCAB[10 * i]} {VOCAB[10 * ((i + 3) % 10)]}", principals[i], k=8)
+        short.append((time.perf_counter() - t0) * 1000)
+        for step, ms in result.diagnostics.get("timings_ms", {}).items():
+            gate_steps.setdefault(step, []).append(ms)
     connection.close()
     q = lambda xs, f: round(percentile(xs, f), 1)  # noqa: E731
     overhead = [(t - r) / r for t, r in zip(totals, raw) if r > 0]
     return {
         "rows": children,
+        "collection_rows": children + children // CHILDREN,
+        "load_average_1m": round(os.getloadavg()[0], 1),
         "documents": children // (SECTIONS * CHILDREN),
         "insert_seconds": round(insert_s, 1),
         "queries": len(totals),
@@ -254,7 +278,14 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         "retrieve_vs_raw_hybrid_p95": round(q(totals, 0.95) / q(hybrid, 0.95), 3),
         "milvus_calls_p50_ms": q(raw, 0.5),
         "pipeline_overhead_median": round(statistics.median(overhead), 4),
-        "milvus_ms_mean_by_call": {k: round(v / max(1, len(totals)), 1) for k, v in sorted(client.calls.items())},
+        "brute_p50_ms": q(brute, 0.5),
+        "brute_p95_ms": q(brute, 0.95),
+        "retrieve_vs_brute_p95": round(q(totals, 0.95) / q(brute, 0.95), 2),  # goal: <= 10 at 100k rows
+        "milvus_ms_mean_by_call": {k: round(v / max(1, len(totals)), 1) for k, v in sorted(calls.items())},
+        "milvus_calls_per_question": {k: round(v / max(1, len(totals)), 2) for k, v in sorted(counts.items())},
+        "step_p50_ms": {k: round(statistics.median(v), 1) for k, v in steps.items()},
+        "short_question_p50_ms": q(short[1:], 0.5),
+        "short_question_step_p50_ms": {k: round(statistics.median(v[1:]), 1) for k, v in gate_steps.items()},
     }
 
 
@@ -262,12 +293,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default="10000,100000")
     parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--work", type=Path, default=None, help="keep the indexes here and reuse them (lite)")
     add_store_arguments(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, bench_store(args) as store:
         results = {"store": store.describe(), "sizes": []}
+        work = args.work if args.work and store.kind == "lite" else Path(tmp)
         for n in (int(x) for x in args.rows.split(",")):
-            results["sizes"].append(measure(n, args.queries, Path(tmp), store))
+            (work / f"speed-{n}").mkdir(parents=True, exist_ok=True)
+            results["sizes"].append(measure(n, args.queries, work, store))
             print(results["sizes"][-1], flush=True)
     save("query_speed", results)
 
