@@ -120,6 +120,7 @@ def main() -> None:
         )
 
     forms = {
+        "dense, a filter no row passes (the per-row bookkeeping alone)": dense('chunk_id == "-"'),
         "dense no filter": dense(""),
         "dense tenant": dense(tenant_only),
         "dense access (tenant+acl like+current)": dense(access),
@@ -127,6 +128,7 @@ def main() -> None:
         "dense access, pk only": dense(access, ["chunk_id"]),
         "dense access, the tenant's partition only": dense(access, partitions=bucket),
         "dense no filter, pk only": dense("", ["chunk_id"]),
+        "bm25, a filter no row passes (the per-row bookkeeping alone)": bm25('chunk_id == "-"'),
         "bm25 no filter": bm25(""),
         "bm25 access": bm25(access),
         "bm25 access, pk only": bm25(access, ["chunk_id"]),
