@@ -192,7 +192,7 @@ def write_rows(config, children: int) -> None:
     store.close()
 
 
-def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
+def measure(children: int, queries: int, work: Path, where: BenchStore, short_questions: int = 5) -> dict:
     from pymilvus import AnnSearchRequest, RRFRanker
 
     from cairn.index.milvus import Connection
@@ -255,7 +255,7 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     calls, counts = dict(client.calls), dict(client.counts)
     short: list[float] = []  # two content words: the gate asks the index whether one is specific (query/specific.py)
     gate_steps: dict[str, list[float]] = {}
-    for i in range(6):
+    for i in range(short_questions + 1):
         t0 = time.perf_counter()
         result = retriever.retrieve(f"{VOCAB[10 * i]} {VOCAB[10 * ((i + 3) % 10)]}", principals[i], k=8)
         short.append((time.perf_counter() - t0) * 1000)
@@ -293,6 +293,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default="10000,100000")
     parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--short", type=int, default=5, help="questions of two words (the gate's index path)")
     parser.add_argument("--work", type=Path, default=None, help="keep the indexes here and reuse them (lite)")
     add_store_arguments(parser)
     args = parser.parse_args()
@@ -301,7 +302,7 @@ def main() -> None:
         work = args.work if args.work and store.kind == "lite" else Path(tmp)
         for n in (int(x) for x in args.rows.split(",")):
             (work / f"speed-{n}").mkdir(parents=True, exist_ok=True)
-            results["sizes"].append(measure(n, args.queries, work, store))
+            results["sizes"].append(measure(n, args.queries, work, store, args.short))
             print(results["sizes"][-1], flush=True)
     save("query_speed", results)
 
