@@ -1,6 +1,7 @@
 """retrieve() latency at scale beside a raw unfiltered hybrid_search over the same collection, same run.
 
-    python -m bench.query_speed [--rows 10000,100000] [--queries 60] [--store lite|server --uri http://host:19530]
+    python -m bench.query_speed [--rows 10000,100000] [--queries 60] [--short 5] [--work DIR]
+                                [--store lite|server --uri http://host:19530]
 
 Synthetic documents (3 sections of 3 children each; random unit vectors, text drawn from a fixed vocabulary;
 4 tenants x 8 groups) go into a scratch Milvus Lite index (served by its Lite server process, as in use), or with
@@ -8,8 +9,12 @@ Synthetic documents (3 sections of 3 children each; random unit vectors, text dr
 deterministic random projection: the model is not what is measured. Per query, in turn: retrieve() with the
 tenant + ACL filter, and the raw hybrid_search its enabled legs amount to (dense full text and BM25 by
 default; RRF; no filter; the same candidate count), so noise hits both alike. Every client call retrieve() makes is
-timed through a proxy: the pipeline's own overhead is the rest. Results: bench/results/query_speed.json, with
-`sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, raw_hybrid_p50_ms, raw_hybrid_p95_ms, ...}].
+timed through a proxy: the pipeline's own overhead is the rest; each step's median from the conductor's timings.
+After each question, the brute-force limit over as many rows (bench/brute.py): `retrieve_vs_brute_p95` (issue #52's
+goal: <= 10 at 100k rows). Then --short questions of two words, which the gate checks against the index. With
+--work the index of each size is kept there and reused by later runs (lite). Results:
+bench/results/query_speed.json, with `sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, brute_p95_ms,
+retrieve_vs_brute_p95, raw_hybrid_p50_ms, raw_hybrid_p95_ms, step_p50_ms, ...}].
 """
 
 from __future__ import annotations
