@@ -1,6 +1,7 @@
 """retrieve() latency at scale beside a raw unfiltered hybrid_search over the same collection, same run.
 
-    python -m bench.query_speed [--rows 10000,100000] [--queries 60] [--store lite|server --uri http://host:19530]
+    python -m bench.query_speed [--rows 10000,100000] [--queries 60] [--short 5] [--work DIR]
+                                [--store lite|server --uri http://host:19530]
 
 Synthetic documents (3 sections of 3 children each; random unit vectors, text drawn from a fixed vocabulary;
 4 tenants x 8 groups) go into a scratch Milvus Lite index (served by its Lite server process, as in use), or with
@@ -8,14 +9,19 @@ Synthetic documents (3 sections of 3 children each; random unit vectors, text dr
 deterministic random projection: the model is not what is measured. Per query, in turn: retrieve() with the
 tenant + ACL filter, and the raw hybrid_search its enabled legs amount to (dense full text and BM25 by
 default; RRF; no filter; the same candidate count), so noise hits both alike. Every client call retrieve() makes is
-timed through a proxy: the pipeline's own overhead is the rest. Results: bench/results/query_speed.json, with
-`sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, raw_hybrid_p50_ms, raw_hybrid_p95_ms, ...}].
+timed through a proxy: the pipeline's own overhead is the rest; each step's median from the conductor's timings.
+After each question, the brute-force limit over as many rows (bench/brute.py): `retrieve_vs_brute_p95` (issue #52's
+goal: <= 10 at 100k rows). Then --short questions of two words, which the gate checks against the index. With
+--work the index of each size is kept there and reused by later runs (lite). Results:
+bench/results/query_speed.json, with `sizes`: [{rows, retrieve_p50_ms, retrieve_p95_ms, brute_p95_ms,
+retrieve_vs_brute_p95, raw_hybrid_p50_ms, raw_hybrid_p95_ms, step_p50_ms, ...}].
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import statistics
 import tempfile
@@ -24,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.brute import BruteForce
 from bench.common import BenchStore, add_store_arguments, bench_store, percentile, save
 
 DIM = 384
@@ -59,7 +66,7 @@ class TimedClient:
     """Forwards to a MilvusClient and adds up the wall time of its reads."""
 
     def __init__(self, client) -> None:
-        self.client, self.ms, self.calls = client, 0.0, {}
+        self.client, self.ms, self.calls, self.counts = client, 0.0, {}, {}
 
     def __getattr__(self, name):
         target = getattr(self.client, name)
@@ -76,6 +83,7 @@ class TimedClient:
                 leg = kwargs.get("anns_field") or ("by-id" if name == "get" else "by-filter")
                 label = f"{name}:{leg}"
                 self.calls[label] = self.calls.get(label, 0.0) + spent
+                self.counts[label] = self.counts.get(label, 0) + 1
 
         return timed
 
@@ -173,6 +181,7 @@ def rows_for(doc: int, vectors: np.random.Generator) -> list[dict]:
 def write_rows(config, children: int) -> None:
     """`children` synthetic child rows (their documents' parents besides) into the collection `config` names."""
     from cairn.index.store import MilvusStore
+    from cairn.schemas.rows import ChunkRow
 
     store = MilvusStore(config, DIM)
     store.ensure_collection()
@@ -181,14 +190,14 @@ def write_rows(config, children: int) -> None:
     for doc in range(children // (SECTIONS * CHILDREN)):
         batch.extend(rows_for(doc, vectors))
         if len(batch) >= 2000:
-            store.upsert(batch)
+            store.upsert([ChunkRow.from_row(r) for r in batch])
             batch = []
-    store.upsert(batch)
+    store.upsert([ChunkRow.from_row(r) for r in batch])
     store.flush()
     store.close()
 
 
-def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
+def measure(children: int, queries: int, work: Path, where: BenchStore, short_questions: int = 5) -> dict:
     from pymilvus import AnnSearchRequest, RRFRanker
 
     from cairn.index.milvus import Connection
@@ -198,8 +207,11 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     from cairn.schemas.config import QueryConfig
 
     config = where.milvus_config(work / f"speed-{children}", "speed")
+    built = work / f"speed-{children}" / "built"  # with --work, a later run reuses the index (not timed again)
     started = time.perf_counter()
-    write_rows(config, children)
+    if not built.exists():
+        write_rows(config, children)
+        built.write_text(str(children))
     insert_s = time.perf_counter() - started
 
     connection = Connection.open(config, create=False)
@@ -216,11 +228,13 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
     ]
     principals = [Principal(TENANTS[i % 4], [GROUPS[i % 8], GROUPS[(i + 3) % 8]]) for i in range(len(questions))]
     encoder = HashEncoder()
-    totals, raw, hybrid = [], [], []
+    totals, raw, hybrid, brute = [], [], [], []
+    steps: dict[str, list[float]] = {}
+    limit_run = BruteForce(children + children // CHILDREN)  # every row of the collection: children and parents
     for i, (q, p) in enumerate(zip(questions, principals)):
         client.ms = 0.0
         t0 = time.perf_counter()
-        retriever.retrieve(q, p, k=8)
+        result = retriever.retrieve(q, p, k=8)
         elapsed = (time.perf_counter() - t0) * 1000
         v = encoder.encode([q])[0].tolist()
         dense = {"params": {"ef": max(64, limit * 2)}}
@@ -233,17 +247,32 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         t1 = time.perf_counter()
         raw_client.hybrid_search(config.collection, legs, RRFRanker(60), limit=limit, output_fields=SEARCH_FIELDS)
         hybrid_ms = (time.perf_counter() - t1) * 1000
+        brute_ms = limit_run.question()
         if i == 4:
-            client.calls = {}
+            client.calls, client.counts, steps = {}, {}, {}
         if i >= 5:  # warm-up excluded
             totals.append(elapsed)
             raw.append(client.ms)
             hybrid.append(hybrid_ms)
+            brute.append(brute_ms)
+            for step, ms in result.diagnostics.get("timings_ms", {}).items():
+                steps.setdefault(step, []).append(ms)
+    calls, counts = dict(client.calls), dict(client.counts)
+    short: list[float] = []  # two content words: the gate asks the index whether one is specific (query/specific.py)
+    gate_steps: dict[str, list[float]] = {}
+    for i in range(short_questions + 1):
+        t0 = time.perf_counter()
+        result = retriever.retrieve(f"{VOCAB[10 * i]} {VOCAB[10 * ((i + 3) % 10)]}", principals[i], k=8)
+        short.append((time.perf_counter() - t0) * 1000)
+        for step, ms in result.diagnostics.get("timings_ms", {}).items():
+            gate_steps.setdefault(step, []).append(ms)
     connection.close()
     q = lambda xs, f: round(percentile(xs, f), 1)  # noqa: E731
     overhead = [(t - r) / r for t, r in zip(totals, raw) if r > 0]
     return {
         "rows": children,
+        "collection_rows": children + children // CHILDREN,
+        "load_average_1m": round(os.getloadavg()[0], 1),
         "documents": children // (SECTIONS * CHILDREN),
         "insert_seconds": round(insert_s, 1),
         "queries": len(totals),
@@ -254,7 +283,14 @@ def measure(children: int, queries: int, work: Path, where: BenchStore) -> dict:
         "retrieve_vs_raw_hybrid_p95": round(q(totals, 0.95) / q(hybrid, 0.95), 3),
         "milvus_calls_p50_ms": q(raw, 0.5),
         "pipeline_overhead_median": round(statistics.median(overhead), 4),
-        "milvus_ms_mean_by_call": {k: round(v / max(1, len(totals)), 1) for k, v in sorted(client.calls.items())},
+        "brute_p50_ms": q(brute, 0.5),
+        "brute_p95_ms": q(brute, 0.95),
+        "retrieve_vs_brute_p95": round(q(totals, 0.95) / q(brute, 0.95), 2),  # goal: <= 10 at 100k rows
+        "milvus_ms_mean_by_call": {k: round(v / max(1, len(totals)), 1) for k, v in sorted(calls.items())},
+        "milvus_calls_per_question": {k: round(v / max(1, len(totals)), 2) for k, v in sorted(counts.items())},
+        "step_p50_ms": {k: round(statistics.median(v), 1) for k, v in steps.items()},
+        "short_question_p50_ms": q(short[1:], 0.5),
+        "short_question_step_p50_ms": {k: round(statistics.median(v[1:]), 1) for k, v in gate_steps.items()},
     }
 
 
@@ -262,12 +298,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default="10000,100000")
     parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--short", type=int, default=5, help="questions of two words (the gate's index path)")
+    parser.add_argument("--work", type=Path, default=None, help="keep the indexes here and reuse them (lite)")
     add_store_arguments(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, bench_store(args) as store:
         results = {"store": store.describe(), "sizes": []}
+        work = args.work if args.work and store.kind == "lite" else Path(tmp)
         for n in (int(x) for x in args.rows.split(",")):
-            results["sizes"].append(measure(n, args.queries, Path(tmp), store))
+            (work / f"speed-{n}").mkdir(parents=True, exist_ok=True)
+            results["sizes"].append(measure(n, args.queries, work, store, args.short))
             print(results["sizes"][-1], flush=True)
     save("query_speed", results)
 

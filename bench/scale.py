@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -199,27 +200,42 @@ def inspect(bench: Bench, command: str, config_path: Path, *flags: str) -> dict:
     return out
 
 
-def retrieve(bench: Bench, config_path: Path, pages: int) -> dict:
+def retrieve(bench: Bench, config_path: Path, pages: int, rows: int) -> dict:
+    """`--queries` questions through one Retriever, each followed by the brute-force limit over as many rows
+    (bench/brute.py: noise hits both alike); p50/p95 of each, their ratio, and each step's median."""
+    from bench.brute import BruteForce
     from cairn.query import Principal, Retriever
 
     asked = questions(bench.args.seed, pages, bench.args.queries + 1)
     retriever = Retriever.from_config(config_path)
     principal = Principal(SOURCE["tenant"], SOURCE["acl"])
-    latencies, answered = [], []
+    limit = BruteForce(rows)
+    latencies, answered, brute = [], [], []
+    steps: dict[str, list[float]] = {}
     try:
         for text in asked:
             started = time.perf_counter()
             result = retriever.retrieve(text, principal)
             latencies.append((time.perf_counter() - started) * 1000)
             answered.append(bool(result.hits))
+            brute.append(limit.question())
+            for step, ms in result.diagnostics.get("timings_ms", {}).items():
+                steps.setdefault(step, []).append(ms)
     finally:
         retriever.close()
     measured = latencies[1:]  # the first loads the query model
+    p95 = percentile(measured, 0.95)
     return {
         "queries": len(measured),
         "answered": sum(answered[1:]),
         "p50_ms": round(percentile(measured, 0.5), 1),
-        "p95_ms": round(percentile(measured, 0.95), 1),
+        "p95_ms": round(p95, 1),
+        "brute_rows": rows,
+        "brute_p50_ms": round(percentile(brute[1:], 0.5), 1),
+        "brute_p95_ms": round(percentile(brute[1:], 0.95), 1),
+        "p95_over_brute_p95": round(p95 / percentile(brute[1:], 0.95), 2),  # goal <= 10 (issue #52)
+        "step_p50_ms": {k: round(median(v[1:]), 1) for k, v in steps.items() if len(v) > 1},
+        "load_average_1m": round(os.getloadavg()[0], 1),
     }
 
 
@@ -284,7 +300,8 @@ def measure(bench: Bench, pages: int, real_model: bool) -> dict:
         if "report" in bench.phases:  # the full check a report over what changed must equal (docs/quality.md)
             result["report_scan"] = inspect(bench, "report", config_path, "--scan")
         if "retrieve" in bench.phases:
-            result["retrieve"] = retrieve(bench, config_path, pages)
+            written = result.get("status", {}).get("rows") or result["first_ingest"]["rows_written"]
+            result["retrieve"] = retrieve(bench, config_path, pages, written)
         if folder:
             same = server_pid(folder) == pid
             result["server_peak_rss_mb"] = peak_rss_mb(pid) if same else None  # None: it restarted meanwhile

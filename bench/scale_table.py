@@ -27,6 +27,10 @@ MEASURES = [  # (label, format of one size's results) for the printed table
     ("`cairn report --scan` (every row read and checked), s", "{report_scan[wall_seconds]:.1f}"),
     ("`cairn status`, index server cold, s", "{status_cold_index[wall_seconds]:.1f}"),
     ("retrieve p50 / p95, ms", "{retrieve[p50_ms]} / {retrieve[p95_ms]}"),
+    (
+        "brute-force limit p50 / p95, ms (retrieve p95 / limit p95)",
+        "{retrieve[brute_p50_ms]} / {retrieve[brute_p95_ms]} ({retrieve[p95_over_brute_p95]}x)",
+    ),
     ("index server peak memory, MB (KB/row)", "{server_peak_rss_mb:,.0f} ({server_kb_per_row})"),
     ("disk, MB (Milvus / index folder)", "{disk_mb[milvus]:,.0f} / {disk_mb[index_folder]:,.0f}"),
 ]

@@ -104,7 +104,7 @@ class InMemoryStore:
             found.append([ScoredRow(_copy(rows[i]), float(cosines[i])) for i in order])
         return found
 
-    def search_bm25(self, text: str, where: RowFilter, limit: int) -> list[ScoredRow]:
+    def search_bm25(self, text: str, where: RowFilter, limit: int, fields: list[str] | None = None) -> list[ScoredRow]:
         query = set(tokens(text))
         if (id(self.rows_by_id), self.writes) != self._terms_of:  # written since, or rows put back from a copy
             self._terms = {i: Counter(tokens(row.search_text)) for i, row in self.rows_by_id.items()}
@@ -123,7 +123,7 @@ class InMemoryStore:
                 continue
             norm = K1 * (1 - B + B * lengths[chunk_id] / average)
             score = sum(idf[t] * terms[t] * (K1 + 1) / (terms[t] + norm) for t in query if t in terms)
-            scored.append(ScoredRow(_copy(row), score))
+            scored.append(ScoredRow(_copy(row, OUTPUT_FIELDS if fields is None else fields), score))
         scored.sort(key=lambda hit: (-hit.score, hit.row.chunk_id))
         return scored[:limit]
 

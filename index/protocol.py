@@ -67,8 +67,9 @@ class IndexReader(Protocol):
         """Per vector, the nearest child rows on a dense field (`full_text_embedding`, `abstract_embedding`)."""
         ...
 
-    def search_bm25(self, text: str, where: RowFilter, limit: int) -> list[ScoredRow]:
-        """The best BM25 matches of the text."""
+    def search_bm25(self, text: str, where: RowFilter, limit: int, fields: list[str] | None = None) -> list[ScoredRow]:
+        """The best BM25 matches of the text, each row with at least `fields` (None: what a search leg reads,
+        schemas/collection.py SEARCH_FIELDS)."""
         ...
 
     def rows(self, chunk_ids: list[str], fields: list[str] = ...) -> list[ChunkRow]:

@@ -55,16 +55,18 @@ class CollectionReader(Closing):
             [ScoredRow(ChunkRow.from_row(hit), float(hit["distance"])) for hit in per_vector] for per_vector in hits
         ]
 
-    def search_bm25(self, text: str, where: RowFilter, limit: int) -> list[ScoredRow]:
+    def search_bm25(self, text: str, where: RowFilter, limit: int, fields: list[str] | None = None) -> list[ScoredRow]:
         """Best BM25 matches of the text that pass `where`, best first, the score positive (Milvus Lite reports it
-        negated)."""
+        negated), each row with `fields` (None: SEARCH_FIELDS). Milvus Lite reads every field of a hit whatever is
+        asked; what is not asked for is neither encoded nor sent, and a field asked for here is a read saved later
+        (the BM25 leg asks for the full-text vector: query/search.py)."""
         hits: list[list[dict[str, Any]]] = self.client.search(
             self.collection,
             data=[text],
             anns_field=SPARSE_FIELD,
             limit=limit,
             filter=where.expr,
-            output_fields=SEARCH_FIELDS,
+            output_fields=SEARCH_FIELDS if fields is None else fields,
         )
         return [ScoredRow(ChunkRow.from_row(hit), abs(float(hit["distance"]))) for hit in hits[0]]
 

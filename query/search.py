@@ -11,6 +11,7 @@ from cairn.embedding.model import cosine_scale
 from cairn.index.protocol import IndexReader
 from cairn.query.gate import content_terms
 from cairn.query.types import Candidate
+from cairn.schemas.collection import SEARCH_FIELDS
 from cairn.schemas.config import QueryConfig
 from cairn.schemas.row_filter import RowFilter
 from cairn.schemas.rows import ScoredRow
@@ -76,13 +77,18 @@ class Search:
                 rankings.append(ranking)
         if on("keyword_leg"):
             ranking = []
-            for rank, hit in enumerate(self.reader.search_bm25(keyword_text(text), where, limit), 1):
+            # with the full-text vector: a keyword-only candidate's cosine is computed here, not read again by id
+            fields = [*SEARCH_FIELDS, "full_text_embedding"] if on("dense_leg") else None
+            carried: dict[str, list[float]] = {}
+            for rank, hit in enumerate(self.reader.search_bm25(keyword_text(text), where, limit, fields), 1):
                 c = candidate(hit)
                 c.keyword = hit.score
                 c.keyword_rank = rank
                 ranking.append(c.chunk_id)
+                if hit.row.full_text_embedding is not None:
+                    carried[c.chunk_id] = hit.row.full_text_embedding
             rankings.append(ranking)
-            self._fill_vectors([c for c in found.values() if c.vector == 0.0], vectors[0])
+            self._fill_vectors([c for c in found.values() if c.vector == 0.0], vectors[0], carried)
         return Found(list(found.values()), rankings, list(dense.values()))
 
     def relevance(self, cosine: float) -> float:
@@ -90,17 +96,23 @@ class Search:
         a, b = cosine_scale(self.encoder_identity)
         return a * cosine + b
 
-    def _fill_vectors(self, candidates: list[Candidate], query_vector: list[float]) -> None:
-        """Keyword-only candidates get their true cosine, so the floors judge them like the others."""
+    def _fill_vectors(
+        self, candidates: list[Candidate], query_vector: list[float], carried: dict[str, list[float]]
+    ) -> None:
+        """Keyword-only candidates get their true cosine, so the floors judge them like the others: from the vector
+        their BM25 hit carried, else (a reader that did not return it) read by id."""
         if not candidates or not self.settings.enabled("dense_leg"):
             return
         by_id = {c.chunk_id: c for c in candidates}
-        for row in self.reader.rows(list(by_id), ["chunk_id", "full_text_embedding"]):
-            if row.full_text_embedding is None:
+        missing = [i for i in by_id if i not in carried]
+        read = self.reader.rows(missing, ["chunk_id", "full_text_embedding"]) if missing else []
+        vectors = {**carried, **{r.chunk_id: r.full_text_embedding for r in read if r.full_text_embedding is not None}}
+        for chunk_id, vector in vectors.items():
+            if chunk_id not in by_id:
                 continue
-            raw = cosine(row.full_text_embedding, query_vector)
-            by_id[row.chunk_id].vector = self.relevance(raw)
-            by_id[row.chunk_id].distance = 1.0 - raw
+            raw = cosine(vector, query_vector)
+            by_id[chunk_id].vector = self.relevance(raw)
+            by_id[chunk_id].distance = 1.0 - raw
 
 
 def keyword_text(text: str) -> str:

@@ -28,7 +28,7 @@ class IndexTerms:
         uses, heading, example = [], "", ""
         holding: list[set[str]] = []  # per word, the passages holding it (complete only under the cap)
         for term in terms:
-            rows = [hit.row for hit in self.reader.search_bm25(term, self.where, self.cap)]
+            rows = [hit.row for hit in self.reader.search_bm25(term, self.where, self.cap, FIELDS)]
             service = any(r.service_name.lower() == term for r in rows)
             uses.append(TermUse(term, len(rows), service))
             holding.append({r.chunk_id for r in rows} if len(rows) < self.cap else set())
