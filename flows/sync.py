@@ -139,6 +139,7 @@ class SourceSync:
         if backfill is not None:
             skip = Skip(backfill, frozenset(d for d, state in ledger.items() if state.complete_version is not None))
         emptied = self._retire_emptied(self._index(source, plan.to_index, ledger, skip, report), ledger)
+        current = set(report.written_documents.get(self.name, ()))  # before the past versions: they are not served
         if self.source_config.keep_history:
             self._index_history(source, report)
         refusal = self._mass_delete(len(plan.stale_document_ids), len(ledger), report.documents.seen)
@@ -156,7 +157,9 @@ class SourceSync:
         record_outcomes(run.state.outcomes(self.name), planned, report, self.access, refusal)
         saved = source_cursor(source)
         if saved is not None:  # only now: a killed run re-reads the same window
-            held = (set(ledger) - emptied) | set(report.written_documents.get(self.name, ()))
+            # the documents served now, which the next run's ledger holds: a past version of a file since deleted or
+            # renamed is no document of the ledger, and counting it would drop this cursor on every later run
+            held = (set(ledger) - emptied) | current
             if not refusal:
                 held -= set(plan.stale_document_ids)
             run.state.put(self.name, saved, documents=len(held), mark=written)

@@ -293,6 +293,24 @@ def test_keep_history_loads_past_versions_on_the_first_run_and_only_new_ones_aft
     } == set(past)
 
 
+def test_a_keep_history_cursor_holds_beside_past_versions_of_files_deleted_since(repo, tmp_path, prefect_server):
+    """A past version of a file deleted since is no document the collection serves: the cursor saved beside it
+    holds on the next run, which loads only what its new commits replaced (the cursor counted the deleted file,
+    was dropped as if the collection had lost documents, and every run re-listed the source and wrote every past
+    version again)."""
+    repo.git("rm", "--quiet", "runbooks/vpn.md")
+    repo.commit("retire the vpn", "2025-02-01T10:00:00+00:00")
+    config = git_config(tmp_path, repo.root, keep_history=True)
+    first = ingest_flow(config_path=str(config))
+    assert (first["documents"]["seen"], first["documents"]["history_versions"]) == (4, 1)  # the vpn runbook, past
+
+    repo.write("runbooks/restart.md", RESTART_V2.format(filler=FILLER))
+    repo.commit("drain first", "2025-03-04T10:00:00+00:00")
+    second = ingest_flow(config_path=str(config))
+    assert second["documents"]["history_versions"] == 1  # the runbook's first version; not the vpn's again
+    assert second["documents"]["indexed"] == 2 and not second["failures"]
+
+
 def test_the_sample_bundle_is_built_from_the_files_in_data(tmp_path):
     from scripts.make_sample_repo import BUNDLE, build
 
