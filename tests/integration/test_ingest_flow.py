@@ -81,7 +81,15 @@ def retrieve(config_path, text, tenant, groups, k=8):
 def test_ingest_writes_parents_and_children_with_full_metadata(wiki):
     root, pages, config = wiki
     report = ingest_flow(config_path=str(config))
-    assert report["documents"] == {"seen": 4, "indexed": 4, "unchanged": 0, "deleted": 0, "failed": 0, "skipped": 0, "history_versions": 0}
+    assert report["documents"] == {
+        "seen": 4,
+        "indexed": 4,
+        "unchanged": 0,
+        "deleted": 0,
+        "failed": 0,
+        "skipped": 0,
+        "history_versions": 0,
+    }
     stored = rows(config)
     parents = [r for r in stored.values() if r.chunk_type == ChunkType.FULL_TEXT.value]
     children = [r for r in stored.values() if r.chunk_type == ChunkType.CHILD.value]

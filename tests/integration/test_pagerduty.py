@@ -96,7 +96,15 @@ def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefec
         api.requests.clear()
         second = ingest_flow(config_path=str(config))
         # the overlap window re-reads the latest incident (Q5AUTHG, unchanged) besides the changed one
-        assert second["documents"] == {"seen": 2, "indexed": 1, "unchanged": 1, "deleted": 0, "failed": 0, "skipped": 0, "history_versions": 0}
+        assert second["documents"] == {
+            "seen": 2,
+            "indexed": 1,
+            "unchanged": 1,
+            "deleted": 0,
+            "failed": 0,
+            "skipped": 0,
+            "history_versions": 0,
+        }
         assert "/incidents" not in api.paths() and "/log_entries" in api.paths()
         assert {p for p in api.paths() if p.count("/") == 2} == {"/incidents/Q4KAFKA", "/incidents/Q5AUTHG"}
         since = next(q for p, q in api.requests if p == "/log_entries")["since"][0]
