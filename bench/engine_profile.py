@@ -24,20 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-SEARCH_FIELDS = [
-    "parent_chunk_id",
-    "document_id",
-    "section_id",
-    "section_order",
-    "title",
-    "breadcrumbs",
-    "text",
-    "token_count",
-    "version_hash",
-    "updated_at",
-    "temporal_start",
-    "service_name",
-]
+from cairn.schemas.collection import SEARCH_FIELDS  # what a search leg reads: the same fields as Cairn's
 
 
 def timed(fn, repeat: int) -> float:
