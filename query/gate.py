@@ -78,11 +78,15 @@ class GateVerdict:
 @dataclass(frozen=True)
 class TermUse:
     """How the index asked uses one word of a question: the passages (child rows) the caller can read that hold
-    it, counted up to a cap, and whether it is the name of a service there."""
+    it, counted up to a cap (`capped`: at least that many), and whether it is the name of a service there."""
 
     term: str
     passages: int
     service: bool = False
+    capped: bool = False
+
+    def shown(self) -> str:
+        return f"{self.passages}+" if self.capped else str(self.passages)
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,9 @@ FEW_PASSAGES = 3
 def is_specific(use: TermUse, total: int, share: float) -> bool:
     """A word held by at most `share` of the index's passages (or by FEW_PASSAGES), or a service's name. A word
     no passage holds is as specific as a word gets (a product name, a typo): it is searched, and the floors
-    say whether anything answers it."""
-    return use.service or use.passages <= max(FEW_PASSAGES, share * total)
+    say whether anything answers it. A count that reached its cap is "at least the cap", never under the share:
+    in an index of more than cap / share passages the share alone would call every word specific."""
+    return use.service or (not use.capped and use.passages <= max(FEW_PASSAGES, share * total))
 
 
 def content_terms(text: str) -> list[str]:
@@ -175,12 +180,12 @@ def judge(
             return verdict
     if verdict.specific:
         term = next(u for u in evidence.uses if u.term == verdict.specific[0])
-        what = "a service name" if term.service else f"in {term.passages} of {evidence.total or '?'} passages"
+        what = "a service name" if term.service else f"in {term.shown()} of {evidence.total or '?'} passages"
         verdict.passed, verdict.reason = True, f"the specific word {term.term!r} ({what})"
         return verdict
     verdict.example = evidence.example
     if verdict.terms:
-        counts = ", ".join(f"{u.term!r} in {u.passages}" for u in evidence.uses)
+        counts = ", ".join(f"{u.term!r} in {u.shown()}" for u in evidence.uses)
         verdict.reason = (
             f"{len(verdict.terms)} distinct content word(s), none specific in this index ({counts} of "
             f"{evidence.total or '?'} passages) and no ID-like token"

@@ -42,7 +42,7 @@ class IndexTerms:
         for term in terms:
             rows = [hit.row for hit in self.reader.search_bm25(term, self.where, self.cap, FIELDS)]
             service = any(r.service_name.lower() == term for r in rows)
-            uses.append(TermUse(term, len(rows), service))
+            uses.append(TermUse(term, len(rows), service, capped=len(rows) >= self.cap))
             holding.append({r.chunk_id for r in rows} if len(rows) < self.cap else set())
             heading = heading or matching_heading(terms, rows)
             example = example or (heading_path(rows[0]) if rows else "")

@@ -119,6 +119,16 @@ def test_a_word_absent_from_the_index_and_a_service_name_are_specific():
     assert not is_specific(TermUse("restart", 9), 21, 0.05)
 
 
+def test_a_word_counted_to_its_cap_is_never_specific_however_large_the_index():
+    # 133k passages: 5% is 6,650, over the 1,000 a word is counted to; a word in half the index read "1000"
+    big = 133_000
+    assert not is_specific(TermUse("the", 1000, capped=True), big, 0.05)
+    assert is_specific(TermUse("pushgateway", 40), big, 0.05)
+    assert is_specific(TermUse("billing", 1000, service=True, capped=True), big, 0.05)
+    verdict = judge("error", 3, index=lambda t: IndexEvidence(big, [TermUse("error", 1000, capped=True)]))
+    assert not verdict.passed and "'error' in 1000+" in verdict.reason
+
+
 def test_two_common_words_rare_together_are_searched():
     def read(terms):
         return IndexEvidence(2000, [TermUse("major", 300), TermUse("incident", 900)], together=40)

@@ -70,3 +70,12 @@ def test_the_evidence_counts_each_word_among_the_callers_passages_only(store: Co
     uses = {use.term: use.passages for use in sre.uses}
     assert uses["vault"] == 0 < uses["failover"]  # the card vault runbook is the payments team's
     assert payments.uses[0].passages > 0
+
+
+def test_a_word_held_by_more_passages_than_the_cap_is_counted_as_capped(store: CountingStore) -> None:
+    where = RowFilter.access("acme", ["sre"])
+    held = IndexTerms(store, where)(["failover"]).uses[0].passages
+    assert held >= 2
+    capped = IndexTerms(store, where, cap=held)(["failover"]).uses[0]
+    assert capped.capped and capped.passages == held
+    assert not IndexTerms(store, where, cap=held + 1)(["failover"]).uses[0].capped
