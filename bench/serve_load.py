@@ -11,7 +11,9 @@ one question at a time, in this process through retrieve() and then over HTTP, -
 headline: HTTP p95 over in-process p95, per round and its median; goal <= 1.2); then, for each client count,
 that many clients in threads, each with its own keep-alive connection, asking for --seconds: requests/s,
 p50/p95 ms, errors; then the same while `cairn ingest` writes --ingest-pages synthetic wiki pages
-(bench.scale_corpus) into that index, in a process of its own. The clients run on the same 2 cores as the
+(bench.scale_corpus) into that index, in a process of its own. For the synthetic index, the brute-force limit
+over as many rows (bench/brute.py) after the service stopped: one client's HTTP p95 over the limit's p95, and the
+limit's questions a second beside the service's. The clients run on the same 2 cores as the
 service: at 32 clients they take part of the machine. Results: bench/results/serve_load.json
 (serve_load_workersN.json with --workers N).
 
@@ -273,6 +275,28 @@ def measure(name: str, config: Path, key: str, questions: list[str], args: argpa
     }
 
 
+def against_the_limit(synthetic: dict, rows: int, questions: int = 40) -> dict:
+    """The brute-force limit over as many rows as the synthetic index holds (children and parents, bench/brute.py),
+    measured after the service stopped, beside what the service did: one client's HTTP p95 over the limit's p95
+    (issue #52: within 10x), and the questions a second the limit answers one at a time, beside the service's."""
+    from bench.brute import BruteForce
+    from bench.query_speed import CHILDREN
+
+    limit = BruteForce(rows + rows // CHILDREN)
+    times = [limit.question() for _ in range(questions)]
+    p50, p95 = percentile(times, 0.5), percentile(times, 0.95)
+    http_p95 = median([r["http"]["p95_ms"] for r in synthetic["one_client"]["rounds"]])
+    served = {str(level["clients"]): level["requests_per_s"] for level in synthetic["http"]}
+    return {
+        "rows": rows + rows // CHILDREN,
+        "p50_ms": round(p50, 1),
+        "p95_ms": round(p95, 1),
+        "questions_per_s_one_at_a_time": round(1000 / p50, 1) if p50 > 0 else None,
+        "http_one_client_p95_over_limit_p95": round(http_p95 / p95, 1) if p95 > 0 else None,
+        "served_per_s_by_clients": served,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", default="1,8,32", help="client counts, comma-separated")
@@ -310,6 +334,8 @@ def main() -> None:
         config = synthetic_config(synthetic, key, args.rows)
         results["synthetic"] = {"rows": args.rows, "insert_seconds": round(time.perf_counter() - started, 1)}
         results["synthetic"].update(measure("synthetic", config, key, synthetic_questions(256), args))
+        results["synthetic"]["limit"] = against_the_limit(results["synthetic"], args.rows)
+        print(f"synthetic: against the brute-force limit {results['synthetic']['limit']}", file=sys.stderr)
     results["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     save("serve_load" if args.workers == 1 else f"serve_load_workers{args.workers}", results)
 
