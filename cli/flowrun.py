@@ -57,10 +57,10 @@ def begin_run(config: CairnConfig) -> Launch:
     an unchanged run starts nothing."""
     if runs_inline(config):
         return Launch(inline=True)
-    if config.quality.on_ingest:  # great-expectations imports in its worker from now on (quality/worker.py)
+    if config.quality.on_ingest:  # the checks server found, or started from now on (quality/worker.py)
         from cairn.quality.worker import report_writer
 
-        report_writer()
+        report_writer(idle_seconds=config.quality.worker_idle_seconds)
     from cairn.flows.prefect_server import LocalApi
 
     return Launch(inline=False, api=LocalApi.begin(config.runner.prefect_idle_seconds))
