@@ -47,14 +47,22 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_collection_finish(session):
+    from cairn.quality import server as checks
+
+    session.config.stash[_CHECKS] = checks.running()  # a checks server the session finds is not its to stop
     if any("prefect_server" in item.fixturenames for item in session.items):
         session.config.stash[_SERVER] = PrefectTestServer()
 
 
 def pytest_sessionfinish(session):
+    from cairn.quality import server as checks
+
     server = session.config.stash.get(_SERVER, None)
     if server is not None:  # also when the session stopped before any test used it (-x in the unit layer)
         server.stop()
+    started = checks.running()  # one the session's runs started (quality/server.py): not left for its idle time
+    if started is not None and started != session.config.stash.get(_CHECKS, None):
+        checks.stop()
 
 
 class PrefectTestServer:
@@ -119,6 +127,7 @@ class PrefectTestServer:
 
 
 _SERVER = pytest.StashKey[PrefectTestServer]()
+_CHECKS = pytest.StashKey["int | None"]()  # the checks server running when the session began
 
 
 @pytest.fixture(scope="session")
