@@ -45,9 +45,10 @@ class ServedWriter:
     server: ChecksServer
 
     def __call__(self, *args: Any) -> QualityReport:
-        from cairn.quality.report_folder import write_report
+        from cairn.quality.report_folder import checked_by, write_report
 
         try:
-            return write_report(*args, check=self.server.validate)
+            with checked_by(self.server.validate):
+                return write_report(*args)
         finally:
             self.server.close()

@@ -21,7 +21,7 @@ import pytest
 from cairn import daemon
 from cairn.quality import server
 from cairn.quality.frames import to_frame
-from cairn.quality.report_folder import write_report
+from cairn.quality.report_folder import checked_by, write_report
 from cairn.schemas.row_figures import figures
 from tests.conftest import REPO, write_config, write_page
 from tests.integration.test_quality import collection  # noqa: F401 - the fixture: rows in a real collection
@@ -42,6 +42,12 @@ def private(monkeypatch):
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def served(checks: server.ChecksServer, *args):
+    """write_report(*args) with great-expectations run by `checks`'s server."""
+    with checked_by(checks.validate):
+        return write_report(*args)
+
+
 def wait_until(condition, seconds: float = 120.0) -> bool:
     deadline = time.monotonic() + seconds  # a hang guard
     while not condition():
@@ -57,11 +63,11 @@ def test_runs_share_one_server_that_checks_as_this_process_would_and_raises_what
     frame = to_frame(figures(r) for r in [*rows, replace(parents[0], chunk_id="over", token_count=2400)])
     broken = frame.drop(columns=["token_count"])  # a frame without a column the checks read
     first = server.ChecksServer(idle_seconds=60)
-    there = write_report(frame, config, 384, "there", "there", check=first.validate)
+    there = served(first, frame, config, 384, "there", "there")
     pid = server.running()
     second = server.ChecksServer(idle_seconds=60)
     with pytest.raises(Exception) as failed_there:
-        write_report(broken, config, 384, "broken", "broken", check=second.validate)
+        served(second, broken, config, 384, "broken", "broken")
     assert server.running() == pid and pid is not None and pid != os.getpid()  # the same server answered both
     here = write_report(frame, config, 384, "here", "here")
     with pytest.raises(failed_there.type, match=re.escape(str(failed_there.value))):
@@ -77,14 +83,14 @@ def test_its_files_are_private_and_a_caller_without_the_key_is_refused(collectio
     config, _, rows = collection
     checks = server.ChecksServer(idle_seconds=60)
     frame = to_frame(figures(r) for r in rows)
-    assert write_report(frame, config, 384, "first", "first", check=checks.validate).success
+    assert served(checks, frame, config, 384, "first", "first").success
     record = daemon.running(server.base())
     assert record is not None
     assert server.base().parent.stat().st_mode & 0o777 == 0o700
     assert os.stat(record["socket"]).st_mode & 0o777 == 0o600
     with pytest.raises(Exception, match="digest"):  # multiprocessing's AuthenticationError: nothing was read
         Client(record["socket"], family="AF_UNIX", authkey=b"not the key")
-    assert write_report(frame, config, 384, "after", "after", check=checks.validate).success  # it still answers
+    assert served(checks, frame, config, 384, "after", "after").success  # it still answers
     checks.close()
 
 
@@ -96,17 +102,17 @@ def test_a_server_that_died_leaves_the_check_to_this_process_and_the_next_run_st
     config, _, rows = collection
     frame = to_frame(figures(r) for r in rows)
     checks = server.ChecksServer(idle_seconds=60)
-    write_report(frame, config, 384, "first", "first", check=checks.validate)
+    served(checks, frame, config, 384, "first", "first")
     killed = server.running()
     assert killed is not None
     os.kill(killed, signal.SIGKILL)  # as the out-of-memory killer would
     assert wait_until(lambda: not daemon.alive(killed))
-    report = write_report(frame, config, 384, "fallback", "fallback", check=checks.validate)
+    report = served(checks, frame, config, 384, "fallback", "fallback")
     assert report.success and report.rows == len(rows)
     assert "the data-quality checks server is not available" in caplog.text
     checks.close()
     again = server.ChecksServer(idle_seconds=60)
-    assert write_report(frame, config, 384, "again", "again", check=again.validate).success
+    assert served(again, frame, config, 384, "again", "again").success
     assert server.running() not in (None, killed)
     again.close()
 
@@ -116,7 +122,7 @@ def test_a_server_stops_its_idle_time_after_the_last_run_let_go_and_on_request(c
     frame = to_frame(figures(r) for r in rows)
     checks = server.ChecksServer(idle_seconds=0)
     held = server.ChecksServer(idle_seconds=0)
-    write_report(frame, config, 384, "idle", "idle", check=checks.validate)
+    served(checks, frame, config, 384, "idle", "idle")
     pid = server.running()
     checks.close()
     time.sleep(1.5)  # past its next look at the leases (every 0.5 s): one run still holds it
@@ -125,7 +131,7 @@ def test_a_server_stops_its_idle_time_after_the_last_run_let_go_and_on_request(c
     assert wait_until(lambda: server.running() is None)  # stopped once no run holds it
 
     standing = server.ChecksServer(idle_seconds=600)
-    write_report(frame, config, 384, "standing", "standing", check=standing.validate)
+    served(standing, frame, config, 384, "standing", "standing")
     standing.close()
     stopped = subprocess.run(
         [sys.executable, "-m", "cairn.quality.server", "--stop"],
@@ -141,7 +147,7 @@ def test_a_server_stops_its_idle_time_after_the_last_run_let_go_and_on_request(c
 
 REPORT_WRITER = """
 import sys
-from cairn.quality.report_folder import write_report
+from cairn.quality.report_folder import checked_by, write_report
 from cairn.quality.worker import ServedWriter, report_writer
 write = report_writer(idle_seconds=60)
 assert isinstance(write, ServedWriter) and "great_expectations" not in sys.modules  # imported by the server
