@@ -47,22 +47,31 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_collection_finish(session):
-    from cairn.quality import server as checks
-
-    session.config.stash[_CHECKS] = checks.running()  # a checks server the session finds is not its to stop
+    session.config.stash[_CHECKS] = _checks_server()  # a checks server the session finds is not its to stop
     if any("prefect_server" in item.fixturenames for item in session.items):
         session.config.stash[_SERVER] = PrefectTestServer()
 
 
 def pytest_sessionfinish(session):
-    from cairn.quality import server as checks
-
     server = session.config.stash.get(_SERVER, None)
     if server is not None:  # also when the session stopped before any test used it (-x in the unit layer)
         server.stop()
-    started = checks.running()  # one the session's runs started (quality/server.py): not left for its idle time
+    started = _checks_server()  # one the session's runs started (quality/server.py): not left for its idle time
     if started is not None and started != session.config.stash.get(_CHECKS, None):
+        from cairn.quality import server as checks
+
         checks.stop()
+
+
+def _checks_server() -> int | None:
+    """The pid of this code's data-quality checks server, if one runs (None too when its folder is unusable)."""
+    from cairn.errors import CairnError
+    from cairn.quality import server as checks
+
+    try:
+        return checks.running()
+    except CairnError:
+        return None
 
 
 class PrefectTestServer:
