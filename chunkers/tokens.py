@@ -7,7 +7,7 @@ pattern and special tokens stay tiktoken's) after checking the bytes against tik
 
 from __future__ import annotations
 
-import base64
+import binascii
 import gzip
 import hashlib
 from functools import lru_cache
@@ -26,12 +26,16 @@ def _bundled_ranks(expected_hash: str | None) -> dict[bytes, int]:
     data = gzip.decompress(path.read_bytes())
     if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
         raise RuntimeError(f"{path} does not match tiktoken's expected {ENCODING_NAME} hash")
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    return parse_ranks(data)
+
+
+def parse_ranks(data: bytes) -> dict[bytes, int]:
+    """A `.tiktoken` file's ranks ("<base64 token> <rank>" a line), in bulk: a line at a time in Python took a
+    second or more of every run that chunks (100k lines); one split and C-level maps take a tenth of it."""
+    fields = data.split()
+    if len(fields) % 2:
+        raise RuntimeError(f"a {ENCODING_NAME} ranks file must hold a token and a rank on each line")
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 @lru_cache(maxsize=1)

@@ -51,16 +51,19 @@ class Launch:
 
 
 def begin_run(config: CairnConfig) -> Launch:
-    """How a run of this command will run, decided (and the local Prefect server set starting) before the run's
-    modules import; for a flow run, the data-quality worker set starting too, as the run will check what it
-    writes. A run in this process starts that worker itself, after its first step found work (flows/noop.py):
-    an unchanged run starts nothing."""
+    """How a run of this command will run, decided (and the embedded index's server and the local Prefect server
+    set starting) before the run's modules import; for a flow run, the data-quality checks server found or set
+    starting too, as the run will check what it writes. A run in this process asks for that server itself, after
+    its first step found work (flows/noop.py): an unchanged run starts no checks."""
+    from cairn.flows.prestart import start_index_server
+
+    start_index_server(config.milvus)  # on the other core while the run's modules import (flows/prestart.py)
     if runs_inline(config):
         return Launch(inline=True)
-    if config.quality.on_ingest:  # great-expectations imports in its worker from now on (quality/worker.py)
+    if config.quality.on_ingest:  # the checks server found, or started from now on (quality/worker.py)
         from cairn.quality.worker import report_writer
 
-        report_writer()
+        report_writer(idle_seconds=config.quality.worker_idle_seconds)
     from cairn.flows.prefect_server import LocalApi
 
     return Launch(inline=False, api=LocalApi.begin(config.runner.prefect_idle_seconds))

@@ -169,7 +169,8 @@ def run_sources(config: CairnConfig, source: str | None, options: RunOptions) ->
             push_run_metrics(config.metrics, report)
             return report
         report = RunReport(run_id=host.run_id)
-        check = QualityCheck(report_writer(config.quality.on_ingest), host)  # great-expectations warms up meanwhile
+        checks_at = config.quality  # the checks server found, or started to warm up meanwhile (quality/server.py)
+        check = QualityCheck(report_writer(checks_at.on_ingest, checks_at.worker_idle_seconds), host)
         with RunContext.around(index, host.runner) as run:
             sync_sources(run, selected, checked, report, host)
         written_to, dim = config.model_copy(update={"milvus": index.store.config}), run.steps.embedder.encoder.dim

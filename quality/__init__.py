@@ -40,8 +40,8 @@ def quality_report(
     (index/derived.py), only the rows no one checked under today's expectations are checked now (their figures
     read from it, their outcomes kept there), and the report counts every row's outcome (quality/stored.py);
     else, or with `scan`, every row is read from the collection itself, vectors and all, and checked.
-    great-expectations warms up in a worker process while the rows are read (quality/worker.py), and is not
-    imported at all when every row was checked before."""
+    great-expectations is found warm in the checks server, or warms up there while the rows are read
+    (quality/worker.py), and is not imported at all when every row was checked before."""
     from cairn.index.derived import Rows
     from cairn.quality import scope as scopes
     from cairn.quality.frames import served_frame
@@ -59,7 +59,11 @@ def quality_report(
     scope = "-".join(filter(None, [source, tenant])) or "all"
     writers = [write_report]
     frame, ledger = served_frame(
-        config, dim, expr, None if scan else Rows(source, tenant), lambda: writers.append(report_writer())
+        config,
+        dim,
+        expr,
+        None if scan else Rows(source, tenant),
+        lambda: writers.append(report_writer(idle_seconds=config.quality.worker_idle_seconds)),
     )
     title = f"Cairn data quality: {scope}"
     return writers[-1](frame, config, dim, f"report-{scope}", title, scopes.of(source, tenant, ledger))

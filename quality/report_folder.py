@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +35,8 @@ from cairn.quality.tallies import results_of, tally
 from cairn.redact import redact
 from cairn.schemas.config import CairnConfig
 
+Validate = Callable[[pd.DataFrame, CairnConfig, int, Path], pd.DataFrame]  # quality/checks.py validate's signature
+_CHECK: ContextVar[Validate] = ContextVar("cairn_quality_check", default=validate)
 TREND_REPORTS = 10  # the full reports the trend shows (fewer when keep_reports keeps fewer)
 
 
@@ -73,6 +78,17 @@ class QualityReport:
             "checked_now": self.checked_now,
             "unchecked": self.unchecked,
         }
+
+
+@contextmanager
+def checked_by(check: Validate) -> Iterator[None]:
+    """Within the block (in this thread or task), `write_report` has great-expectations run by `check`, which
+    takes quality/checks.py validate's arguments and returns what it returns."""
+    token = _CHECK.set(check)
+    try:
+        yield
+    finally:
+        _CHECK.reset(token)
 
 
 def prune(root: Path, keep: int) -> None:
@@ -120,17 +136,23 @@ def new_folder(root: Path, name: str) -> Path:
 
 
 def write_report(
-    frame: pd.DataFrame, config: CairnConfig, dim: int, name: str, title: str, scope: scopes.Scope | None = None
+    frame: pd.DataFrame,
+    config: CairnConfig,
+    dim: int,
+    name: str,
+    title: str,
+    scope: scopes.Scope | None = None,
 ) -> QualityReport:
     """Check the rows of `frame` (their figures) with great-expectations and write the report folder under
     [quality] report_dir; `scope` says what the report covers (by default: a full report). With a derived ledger
     in the scope (quality/scope.py), the frame's outcomes are kept there and the report counts every row of the
     scope's that has one, checked now or before (quality/stored.py); else it is over the frame. `latest` moves to
-    it when it is full (or no full report exists yet)."""
+    it when it is full (or no full report exists yet). great-expectations runs here, or where `checked_by` says
+    (the checks server that keeps it imported, quality/server.py)."""
     scope = scope or scopes.full_report()
     now = time.gmtime()
     folder = new_folder(Path(config.quality.report_dir), f"{time.strftime('%Y%m%dT%H%M%SZ', now)}-{name}")
-    checked = validate(frame, config, dim, folder) if not frame.empty else frame.assign(checked=0, failed=0)
+    checked = _CHECK.get()(frame, config, dim, folder) if not frame.empty else frame.assign(checked=0, failed=0)
     limit, unchecked, lowest = config.quality.examples, 0, None
     if scope.ledger is None:
         counts, view = tally(checked, limit), checked

@@ -13,6 +13,8 @@ from cairn.schemas.values import index_path, s3_uri
 if TYPE_CHECKING:
     from cairn.schemas.config import ChunkingConfig
 
+WORKER_IDLE_SECONDS = 900.0  # the checks server's default idle time (quality/server.py)
+
 
 class QualityConfig(_Strict):
     """Data-quality checks (quality/): size bands per chunk type, `mostly` = the share of rows that must pass.
@@ -24,6 +26,13 @@ class QualityConfig(_Strict):
         "reports",
         "one folder per run or `cairn report` below this (formerly data/reports of the working directory)",
         default="data/reports",
+    )
+    worker_idle_seconds: float = Field(
+        default=WORKER_IDLE_SECONDS,
+        ge=0,
+        description="the data-quality checks server (great-expectations kept imported for this user's runs, "
+        "quality/server.py) stops this long after the last run let go; a run within that time finds it warm, "
+        "0 stops it with the run",
     )
     keep_reports: int = 50  # older report folders are removed (0 keeps them all)
     report_uri: str | None = None  # s3://bucket/prefix: each report folder is uploaded there too

@@ -47,6 +47,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_collection_finish(session):
+    session.config.stash[_CHECKS] = _checks_server()  # a checks server the session finds is not its to stop
     if any("prefect_server" in item.fixturenames for item in session.items):
         session.config.stash[_SERVER] = PrefectTestServer()
 
@@ -55,6 +56,22 @@ def pytest_sessionfinish(session):
     server = session.config.stash.get(_SERVER, None)
     if server is not None:  # also when the session stopped before any test used it (-x in the unit layer)
         server.stop()
+    started = _checks_server()  # one the session's runs started (quality/server.py): not left for its idle time
+    if started is not None and started != session.config.stash.get(_CHECKS, None):
+        from cairn.quality import server as checks
+
+        checks.stop()
+
+
+def _checks_server() -> int | None:
+    """The pid of this code's data-quality checks server, if one runs (None too when its folder is unusable)."""
+    from cairn.errors import CairnError
+    from cairn.quality import server as checks
+
+    try:
+        return checks.running()
+    except CairnError:
+        return None
 
 
 class PrefectTestServer:
@@ -119,6 +136,7 @@ class PrefectTestServer:
 
 
 _SERVER = pytest.StashKey[PrefectTestServer]()
+_CHECKS = pytest.StashKey["int | None"]()  # the checks server running when the session began
 
 
 @pytest.fixture(scope="session")

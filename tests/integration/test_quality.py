@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -252,74 +251,6 @@ def test_cairn_report_json_contract_and_s3_upload(collection, tmp_path):
         assert {f"cairn/{folder}/index.html", f"cairn/{folder}/summary.json"} <= keys
     finally:
         server.stop()
-
-
-def test_the_worker_process_writes_the_report_this_process_would_and_raises_what_it_would(collection, tmp_path):
-    from cairn.quality.frames import to_frame
-    from cairn.quality.report_folder import write_report
-    from cairn.quality.worker import _Worker
-    from cairn.schemas.row_figures import figures
-
-    config, _, rows = collection
-    parents = [r for r in rows if r.is_parent]
-    frame = to_frame(figures(r) for r in [*rows, replace(parents[0], chunk_id="over", token_count=2400)])
-    here = write_report(frame, config, 384, "here", "here")
-    broken = frame.drop(columns=["token_count"])  # a frame without a column the checks read
-    with pytest.raises(Exception) as failed_here:
-        write_report(broken, config, 384, "broken", "broken")
-    worker = _Worker()
-    try:
-        there = worker.write(frame, config, 384, "there", "there")
-        assert worker.process.pid != os.getpid() and worker.process.is_alive()
-        with pytest.raises(failed_here.type, match=re.escape(str(failed_here.value))):
-            worker.write(broken, config, 384, "broken", "broken")
-    finally:
-        worker.close()
-    assert not worker.process.is_alive()
-    assert there.rows == here.rows == len(rows) + 1 and not there.success
-    assert [r.to_dict() for r in there.results] == [r.to_dict() for r in here.results]
-    assert os.path.getsize(os.path.join(there.report_dir, "gx/uncommitted/data_docs/local_site/index.html")) > 0
-
-
-def test_a_worker_that_died_leaves_the_report_to_this_process_and_one_never_asked_is_stopped(collection, caplog):
-    from cairn.quality.frames import to_frame
-    from cairn.quality.worker import _Worker
-    from cairn.schemas.row_figures import figures
-
-    config, _, rows = collection
-    worker = _Worker()
-    worker.process.kill()  # as the out-of-memory killer would
-    worker.process.join()
-    report = worker.write(to_frame(figures(r) for r in rows), config, 384, "fallback", "fallback")
-    worker.close()
-    assert report.success and report.rows == len(rows)
-    assert "the data-quality worker process failed" in caplog.text
-
-    idle = _Worker()
-    idle.close()  # stopped at once, whatever it was doing
-    assert idle.process.exitcode is not None
-
-
-ONE_WORKER = """
-import sys
-from cairn.quality.worker import report_writer
-first = report_writer()
-assert "great_expectations" not in sys.modules  # imported by the worker, not here
-assert first == report_writer() and first.__self__.process.is_alive()  # one worker, reused
-first.__self__.process.kill()
-first.__self__.process.join()
-second = report_writer()  # a dead worker is replaced
-assert second.__self__ is not first.__self__ and second.__self__.process.is_alive()
-import great_expectations  # imported here now: nothing left to hide
-from cairn.quality.report_folder import write_report
-assert report_writer() is write_report and report_writer(enabled=False) is write_report
-print("ok")
-"""
-
-
-def test_a_process_has_one_checks_worker_and_none_once_great_expectations_is_imported_here():
-    done = subprocess.run([sys.executable, "-c", ONE_WORKER], capture_output=True, text=True, timeout=300, cwd=REPO)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_a_section_too_short_to_fill_the_abstract_band_is_not_held_against_its_abstract(collection):
