@@ -11,6 +11,10 @@ Each is named by a path prefix `base`, and everything about it lives beside that
   the kernel when the process ends, killed or not). The server stops once it has been able to take that lock
   exclusively for `idle_seconds` in a row, i.e. once no process has used it for that long.
 - `<base>.start`: an exclusive lock held while a server is started, so two processes never start two.
+- `<base>.serving`: an exclusive lock a server takes first thing (`claim`) and holds for its life: a process
+  whose starter died before the server published (a run interrupted while its server imported) leaves the lock
+  held, and the next starter's server, refused it, exits ALREADY_SERVING, while the starter waits for the first
+  server's record instead of running a second one.
 - `<base>.server.log`: the server's log.
 """
 
@@ -30,6 +34,7 @@ from typing import IO, Any
 
 from cairn.errors import CairnError
 
+ALREADY_SERVING = 75  # a server's exit code when another server of its base holds the claim (`claim`)
 START_TIMEOUT_SECONDS = 600.0  # a hang guard: the server's own death is seen at once (a slow machine took minutes)
 STOP_WAIT_SECONDS = 120.0  # a hang guard: a stopping server exits in a second or two
 
@@ -178,7 +183,7 @@ def _start(base: Path, server: Server) -> dict[str, Any]:
             record = running(base)
             if record is not None and server.usable(record):
                 return record
-            if process.poll() is not None:
+            if process.poll() not in (None, ALREADY_SERVING):  # refused the claim: the server starting wins
                 raise CairnError(server.why_not())
             time.sleep(0.02)
         process.kill()
@@ -204,6 +209,19 @@ def stop(base: Path, wait_seconds: float = 30.0) -> int | None:
 
 
 # ---- the server side ----------------------------------------------------------------------------------------
+
+
+def claim(base: Path) -> IO[str] | None:
+    """This process's claim to serve `base`, taken before anything slow: the lock file to keep open for the
+    process's life, or None when another live server holds it (then exit with ALREADY_SERVING)."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(beside(base, ".serving"), "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
 
 
 def publish(base: Path, record: dict[str, Any]) -> None:

@@ -189,6 +189,9 @@ def _usable(record: dict[str, Any]) -> bool:
 def serve(named: Path, idle_seconds: float) -> int:
     """Import great-expectations (the point of the server), then check each frame asked until idle."""
     code = named.name.removeprefix(f"{NAME}-")
+    claimed = daemon.claim(named)  # before the import: a second server started meanwhile leaves at once
+    if claimed is None:
+        return daemon.ALREADY_SERVING
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # started from a terminal: its Ctrl-C is the command's
@@ -209,6 +212,7 @@ def serve(named: Path, idle_seconds: float) -> int:
     listener.close()
     sock.unlink(missing_ok=True)
     log.info("stopped serving data-quality checks")
+    claimed.close()  # before the leases: a run let in by them must find the claim free for its own server
     held.close()
     return 0
 

@@ -41,6 +41,35 @@ def test_a_started_server_is_found_by_its_record_and_stopped_by_pid(tmp_path):
     assert daemon.stop(base) is None  # nothing left to stop
 
 
+def slow_starter(base, delay: float) -> list[str]:
+    """A server that claims its base, takes `delay` s to be ready (an import), then says where it 'listens'."""
+    code = "from pathlib import Path; from cairn import daemon; import sys, time\n"
+    code += f"base = Path({str(base)!r})\nheld = daemon.claim(base)\n"
+    code += "if held is None:\n    sys.exit(daemon.ALREADY_SERVING)\n"
+    code += f"time.sleep({delay})\ndaemon.publish(base, {{'url': 'slow'}})\ntime.sleep(120)\n"
+    return [sys.executable, "-c", code]
+
+
+def test_a_server_still_starting_when_its_starter_died_is_waited_for_not_doubled(tmp_path):
+    # a run interrupted while its server imported: the server lives on, unpublished; the next run must not start
+    # a second one beside it (two checks servers ran on one socket path, the first orphaned)
+    base = tmp_path / "srv"
+    first = subprocess.Popen(slow_starter(base, 3.0), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not daemon.beside(base, ".serving").exists():  # it has claimed the base
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert daemon.running(base) is None  # not published yet: what the next starter finds
+        record = daemon.connect(base, daemon.Server("the slow one", slow_starter(base, 0.0), lambda r: True, str))
+        assert record["pid"] == first.pid  # the second server left at once; the first one's record was waited for
+        daemon.release(base)
+    finally:
+        first.kill()
+        first.wait()
+
+
 @pytest.mark.core
 def test_a_server_that_exits_before_serving_fails_with_its_diagnosis(tmp_path):
     base = tmp_path / "srv"
