@@ -16,6 +16,10 @@ k left in the file: a run that stops on its third set keeps its first two, and t
 separate runs. With --table (--readme, its old name, still works) the ablation table in docs/benchmarks.md,
 between its two markers, is rewritten from the saved results once they hold every set, every variant and all
 SciFact dev queries (each set's date is in the table): each default is justified by a number there.
+Each variant's run keeps every question's rank of its first relevant item (`ranks`), so that two saved results
+say which questions a change moved in or out of the top k:
+
+    python -m bench.eval --compare bench/results/before.json bench/results/eval.json --at 5
 """
 
 from __future__ import annotations
@@ -223,6 +227,41 @@ def answer_ranking(hits, answers: list[str]) -> tuple[list[str], dict[str, int]]
     return list(dict.fromkeys(ranked)), {"answer": 1}
 
 
+def first_relevant(ranked: list[str], relevant: dict[str, int]) -> int | None:
+    """Where the first relevant item (CUAD: "answer") is in a question's ranking, from 1; None: not returned."""
+    return next((rank for rank, item in enumerate(ranked, 1) if relevant.get(item, 0) > 0), None)
+
+
+def moved(before: dict[str, int | None], after: dict[str, int | None], k: int) -> tuple[list[str], list[str]]:
+    """The questions whose first relevant item left the top k between two runs' `ranks`, and those whose entered
+    it (questions asked in both only): what a change of a figure is made of, question by question."""
+
+    def within(rank: int | None) -> bool:
+        return rank is not None and rank <= k
+
+    both = [q for q in before if q in after]
+    return (
+        [q for q in both if within(before[q]) and not within(after[q])],
+        [q for q in both if within(after[q]) and not within(before[q])],
+    )
+
+
+def compare(before: dict, after: dict, k: int) -> str:
+    """Two saved results (bench/results/*.json), each set and variant both hold: the questions that left and
+    entered the top k, with their ranks (`python -m bench.eval --compare BEFORE AFTER --at 5`)."""
+    lines = []
+    for name, entry in after["sets"].items():
+        for variant, run in entry["variants"].items():
+            old = before["sets"].get(name, {}).get("variants", {}).get(variant)
+            if old is None or "ranks" not in old or "ranks" not in run:
+                continue
+            lost, won = moved(old["ranks"], run["ranks"], k)
+            lines.append(f"{name} {variant}: {len(lost)} left the top {k}, {len(won)} entered it")
+            lines += [f"  left    {q}: {old['ranks'][q]} -> {run['ranks'][q]}" for q in lost]
+            lines += [f"  entered {q}: {old['ranks'][q]} -> {run['ranks'][q]}" for q in won]
+    return "\n".join(lines)
+
+
 def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, reader=None) -> dict:
     """Every query of the set through `Retriever.retrieve` under the variant's settings; `reader`: a collection
     reader of one's own (kept open, e.g. `memo_reader`), else one opened and closed here. Each half's metrics
@@ -240,6 +279,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
     principal = Principal(TENANT, [GROUP])
     runs, latencies, statuses, injections, primary, rerank_ms, gated = [], [], {}, 0, [], [], 0
     halves: list[str] = []
+    ranks: dict[str, int | None] = {}  # question id -> its first relevant item's rank (`moved`, `compare`)
     for query in dev.queries[:limit]:
         halves.append(half(query.id))
         started = time.perf_counter()
@@ -249,6 +289,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
             runs.append(answer_ranking(result.hits, query.answers))
         else:
             runs.append((documents_in_order([h.document_id for h in result.hits]), query.relevant))
+        ranks[query.id] = first_relevant(*runs[-1])
         statuses[result.status] = statuses.get(result.status, 0) + 1
         if result.empty_reason:  # why it is empty: below_floors, too_vague, ... (#39)
             statuses[result.empty_reason] = statuses.get(result.empty_reason, 0) + 1
@@ -283,6 +324,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         "rerank_ms_p95": round(percentile(rerank_ms, 0.95), 1) if rerank_ms else None,
         "gated_queries": gated,
         "mean_primary_doc_fraction": round(statistics.mean(primary), 4) if primary else None,
+        "ranks": ranks,
         "latency_ms_p50": round(latencies[len(latencies) // 2], 1) if latencies else None,
         "latency_ms_p95": round(latencies[int(len(latencies) * 0.95)], 1) if latencies else None,
     }
@@ -325,7 +367,18 @@ def main() -> None:
         help="rewrite docs/benchmarks.md's ablation table from the saved results (they must hold every set, "
         "every variant, all SciFact queries)",
     )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        help="two saved results: the questions that left and entered the top --at, each set and variant (no run)",
+    )
+    parser.add_argument("--at", type=int, default=5, help="the k of --compare")
     args = parser.parse_args()
+    if args.compare:
+        before, after = (json.loads(Path(path).read_text()) for path in args.compare)
+        print(compare(before, after, args.at))
+        return
     require_shared()
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config
