@@ -16,10 +16,8 @@ k left in the file: a run that stops on its third set keeps its first two, and t
 separate runs. With --table (--readme, its old name, still works) the ablation table in docs/benchmarks.md,
 between its two markers, is rewritten from the saved results once they hold every set, every variant and all
 SciFact dev queries (each set's date is in the table): each default is justified by a number there.
-Each variant's run keeps every question's rank of its first relevant item (`ranks`), so that two saved results
-say which questions a change moved in or out of the top k:
-
-    python -m bench.eval --compare bench/results/before.json bench/results/eval.json --at 5
+Each run keeps every question's rank (`ranks`): `--compare BEFORE AFTER --at 5` lists the questions a change moved
+out of and into the top 5 of two saved results (bench/eval_ranks.py).
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ from pathlib import Path
 from bench.common import DEFAULT_MODEL, REPO, RESULTS, percentile, require_shared, save
 from bench.eval_corpora import DEV_SETS, GROUP, HALVES, TENANT, DevSet, half, ingest
 from bench.eval_memo import MemoEncoder, memo_reader, memo_reranker
+from bench.eval_ranks import compare, first_relevant
 from cairn.embedding.model import BACKENDS, MODELS
 from cairn.schemas.config import QueryConfig
 
@@ -227,41 +226,6 @@ def answer_ranking(hits, answers: list[str]) -> tuple[list[str], dict[str, int]]
     return list(dict.fromkeys(ranked)), {"answer": 1}
 
 
-def first_relevant(ranked: list[str], relevant: dict[str, int]) -> int | None:
-    """Where the first relevant item (CUAD: "answer") is in a question's ranking, from 1; None: not returned."""
-    return next((rank for rank, item in enumerate(ranked, 1) if relevant.get(item, 0) > 0), None)
-
-
-def moved(before: dict[str, int | None], after: dict[str, int | None], k: int) -> tuple[list[str], list[str]]:
-    """The questions whose first relevant item left the top k between two runs' `ranks`, and those whose entered
-    it (questions asked in both only): what a change of a figure is made of, question by question."""
-
-    def within(rank: int | None) -> bool:
-        return rank is not None and rank <= k
-
-    both = [q for q in before if q in after]
-    return (
-        [q for q in both if within(before[q]) and not within(after[q])],
-        [q for q in both if within(after[q]) and not within(before[q])],
-    )
-
-
-def compare(before: dict, after: dict, k: int) -> str:
-    """Two saved results (bench/results/*.json), each set and variant both hold: the questions that left and
-    entered the top k, with their ranks (`python -m bench.eval --compare BEFORE AFTER --at 5`)."""
-    lines = []
-    for name, entry in after["sets"].items():
-        for variant, run in entry["variants"].items():
-            old = before["sets"].get(name, {}).get("variants", {}).get(variant)
-            if old is None or "ranks" not in old or "ranks" not in run:
-                continue
-            lost, won = moved(old["ranks"], run["ranks"], k)
-            lines.append(f"{name} {variant}: {len(lost)} left the top {k}, {len(won)} entered it")
-            lines += [f"  left    {q}: {old['ranks'][q]} -> {run['ranks'][q]}" for q in lost]
-            lines += [f"  entered {q}: {old['ranks'][q]} -> {run['ranks'][q]}" for q in won]
-    return "\n".join(lines)
-
-
 def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, reader=None) -> dict:
     """Every query of the set through `Retriever.retrieve` under the variant's settings; `reader`: a collection
     reader of one's own (kept open, e.g. `memo_reader`), else one opened and closed here. Each half's metrics
@@ -367,17 +331,11 @@ def main() -> None:
         help="rewrite docs/benchmarks.md's ablation table from the saved results (they must hold every set, "
         "every variant, all SciFact queries)",
     )
-    parser.add_argument(
-        "--compare",
-        nargs=2,
-        metavar=("BEFORE", "AFTER"),
-        help="two saved results: the questions that left and entered the top --at, each set and variant (no run)",
-    )
-    parser.add_argument("--at", type=int, default=5, help="the k of --compare")
+    parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two saved results: no run")
+    parser.add_argument("--at", type=int, default=5, help="--compare: the questions out of / into the top AT")
     args = parser.parse_args()
     if args.compare:
-        before, after = (json.loads(Path(path).read_text()) for path in args.compare)
-        print(compare(before, after, args.at))
+        print(compare(*(json.loads(Path(path).read_text()) for path in args.compare), args.at))
         return
     require_shared()
     from cairn.embedding import encoder_for

@@ -10,14 +10,12 @@ from bench.eval import (
     TABLE_START,
     VARIANTS,
     ablation_table,
-    compare,
-    first_relevant,
     half,
     incomplete,
     merge_sets,
-    moved,
     write_table,
 )
+from bench.eval_ranks import compare, first_relevant, moved
 from tests.conftest import REPO
 
 
