@@ -16,6 +16,8 @@ k left in the file: a run that stops on its third set keeps its first two, and t
 separate runs. With --table (--readme, its old name, still works) the ablation table in docs/benchmarks.md,
 between its two markers, is rewritten from the saved results once they hold every set, every variant and all
 SciFact dev queries (each set's date is in the table): each default is justified by a number there.
+Each run keeps every question's rank (`ranks`): `--compare BEFORE AFTER --at 5` lists the questions a change moved
+out of and into the top 5 of two saved results (bench/eval_ranks.py).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from bench.common import DEFAULT_MODEL, REPO, RESULTS, percentile, require_shared, save
 from bench.eval_corpora import DEV_SETS, GROUP, HALVES, TENANT, DevSet, half, ingest
 from bench.eval_memo import MemoEncoder, memo_reader, memo_reranker
+from bench.eval_ranks import compare, first_relevant
 from cairn.embedding.model import BACKENDS, MODELS
 from cairn.schemas.config import QueryConfig
 
@@ -240,6 +243,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
     principal = Principal(TENANT, [GROUP])
     runs, latencies, statuses, injections, primary, rerank_ms, gated = [], [], {}, 0, [], [], 0
     halves: list[str] = []
+    ranks: dict[str, int | None] = {}  # question id -> its first relevant item's rank (`moved`, `compare`)
     for query in dev.queries[:limit]:
         halves.append(half(query.id))
         started = time.perf_counter()
@@ -249,6 +253,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
             runs.append(answer_ranking(result.hits, query.answers))
         else:
             runs.append((documents_in_order([h.document_id for h in result.hits]), query.relevant))
+        ranks[query.id] = first_relevant(*runs[-1])
         statuses[result.status] = statuses.get(result.status, 0) + 1
         if result.empty_reason:  # why it is empty: below_floors, too_vague, ... (#39)
             statuses[result.empty_reason] = statuses.get(result.empty_reason, 0) + 1
@@ -283,6 +288,7 @@ def evaluate(dev: DevSet, variant: dict, encoder, k: int, limit: int | None, rea
         "rerank_ms_p95": round(percentile(rerank_ms, 0.95), 1) if rerank_ms else None,
         "gated_queries": gated,
         "mean_primary_doc_fraction": round(statistics.mean(primary), 4) if primary else None,
+        "ranks": ranks,
         "latency_ms_p50": round(latencies[len(latencies) // 2], 1) if latencies else None,
         "latency_ms_p95": round(latencies[int(len(latencies) * 0.95)], 1) if latencies else None,
     }
@@ -325,7 +331,12 @@ def main() -> None:
         help="rewrite docs/benchmarks.md's ablation table from the saved results (they must hold every set, "
         "every variant, all SciFact queries)",
     )
+    parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two saved results: no run")
+    parser.add_argument("--at", type=int, default=5, help="--compare: the questions out of / into the top AT")
     args = parser.parse_args()
+    if args.compare:
+        print(compare(*(json.loads(Path(path).read_text()) for path in args.compare), args.at))
+        return
     require_shared()
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config

@@ -105,7 +105,8 @@ class InMemoryStore:
         return found
 
     def search_bm25(self, text: str, where: RowFilter, limit: int, fields: list[str] | None = None) -> list[ScoredRow]:
-        query = set(tokens(text))
+        asked = Counter(tokens(text))  # a word said twice weighs twice, as in Milvus ("renewal term term")
+        query = set(asked)
         if (id(self.rows_by_id), self.writes) != self._terms_of:  # written since, or rows put back from a copy
             self._terms = {i: Counter(tokens(row.search_text)) for i, row in self.rows_by_id.items()}
             self._terms_of = (id(self.rows_by_id), self.writes)
@@ -122,7 +123,7 @@ class InMemoryStore:
             if not query & terms.keys() or not where.admits(row):
                 continue
             norm = K1 * (1 - B + B * lengths[chunk_id] / average)
-            score = sum(idf[t] * terms[t] * (K1 + 1) / (terms[t] + norm) for t in query if t in terms)
+            score = sum(asked[t] * idf[t] * terms[t] * (K1 + 1) / (terms[t] + norm) for t in query if t in terms)
             scored.append(ScoredRow(_copy(row, OUTPUT_FIELDS if fields is None else fields), score))
         scored.sort(key=lambda hit: (-hit.score, hit.row.chunk_id))
         return scored[:limit]

@@ -15,6 +15,7 @@ from bench.eval import (
     merge_sets,
     write_table,
 )
+from bench.eval_ranks import compare, first_relevant, moved
 from tests.conftest import REPO
 
 
@@ -119,3 +120,22 @@ def test_results_saved_before_the_halves_leave_the_held_out_column_empty():
             del run["halves"]
     rows = [line for line in ablation_table(old).splitlines() if line.startswith("| **the default")]
     assert rows[0].startswith("| **the default pipeline** | 0.700 |  | 0.800 |")
+
+
+def test_a_question_ranks_where_its_first_relevant_item_is():
+    assert first_relevant(["x", "answer", "y"], {"answer": 1}) == 2
+    assert first_relevant(["a", "b"], {"b": 2, "c": 1}) == 2
+    assert first_relevant(["a"], {"z": 1}) is None and first_relevant([], {"z": 1}) is None
+
+
+def test_two_runs_say_which_questions_left_and_entered_the_top_k():
+    # #53: CUAD's 0.841 -> 0.823 was 13 questions out of the top 5 and 6 into it, read off two runs' ranks
+    before = {"q1": 4, "q2": 2, "q3": 8, "q4": None, "q5": 1, "gone": 1}
+    after = {"q1": 6, "q2": None, "q3": 5, "q4": 3, "q5": 1}
+    assert moved(before, after, 5) == (["q1", "q2"], ["q3", "q4"])
+    saved = {"sets": {"cuad": {"variants": {"full": {"ranks": before}}}}}
+    now = {"sets": {"cuad": {"variants": {"full": {"ranks": after}, "no_floors": {"ranks": after}}}}}
+    report = compare(saved, now, 5)
+    assert report.splitlines()[0] == "cuad full: 2 left the top 5, 2 entered it"
+    assert "  left    q1: 4 -> 6" in report and "  entered q4: None -> 3" in report
+    assert "no_floors" not in report  # a variant the earlier run did not measure
