@@ -199,6 +199,9 @@ def parse_filters(raw: str | None) -> dict | None:
 def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outcome:
     """Open the retriever, answer one question or the batch, print."""
     warm_encoder(config)
+    from cairn.index.engine_import import import_pymilvus
+
+    import_pymilvus()  # before cairn.query imports it: without pandas and requests (index/engine_import.py)
     from cairn.query import Retriever
     from cairn.query.answers import result_json
 

@@ -115,7 +115,7 @@ class ModelEncoder:
         with self._lock:
             if self._model is None:
                 if self.spec.bundled:
-                    self._model = _load_bundled(self.spec)
+                    self._model = _load_bundled(self.spec, Path(self.onnx_cache))
                 elif self.backend == "onnx-int8":
                     self._model = _load_onnx(self.spec, Path(self.onnx_cache))
                 else:
@@ -205,14 +205,16 @@ def _load_onnx(spec: ModelSpec, cache: Path):
         spec.pooling,
         _threads(),
         int8=True,
+        cache=cache,
     )
 
 
-def _load_bundled(spec: ModelSpec):
+def _load_bundled(spec: ModelSpec, cache: Path):
+    """The package's own ONNX file; its optimised graph kept in the onnx cache (embedding/session_cache.py)."""
     from cairn.embedding.onnx_runtime import SentenceOnnx
 
     onnx_file, tokenizer = bundled_files(spec)
-    return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True)
+    return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True, cache=cache)
 
 
 def load_encoder(
