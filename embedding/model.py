@@ -268,7 +268,7 @@ def query_encoder_for(config) -> Encoder:
     the encoder itself. Without either a model export or what the encoder runs on (torch, or the package that
     ships the model file: neither is in a `cairn[query]` install) it says what to do."""
     if config.query_model:
-        return _query_model(str(Path(config.query_model).resolve()))
+        return _query_model(str(Path(config.query_model).resolve()), config.onnx_cache)
     import importlib.util
 
     spec = MODELS.get(config.model)
@@ -282,7 +282,7 @@ def query_encoder_for(config) -> Encoder:
 
 
 @lru_cache(maxsize=4)
-def _query_model(folder: str) -> Encoder:
+def _query_model(folder: str, onnx_cache: str) -> Encoder:
     from cairn.embedding.query_model import QueryModel
 
-    return QueryModel(folder)
+    return QueryModel(folder, Path(onnx_cache))

@@ -114,7 +114,8 @@ def check_files(folder: Path, manifest: dict) -> None:
 class QueryModel:
     """Sentence vectors from an exported folder: an `Encoder` (embedding/encoder.py)."""
 
-    def __init__(self, folder: str | os.PathLike) -> None:
+    def __init__(self, folder: str | os.PathLike, cache: Path | None = None) -> None:
+        """`cache`: the onnx cache folder where the session's optimised graph is kept (embedding/session_cache.py)."""
         self.folder = Path(folder)
         try:
             manifest = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
@@ -134,6 +135,7 @@ class QueryModel:
             manifest.get("pooling", "mean"),
             max(1, min(4, os.cpu_count() or 1)),
             int8=manifest.get("backend") == "onnx-int8",
+            cache=cache,
         )
 
     def encode(self, texts: list[str], batch_size: int = 8) -> np.ndarray:

@@ -65,7 +65,7 @@ def entry_name(record: dict[str, Any]) -> tuple[str, str]:
     """(the prefix every entry of this source shares, this entry's name): both digests, no caller's text."""
     family = hashlib.sha256(record["source"].encode()).hexdigest()[:12]
     key = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
-    return family, f"{Path(record['source']).stem[:40]}-{family}-{key}"
+    return family, f"graph-{family}-{key}"
 
 
 def cache_folder(cache: Path) -> Path | None:
@@ -132,7 +132,9 @@ def cached_session(ort: Any, source: Path, options: Any, cache: Path, providers:
         level = options.graph_optimization_level
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         try:
-            return ort.InferenceSession(data, options, providers=providers)
+            session = ort.InferenceSession(data, options, providers=providers)
+            log.debug("the session of %s loaded its optimised graph %s", source, name)
+            return session
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for a graph it refuses
             log.warning("the cached optimised graph %s did not load (%s): made again", name, exc)
             options.graph_optimization_level = level
@@ -148,6 +150,7 @@ def cached_session(ort: Any, source: Path, options: Any, cache: Path, providers:
         session = ort.InferenceSession(str(source), options, providers=providers)
         try:
             write_entry(folder, family, name, record, written)
+            log.debug("the optimised graph of %s cached as %s", source, name)
         except OSError as exc:
             log.debug("the optimised graph of %s is not cached: %s", source, exc)
     finally:
