@@ -136,7 +136,9 @@ print(json.dumps({
 def test_pymilvus_without_pandas_reads_pandas_once_it_is_imported():
     """The deferral changes when pandas and requests are imported, not what pymilvus does with them: before pandas
     is imported nothing is a DataFrame; after, pymilvus's checks and pandas functions are pandas' own."""
-    result = subprocess.run([sys.executable, "-c", DEFERRED_PROBE], cwd=REPO, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", DEFERRED_PROBE], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout) == {
         "before": [],
