@@ -1,6 +1,7 @@
 """The CLI as its own top layer, end to end: `cairn query` and `cairn status` answer from a real index without
 importing Prefect, the flows, great-expectations, the MCP SDK, unstructured, fpdf, the other commands' modules, or
-pandas and requests (which pymilvus imports: index/engine_import.py), and the human query listing shows the numbers
+pandas and requests (which pymilvus imports: index/engine_import.py), nor Rich for output that is not a terminal's,
+and the human query listing shows the numbers
 the JSON holds, labelled."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ rc = main(sys.argv[1:])
 sys.stdout.flush()
 heavy = ("prefect", "cairn.flows", "great_expectations", "mcp", "unstructured", "fpdf", "torch", "cairn.quality",
          "scipy", "cairn.cli.ingest", "cairn.cli.evaluate", "cairn.cli.serve", "cairn.cli.mcp", "cairn.cli.holdings",
-         "pandas", "pyarrow", "requests", "urllib3")
+         "pandas", "pyarrow", "requests", "urllib3", "rich")
 loaded = sorted(m for m in heavy if m in sys.modules)
 print(json.dumps({"rc": rc, "loaded": loaded}), file=sys.stderr)
 """
