@@ -1,8 +1,7 @@
 """The CLI as its own top layer, end to end: `cairn query` and `cairn status` answer from a real index without
-importing Prefect, the flows, great-expectations, the MCP SDK, unstructured, fpdf, the other commands' modules, or
-pandas and requests (which pymilvus imports: index/engine_import.py), nor Rich for output that is not a terminal's,
-and the human query listing shows the numbers
-the JSON holds, labelled."""
+importing Prefect, the flows, great-expectations, the MCP SDK, unstructured, fpdf, the other commands' modules,
+pandas and requests (which pymilvus imports: index/engine_import.py), or Rich for output that is not a terminal's;
+and the human query listing shows the numbers the JSON holds, labelled."""
 
 from __future__ import annotations
 
