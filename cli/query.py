@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cairn.cli import output
+from cairn.cli import exits, output
 from cairn.cli.exits import Outcome
 from cairn.cli.options import (
     CallerGroupOption,
@@ -216,7 +216,9 @@ def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outco
         )
     finally:
         retriever.close()
-    return print_answer(result_json(result), options.as_json, scope.explain)
+    outcome = print_answer(result_json(result), options.as_json, scope.explain)
+    exits.nothing_left_to_finish()  # the index client is closed, the answer printed (cairn.cli.main)
+    return outcome
 
 
 def run_remote(options: QueryOptions, scope: Scope) -> Outcome:

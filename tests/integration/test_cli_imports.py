@@ -93,15 +93,11 @@ def test_the_human_listing_prints_rank_fused_and_relevance_as_the_json_has_them(
         "--config",
         str(indexed),
     ]
-    data = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "cairn.cli", *question, "--json"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        ).stdout
+    answered = subprocess.run(  # the process ends at once after answering (cairn.cli.main): its output whole
+        [sys.executable, "-m", "cairn.cli", *question, "--json"], cwd=REPO, capture_output=True, text=True, timeout=600
     )
+    assert answered.returncode == 0, answered.stderr[-2000:]
+    data = json.loads(answered.stdout)
     listing = subprocess.run(
         [sys.executable, "-m", "cairn.cli", *question], cwd=REPO, capture_output=True, text=True, timeout=600
     )
