@@ -195,7 +195,7 @@ def _load(spec: ModelSpec):
 
 def _load_onnx(spec: ModelSpec, cache: Path):
     from cairn.embedding.onnx import export_int8
-    from cairn.embedding.onnx_runtime import SentenceOnnx
+    from cairn.embedding.onnx_runtime import SentenceOnnx, Session
 
     model_dir = _model_dir(spec)
     return SentenceOnnx(
@@ -203,18 +203,17 @@ def _load_onnx(spec: ModelSpec, cache: Path):
         model_dir / "tokenizer.json",
         spec.max_seq_length,
         spec.pooling,
-        _threads(),
+        Session(_threads(), cache),
         int8=True,
-        cache=cache,
     )
 
 
 def _load_bundled(spec: ModelSpec, cache: Path):
     """The package's own ONNX file; its optimised graph kept in the onnx cache (embedding/session_cache.py)."""
-    from cairn.embedding.onnx_runtime import SentenceOnnx
+    from cairn.embedding.onnx_runtime import SentenceOnnx, Session
 
     onnx_file, tokenizer = bundled_files(spec)
-    return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True, cache=cache)
+    return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, Session(_threads(), cache), int8=True)
 
 
 def load_encoder(

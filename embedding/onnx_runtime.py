@@ -6,6 +6,7 @@ service runs it inside QueryModel (embedding/query_model.py). onnxruntime and `t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,15 @@ def cpu_session(path: Path, threads: int, cache: Path | None = None):
 
         return cached_session(ort, Path(path), options, Path(cache), providers)
     return ort.InferenceSession(str(path), options, providers=providers)
+
+
+@dataclass(frozen=True)
+class Session:
+    """How a model's onnxruntime session runs: `threads` for each operator, and the onnx cache folder its optimised
+    graph is kept in (None: not kept)."""
+
+    threads: int
+    cache: Path | None = None
 
 
 def pooled(hidden: np.ndarray, attention_mask: np.ndarray, pooling: str = "mean") -> np.ndarray:
@@ -59,16 +69,15 @@ class SentenceOnnx:
         tokenizer_path: Path,
         max_seq_length: int,
         pooling: str,
-        threads: int,
+        session: Session,
         int8: bool = False,
-        cache: Path | None = None,
     ) -> None:
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(max_length=max_seq_length)
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
-        self.session = cpu_session(onnx_path, threads, cache)
+        self.session = cpu_session(onnx_path, session.threads, session.cache)
         self.inputs = [
             (name, field)
             for name, field in zip(INPUTS, _ENCODING_FIELDS)

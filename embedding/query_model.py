@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cairn.embedding.onnx_runtime import SentenceOnnx
+from cairn.embedding.onnx_runtime import SentenceOnnx, Session
 from cairn.errors import ConfigError
 
 log = logging.getLogger("cairn.embedding")
@@ -133,9 +133,8 @@ class QueryModel:
             self.folder / "tokenizer.json",
             int(manifest["max_seq_length"]),
             manifest.get("pooling", "mean"),
-            max(1, min(4, os.cpu_count() or 1)),
+            Session(max(1, min(4, os.cpu_count() or 1)), cache),
             int8=manifest.get("backend") == "onnx-int8",
-            cache=cache,
         )
 
     def encode(self, texts: list[str], batch_size: int = 8) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from cairn.embedding.model import MODELS, _threads, bundled_files
-from cairn.embedding.onnx_runtime import SentenceOnnx
+from cairn.embedding.onnx_runtime import SentenceOnnx, Session
 from cairn.embedding.session_cache import FOLDER
 
 pytestmark = pytest.mark.slow
@@ -39,7 +39,12 @@ def model(tmp_path_factory):
 def encoder(model, cache=None) -> SentenceOnnx:
     spec = MODELS["bge-small-en-v1.5"]
     return SentenceOnnx(
-        model / "model.onnx", model / "tokenizer.json", spec.max_seq_length, spec.pooling, _threads(), True, cache
+        model / "model.onnx",
+        model / "tokenizer.json",
+        spec.max_seq_length,
+        spec.pooling,
+        Session(_threads(), cache),
+        True,
     )
 
 
