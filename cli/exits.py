@@ -13,6 +13,9 @@ catches the errors and applies `for_error`.
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from enum import Enum
 
 from cairn.errors import EXIT_FAILURES, EXIT_OK, EXIT_UNUSABLE, CairnError
@@ -49,3 +52,28 @@ def for_outcome(outcome: Outcome | None) -> int:
 def for_error(exc: CairnError) -> int:
     """The exit code of a command stopped by `exc`: its kind's own."""
     return exc.exit_code
+
+
+_finished: list[bool] = []  # set by a command that has nothing left to finish when it returns
+
+
+def nothing_left_to_finish() -> None:
+    """Said by a command that returns with nothing open or pending (no file being written, no worker, no client):
+    the console script may then end the process at once (cairn.cli.main)."""
+    _finished.append(True)
+
+
+def finished() -> bool:
+    return bool(_finished)
+
+
+def end_process(code: int) -> None:
+    """End the process now with `code`, stdout and stderr flushed and logging's handlers closed, without the
+    interpreter's teardown."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
+    logging.shutdown()
+    os._exit(code)

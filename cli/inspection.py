@@ -26,6 +26,9 @@ class ReportOptions:
 
 def status(ctx: typer.Context, config: ConfigOption = None, as_json: JsonOption = False) -> Outcome:
     """Rows per tenant, source and chunk type."""
+    from cairn.index.engine_import import import_pymilvus
+
+    import_pymilvus()  # without pandas and requests (index/engine_import.py)
     from cairn.index.derived import in_step_ledger
     from cairn.index.generations import Generations, open_serving
     from cairn.index.holdings import read_holdings

@@ -9,6 +9,7 @@ Rules every command follows:
   breaks its own format put there, and a value from a document or a caller going into a line (a file name, an
   error) keeps none, through `value()`: it cannot erase a line or forge another.
 - Streams are looked up at each call, so output follows a redirected sys.stdout/sys.stderr.
+- Rich is imported only to render for a terminal.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, Literal
 
 from cairn.printable import printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Rich is imported when a line is styled for a terminal, not before: a command whose output goes to a pipe, a
+# file or a script (`--json`) never loads it (about 50 ms of a `cairn query`).
 
 
 def value(text: object) -> str:
@@ -49,6 +52,8 @@ def rich_enabled() -> bool:
 
 def console(stderr: bool = False) -> Console:
     """A Rich console on the current stdout (or stderr) that never wraps lines or guesses highlights."""
+    from rich.console import Console
+
     return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
 
 
@@ -56,6 +61,8 @@ def line(text: str = "", style: str | None = None) -> None:
     """A line for a person on stdout: styled at a terminal, plain otherwise (control characters escaped)."""
     text = printable(text, keep="\n")
     if rich_enabled():
+        from rich.text import Text
+
         console().print(Text(text, style=style or ""))
     else:
         print(text)
@@ -75,6 +82,8 @@ def _stderr_line(text: str, style: str) -> None:
     """A line on stderr: styled at a terminal, plain otherwise (control characters escaped)."""
     text = printable(text, keep="\n")
     if sys.stderr.isatty():
+        from rich.text import Text
+
         console(stderr=True).print(Text(text, style=style))
     else:
         print(text, file=sys.stderr)
@@ -101,6 +110,9 @@ class Grid:
 def print_grid(grid: Grid) -> None:
     """Print `grid` on stdout (its title first, as a line of its own when plain)."""
     if rich_enabled():
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title=grid.title, title_justify="left", show_edge=False)
         for column in grid.columns:
             table.add_column(column.header, justify=column.justify)

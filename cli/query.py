@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cairn.cli import output
+from cairn.cli import exits, output
 from cairn.cli.exits import Outcome
 from cairn.cli.options import (
     CallerGroupOption,
@@ -199,6 +199,9 @@ def parse_filters(raw: str | None) -> dict | None:
 def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outcome:
     """Open the retriever, answer one question or the batch, print."""
     warm_encoder(config)
+    from cairn.index.engine_import import import_pymilvus
+
+    import_pymilvus()  # before cairn.query imports it: without pandas and requests (index/engine_import.py)
     from cairn.query import Retriever
     from cairn.query.answers import result_json
 
@@ -213,7 +216,9 @@ def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outco
         )
     finally:
         retriever.close()
-    return print_answer(result_json(result), options.as_json, scope.explain)
+    outcome = print_answer(result_json(result), options.as_json, scope.explain)
+    exits.nothing_left_to_finish()  # the index client is closed, the answer printed (cairn.cli.main)
+    return outcome
 
 
 def run_remote(options: QueryOptions, scope: Scope) -> Outcome:

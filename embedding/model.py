@@ -115,7 +115,7 @@ class ModelEncoder:
         with self._lock:
             if self._model is None:
                 if self.spec.bundled:
-                    self._model = _load_bundled(self.spec)
+                    self._model = _load_bundled(self.spec, Path(self.onnx_cache))
                 elif self.backend == "onnx-int8":
                     self._model = _load_onnx(self.spec, Path(self.onnx_cache))
                 else:
@@ -195,7 +195,7 @@ def _load(spec: ModelSpec):
 
 def _load_onnx(spec: ModelSpec, cache: Path):
     from cairn.embedding.onnx import export_int8
-    from cairn.embedding.onnx_runtime import SentenceOnnx
+    from cairn.embedding.onnx_runtime import SentenceOnnx, Session
 
     model_dir = _model_dir(spec)
     return SentenceOnnx(
@@ -203,16 +203,17 @@ def _load_onnx(spec: ModelSpec, cache: Path):
         model_dir / "tokenizer.json",
         spec.max_seq_length,
         spec.pooling,
-        _threads(),
+        Session(_threads(), cache),
         int8=True,
     )
 
 
-def _load_bundled(spec: ModelSpec):
-    from cairn.embedding.onnx_runtime import SentenceOnnx
+def _load_bundled(spec: ModelSpec, cache: Path):
+    """The package's own ONNX file; its optimised graph kept in the onnx cache (embedding/session_cache.py)."""
+    from cairn.embedding.onnx_runtime import SentenceOnnx, Session
 
     onnx_file, tokenizer = bundled_files(spec)
-    return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, _threads(), int8=True)
+    return SentenceOnnx(onnx_file, tokenizer, spec.max_seq_length, spec.pooling, Session(_threads(), cache), int8=True)
 
 
 def load_encoder(
@@ -266,7 +267,7 @@ def query_encoder_for(config) -> Encoder:
     the encoder itself. Without either a model export or what the encoder runs on (torch, or the package that
     ships the model file: neither is in a `cairn[query]` install) it says what to do."""
     if config.query_model:
-        return _query_model(str(Path(config.query_model).resolve()))
+        return _query_model(str(Path(config.query_model).resolve()), config.onnx_cache)
     import importlib.util
 
     spec = MODELS.get(config.model)
@@ -280,7 +281,7 @@ def query_encoder_for(config) -> Encoder:
 
 
 @lru_cache(maxsize=4)
-def _query_model(folder: str) -> Encoder:
+def _query_model(folder: str, onnx_cache: str) -> Encoder:
     from cairn.embedding.query_model import QueryModel
 
-    return QueryModel(folder)
+    return QueryModel(folder, Path(onnx_cache))

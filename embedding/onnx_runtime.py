@@ -6,6 +6,7 @@ service runs it inside QueryModel (embedding/query_model.py). onnxruntime and `t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,15 +15,30 @@ INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # the exported graph
 _ENCODING_FIELDS = ("ids", "attention_mask", "type_ids")  # the same, as a `tokenizers` Encoding names them
 
 
-def cpu_session(path: Path, threads: int):
-    """An onnxruntime session on the CPU with `threads` for each operator, quiet."""
+def cpu_session(path: Path, threads: int, cache: Path | None = None):
+    """An onnxruntime session on the CPU with `threads` for each operator, quiet. With `cache` (the onnx cache
+    folder), its optimised graph is kept there and loaded by the next session (embedding/session_cache.py)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    providers = ["CPUExecutionProvider"]
+    if cache is not None:
+        from cairn.embedding.session_cache import cached_session
+
+        return cached_session(ort, Path(path), options, Path(cache), providers)
+    return ort.InferenceSession(str(path), options, providers=providers)
+
+
+@dataclass(frozen=True)
+class Session:
+    """How a model's onnxruntime session runs: `threads` for each operator, and the onnx cache folder its optimised
+    graph is kept in (None: not kept)."""
+
+    threads: int
+    cache: Path | None = None
 
 
 def pooled(hidden: np.ndarray, attention_mask: np.ndarray, pooling: str = "mean") -> np.ndarray:
@@ -48,14 +64,20 @@ class SentenceOnnx:
     or 32 (measured on SciFact abstracts)."""
 
     def __init__(
-        self, onnx_path: Path, tokenizer_path: Path, max_seq_length: int, pooling: str, threads: int, int8: bool = False
+        self,
+        onnx_path: Path,
+        tokenizer_path: Path,
+        max_seq_length: int,
+        pooling: str,
+        session: Session,
+        int8: bool = False,
     ) -> None:
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(max_length=max_seq_length)
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
-        self.session = cpu_session(onnx_path, threads)
+        self.session = cpu_session(onnx_path, session.threads, session.cache)
         self.inputs = [
             (name, field)
             for name, field in zip(INPUTS, _ENCODING_FIELDS)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cairn.embedding.onnx_runtime import SentenceOnnx
+from cairn.embedding.onnx_runtime import SentenceOnnx, Session
 from cairn.errors import ConfigError
 
 log = logging.getLogger("cairn.embedding")
@@ -114,7 +114,8 @@ def check_files(folder: Path, manifest: dict) -> None:
 class QueryModel:
     """Sentence vectors from an exported folder: an `Encoder` (embedding/encoder.py)."""
 
-    def __init__(self, folder: str | os.PathLike) -> None:
+    def __init__(self, folder: str | os.PathLike, cache: Path | None = None) -> None:
+        """`cache`: the onnx cache folder where the session's optimised graph is kept (embedding/session_cache.py)."""
         self.folder = Path(folder)
         try:
             manifest = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
@@ -132,7 +133,7 @@ class QueryModel:
             self.folder / "tokenizer.json",
             int(manifest["max_seq_length"]),
             manifest.get("pooling", "mean"),
-            max(1, min(4, os.cpu_count() or 1)),
+            Session(max(1, min(4, os.cpu_count() or 1)), cache),
             int8=manifest.get("backend") == "onnx-int8",
         )
 

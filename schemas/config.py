@@ -117,7 +117,10 @@ class EmbeddingConfig(_Strict):
             "interchangeable)"
         ),
     )
-    onnx_cache: str = index_path("models", "where the onnx-int8 export is written on first use, then reused")
+    onnx_cache: str = index_path(
+        "models",
+        "where the onnx-int8 export and the models' optimised graphs (optimized/) are made on first use, then reused",
+    )
     # Texts per forward pass. Small batches are faster on a CPU: padding to the longest text of a batch costs
     # less, and the activations stay in cache. Measured on 308 prometheus-operator / 400 openshift runbook
     # inputs, torch, 2 cores, seconds: batch 4: 8.6 / 12.2, 8: 9.3 / 12.8, 16: 9.6 / 14.8, 32: 10.4 / 17.8,

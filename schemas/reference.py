@@ -87,7 +87,7 @@ FILES = [
     "| the derived ledgers (one SQLite file per collection) | beside `state_path` | `<dir>/ledgers/` |",
     "| `cairn serve`'s feedback | `[serve] feedback_path` | `<dir>/feedback.sqlite` (beside `state_path`) |",
     "| the embedding cache | `[embedding] cache_path` | `<dir>/embeddings.sqlite` |",
-    "| the onnx-int8 export of a model | `[embedding] onnx_cache` | `<dir>/models` |",
+    "| the onnx-int8 export of a model, the models' optimised graphs | `[embedding] onnx_cache` | `<dir>/models` |",
     "| a git source's mirror | `[[sources]] cache_dir` | `<dir>/git` |",
     "| data-quality reports | `[quality] report_dir` | `<dir>/reports` |",
     "",

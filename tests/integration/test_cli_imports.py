@@ -1,5 +1,6 @@
 """The CLI as its own top layer, end to end: `cairn query` and `cairn status` answer from a real index without
-importing Prefect, the flows, great-expectations, the MCP SDK, unstructured, fpdf or the other commands' modules,
+importing Prefect, the flows, great-expectations, the MCP SDK, unstructured, fpdf, the other commands' modules,
+pandas and requests (which pymilvus imports: index/engine_import.py), or Rich for output that is not a terminal's;
 and the human query listing shows the numbers the JSON holds, labelled."""
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from cairn.cli.app import main
 rc = main(sys.argv[1:])
 sys.stdout.flush()
 heavy = ("prefect", "cairn.flows", "great_expectations", "mcp", "unstructured", "fpdf", "torch", "cairn.quality",
-         "scipy", "cairn.cli.ingest", "cairn.cli.evaluate", "cairn.cli.serve", "cairn.cli.mcp", "cairn.cli.holdings")
+         "scipy", "cairn.cli.ingest", "cairn.cli.evaluate", "cairn.cli.serve", "cairn.cli.mcp", "cairn.cli.holdings",
+         "pandas", "pyarrow", "requests", "urllib3", "rich")
 loaded = sorted(m for m in heavy if m in sys.modules)
 print(json.dumps({"rc": rc, "loaded": loaded}), file=sys.stderr)
 """
@@ -91,15 +93,11 @@ def test_the_human_listing_prints_rank_fused_and_relevance_as_the_json_has_them(
         "--config",
         str(indexed),
     ]
-    data = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "cairn.cli", *question, "--json"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        ).stdout
+    answered = subprocess.run(  # the process ends at once after answering (cairn.cli.main): its output whole
+        [sys.executable, "-m", "cairn.cli", *question, "--json"], cwd=REPO, capture_output=True, text=True, timeout=600
     )
+    assert answered.returncode == 0, answered.stderr[-2000:]
+    data = json.loads(answered.stdout)
     listing = subprocess.run(
         [sys.executable, "-m", "cairn.cli", *question], cwd=REPO, capture_output=True, text=True, timeout=600
     )
@@ -107,3 +105,43 @@ def test_the_human_listing_prints_rank_fused_and_relevance_as_the_json_has_them(
     shown = re.findall(r"^(\d+)\. fused (\S+)  relevance (\S+)", listing.stdout, flags=re.M)
     expected = [(str(rank), f"{h['fused']:.4f}", f"{h['score']:.4f}") for rank, h in enumerate(data["results"], 1)]
     assert shown == expected and shown
+
+
+DEFERRED_PROBE = """
+import json, sys
+from cairn.index.engine_import import StandIn, import_pymilvus
+import_pymilvus()
+from pymilvus.orm import schema, types
+from pymilvus.client import global_topology
+before = sorted(m for m in ("pandas", "requests", "urllib3") if m in sys.modules)
+placeholder = schema.is_valid_insert_data(object())
+import pandas
+frame = pandas.DataFrame({"a": [1.0]})
+print(json.dumps({
+    "before": before,
+    "stand_ins": [isinstance(m, StandIn) for m in (schema.pd, global_topology.requests)],
+    "placeholder_accepts": placeholder,
+    "frame_class": schema.pd.DataFrame is pandas.DataFrame,
+    "frame_accepted": schema.is_valid_insert_data(frame) and schema.check_is_row_based(frame) is False,
+    "infer": [types.infer_dtype_bydata([1.0, 2.0]).name, types.infer_dtype_bydata("x").name],
+    "requests": global_topology.requests.get.__module__,
+}))
+"""
+
+
+def test_pymilvus_without_pandas_reads_pandas_once_it_is_imported():
+    """The deferral changes when pandas and requests are imported, not what pymilvus does with them: before pandas
+    is imported nothing is a DataFrame; after, pymilvus's checks and pandas functions are pandas' own."""
+    result = subprocess.run(
+        [sys.executable, "-c", DEFERRED_PROBE], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout) == {
+        "before": [],
+        "stand_ins": [True, True],
+        "placeholder_accepts": False,
+        "frame_class": True,
+        "frame_accepted": True,
+        "infer": ["FLOAT_VECTOR", "VARCHAR"],
+        "requests": "requests.api",
+    }

@@ -8,6 +8,7 @@ import pytest
 
 from cairn.embedding import ModelEncoder, load_encoder
 from cairn.embedding.model import encoder_for_identity
+from cairn.embedding.session_cache import FOLDER as OPTIMIZED
 from cairn.errors import StoreError
 from cairn.index.store import MilvusStore
 from cairn.query import RetrievalError, Retriever
@@ -42,8 +43,9 @@ def test_onnx_int8_vectors_are_close_to_torch_and_keep_the_ranking(onnx_encoder)
 def test_the_export_is_made_once_and_reused(onnx_encoder, tmp_path):
     onnx_encoder.encode(["load it"])
     path = onnx_encoder.model().path
-    exports = list(path.parent.parent.iterdir())
+    exports = [p for p in path.parent.parent.iterdir() if p.name != OPTIMIZED]  # beside it: the sessions' graphs
     assert [p.name for p in exports] == [path.parent.name]  # no scratch folder left behind
+    assert all(p.name.startswith("graph-") for p in (path.parent.parent / OPTIMIZED).iterdir())  # nor a scratch file
     stamp = path.stat().st_mtime_ns
     again = ModelEncoder(onnx_encoder.spec, "onnx-int8", onnx_encoder.onnx_cache)  # a fresh process would do this
     assert np.allclose(again.encode(TEXTS[:2]), onnx_encoder.encode(TEXTS[:2]), atol=1e-6)

@@ -153,3 +153,15 @@ def test_config_is_accepted_before_and_after_the_command_and_after_wins(tmp_path
     assert f"config file {before} not found" in capsys.readouterr().err
     assert main(["--config", str(before), "status", "--config", str(after)]) == 2
     assert f"config file {after} not found" in capsys.readouterr().err
+
+
+def test_main_called_with_arguments_returns_even_when_the_command_finished_everything():
+    """cairn.cli.main ends the process itself only as the console script (no argv): a caller in-process gets the
+    exit code back."""
+    from cairn.cli import exits, main
+
+    exits.nothing_left_to_finish()
+    try:
+        assert main(["--version"]) == 0
+    finally:
+        exits._finished.clear()
