@@ -271,6 +271,8 @@ def measure(name: str, config: Path, key: str, questions: list[str], args: argpa
             "seconds": round(run.seconds, 1) if run else None,
             "embeddings_computed": report.get("embeddings_computed"),
             "overlapped_seconds": round(min(busy_until, run.seconds if run else 0.0), 1),
+            # a run that did not finish says why (its last lines): the rounds beside it are not "beside an ingest"
+            "stderr_tail": run.stderr.strip().splitlines()[-3:] if run and run.exit_code not in (0, 1) else [],
         },
     }
 
