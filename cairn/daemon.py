@@ -183,8 +183,9 @@ def _start(base: Path, server: Server) -> dict[str, Any]:
             record = running(base)
             if record is not None and server.usable(record):
                 return record
-            if process.poll() not in (None, ALREADY_SERVING):  # refused the claim: the server starting wins
-                raise CairnError(server.why_not())
+            code = process.poll()
+            if code not in (None, ALREADY_SERVING) or (code == ALREADY_SERVING and not claimed(base)):
+                raise CairnError(server.why_not())  # refused the claim: the server starting wins, while it lives
             time.sleep(0.02)
         process.kill()
         raise CairnError(
@@ -222,6 +223,15 @@ def claim(base: Path) -> IO[str] | None:
         handle.close()
         return None
     return handle
+
+
+def claimed(base: Path) -> bool:
+    """Whether a live server holds `base`'s claim (one that died, before serving or not, holds none)."""
+    claim_file = claim(base)
+    if claim_file is None:
+        return True
+    claim_file.close()
+    return False
 
 
 def publish(base: Path, record: dict[str, Any]) -> None:

@@ -70,6 +70,28 @@ def test_a_server_still_starting_when_its_starter_died_is_waited_for_not_doubled
         first.wait()
 
 
+def test_a_server_that_claimed_its_base_and_died_before_serving_fails_the_next_start_not_hangs_it(tmp_path):
+    base = tmp_path / "srv"
+    code = "from pathlib import Path; from cairn import daemon; import time\n"
+    code += f"held = daemon.claim(Path({str(base)!r}))\nassert held\nPath({str(tmp_path / 'claimed')!r}).touch()\n"
+    code += "time.sleep(2)\nraise SystemExit(1)\n"  # an import that fails
+    orphan = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "claimed").exists():
+            assert time.monotonic() < deadline and orphan.poll() is None
+            time.sleep(0.05)
+        assert daemon.claimed(base)
+        # before: the start waited for a record no one would write, until its 600 s hang guard
+        with pytest.raises(CairnError, match="it never served"):
+            daemon.connect(
+                base, daemon.Server("the slow one", slow_starter(base, 0.0), lambda r: True, lambda: "it never served")
+            )
+    finally:
+        orphan.kill()
+        orphan.wait()
+
+
 @pytest.mark.core
 def test_a_server_that_exits_before_serving_fails_with_its_diagnosis(tmp_path):
     base = tmp_path / "srv"
