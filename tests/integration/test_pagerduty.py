@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from dataclasses import asdict
 
 import pytest
 
@@ -12,6 +13,7 @@ from cairn.errors import SourcesFailed
 from cairn.flows.ingest import ingest_flow
 from cairn.index.store import MilvusStore
 from cairn.schemas.config import load_config
+from cairn.schemas.run_report import DocumentCounts
 from tests.conftest import REPO, write_config
 from tests.pagerduty_server import TOKEN, FakePagerDuty
 
@@ -65,15 +67,7 @@ def test_api_pagination_retries_and_incremental_high_water_mark(tmp_path, prefec
         api.faults["/incidents"] = [429, 500, "truncate"]  # each retried, then the real pages
         config = api_config(tmp_path, api.url)
         first = ingest_flow(config_path=str(config))
-        assert first["documents"] == {
-            "seen": 6,
-            "indexed": 6,
-            "unchanged": 0,
-            "deleted": 0,
-            "failed": 0,
-            "skipped": 0,
-            "history_versions": 0,
-        }, first["failures"]
+        assert first["documents"] == asdict(DocumentCounts(seen=6, indexed=6)), first["failures"]
         listing = [q for p, q in api.requests if p == "/incidents"]
         assert len(listing) == 3 + 3  # three faults, then three pages of two
         assert [q["offset"] for q in listing[3:]] == [["0"], ["2"], ["4"]]
