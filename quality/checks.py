@@ -11,6 +11,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -78,6 +79,60 @@ def expectation_name(kind: str) -> str:
 
 def _quiet_gx() -> None:
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
+
+
+class CompiledTemplates:
+    """The Data Docs templates compiled once per process. great-expectations makes a new jinja2 Environment for
+    every page it renders, so each run compiled its 54 templates again: 0.3 of the 0.4 s of CPU its Data Docs
+    took in the checks server (quality/server.py), on every small run's path. jinja2's bytecode cache keeps them,
+    keyed by template name and checked against the template's source (a changed template is compiled again).
+    `hits` and `compiled` count what it served and what it stored."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+        self.hits = self.compiled = 0
+
+    def load(self, bucket: Any) -> None:
+        code = self.code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)  # jinja2 resets it if the template's source changed since
+            self.hits += 1
+
+    def dump(self, bucket: Any) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+        self.compiled += 1
+
+    def install(self) -> bool:
+        """Every Data Docs view made from now on in this process compiles through this cache (its module's jinja2
+        Environment, and only its, made with it); whether great-expectations has the module this expects (if not,
+        pages are compiled per view, as before, and nothing else changes)."""
+        import jinja2
+
+        try:
+            from great_expectations.render.view import view
+        except ImportError:
+            return False
+        made = getattr(view, "Environment", None)
+        if not (isinstance(made, type) and issubclass(made, jinja2.Environment)):
+            return False
+        templates = self
+
+        class Cache(jinja2.BytecodeCache):
+            def load_bytecode(self, bucket: Any) -> None:
+                templates.load(bucket)
+
+            def dump_bytecode(self, bucket: Any) -> None:
+                templates.dump(bucket)
+
+        cache = Cache()
+
+        class Environment(made):  # type: ignore[valid-type, misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("bytecode_cache", cache)
+                super().__init__(*args, **kwargs)
+
+        view.Environment = Environment
+        return True
 
 
 def validate(frame: pd.DataFrame, config: CairnConfig, dim: int, folder: Path) -> pd.DataFrame:

@@ -197,7 +197,9 @@ def serve(named: Path, idle_seconds: float) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # started from a terminal: its Ctrl-C is the command's
     import great_expectations  # noqa: F401
 
-    from cairn.quality.checks import validate
+    from cairn.quality.checks import CompiledTemplates, validate
+
+    CompiledTemplates().install()  # its Data Docs templates compiled once, not on every run
 
     sock = daemon.beside(named, ".sock")
     sock.unlink(missing_ok=True)  # a killed server's: the start lock says none serves

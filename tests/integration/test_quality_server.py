@@ -191,3 +191,48 @@ def test_an_ingest_from_the_shell_checks_in_the_server_the_next_run_finds_warm(t
     assert server.running() == started  # found warm: no second server, no import in the run
     log = daemon.beside(server.base(), ".server.log").read_text()
     assert "serving data-quality checks" in log and "Traceback" not in log
+
+
+def test_the_server_compiles_the_data_docs_templates_once_and_writes_the_same_pages(tmp_path, monkeypatch):
+    import jinja2
+    import pandas as pd
+    from great_expectations.render.view import view
+
+    from cairn.quality.checks import CompiledTemplates, validate
+    from cairn.schemas.config import load_config
+    from tests.unit.test_quality_expectations import row
+
+    frame = pd.DataFrame([row(0, tokens=500), row(1, "child", tokens=150), row(2, tokens=2000)])
+    config = load_config(write_config(tmp_path / "c.toml", tmp_path / "index", []))
+    plain = validate(frame, config, 384, tmp_path / "plain")  # as a process without the cache checks
+    monkeypatch.setattr(view, "Environment", view.Environment)  # put back after the test
+    templates = CompiledTemplates()
+    assert templates.install()  # as serve() does once
+    compiled: list[str] = []
+    compile_ = jinja2.Environment.compile
+
+    def counted(env, source, name=None, filename=None, *args, **kwargs):
+        compiled.append(str(filename))
+        return compile_(env, source, name, filename, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counted)
+    validate(frame, config, 384, tmp_path / "first")
+    assert compiled and templates.compiled == len(compiled)
+    compiled.clear()
+    second = validate(frame, config, 384, tmp_path / "second")
+    # the next run compiles only what lies in its own folder (its context's custom styles), the rest is served
+    assert all(name.startswith(str(tmp_path / "second")) for name in compiled) and templates.hits > 0
+    assert second.equals(plain)
+
+    def pages(folder: Path) -> dict[str, str]:
+        # run times in names and text, and the ids and element uuids great-expectations draws afresh for each page
+        moments = (
+            r"\d{8}T\d{6}(\.\d+)?Z|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?"
+            r"|_run_time_sort.: [\d.]+|[0-9a-f-]{8,}"
+        )
+        return {
+            re.sub(moments, "", p.relative_to(folder).as_posix()): re.sub(moments, "", p.read_text())
+            for p in folder.rglob("*.html")
+        }
+
+    assert pages(tmp_path / "second") == pages(tmp_path / "plain") != {}  # page for page, but for run times
