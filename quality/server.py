@@ -64,9 +64,11 @@ def private_folder() -> Path:
 
 
 def code_fingerprint() -> str:
-    """Names the code a checks server runs: the interpreter, Cairn's modules it uses (each file's path, size and
-    modification time) and the libraries' (their package's __init__). Stats only: a millisecond or two."""
-    digest = hashlib.sha256(sys.executable.encode())
+    """Names the code a checks server runs: the interpreter and its environment, Cairn's modules it uses (each file's
+    path, size and modification time) and the libraries' (their package's __init__). Stats only: a millisecond or
+    two. The interpreter by its real file: `cairn` (a virtualenv's `python3`) and `python -m cairn.cli` (its
+    `python`, a link to the same file) share one server; each had one of its own, 290 MB apiece."""
+    digest = hashlib.sha256(f"{os.path.realpath(sys.executable)}\0{sys.prefix}".encode())
     for name in CODE_PACKAGES + LIBRARIES:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:

@@ -36,6 +36,15 @@ def test_the_code_fingerprint_is_stable_and_names_the_interpreter(monkeypatch):
     assert server.code_fingerprint() != first  # another interpreter (another virtualenv): a server of its own
 
 
+def test_two_names_of_one_interpreter_share_a_server_and_another_environment_gets_its_own(tmp_path, monkeypatch):
+    first = server.code_fingerprint()
+    (tmp_path / "python3").symlink_to(os.path.realpath(sys.executable))  # as a virtualenv's python and python3
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python3"))
+    assert server.code_fingerprint() == first
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "another-venv"))  # the same interpreter, other packages
+    assert server.code_fingerprint() != first
+
+
 def test_a_server_stops_once_the_code_on_disk_is_not_its_own(monkeypatch):
     monkeypatch.setattr(server, "CODE_CHECK_SECONDS", 0.0)
     monkeypatch.setattr(server, "code_fingerprint", lambda: "the code now")
