@@ -127,6 +127,8 @@ COLUMNS = [
     ("cuad", "recall@5", "CUAD answer in top 5"),
     ("cuad", "ndcg@10", "CUAD nDCG@10"),
 ]
+COST_SET = "scifact"  # the set whose questions the cost column times: its passages are the longest of the three
+COST_TITLE = "added time a question, ms p50 / p95 (SciFact)"
 TABLE_PAGE = REPO / "docs" / "benchmarks.md"  # the page that holds the ablation table, between these markers
 TABLE_START = (
     "<!-- ablation table: written by "
@@ -146,8 +148,8 @@ def _metric(run: dict, metric: str) -> float | None:
 def ablation_table(results: dict) -> str:
     """Markdown: one row per variant, each metric with its difference from the default pipeline."""
     sets = results["sets"]
-    head = "| variant | " + " | ".join(title for _, _, title in COLUMNS) + " |"
-    lines = [head, "|---" * (len(COLUMNS) + 1) + "|"]
+    head = "| variant | " + " | ".join(title for _, _, title in COLUMNS) + f" | {COST_TITLE} |"
+    lines = [head, "|---" * (len(COLUMNS) + 2) + "|"]
     for variant in VARIANTS:
         cells = []
         for name, metric, _ in COLUMNS:
@@ -160,6 +162,7 @@ def ablation_table(results: dict) -> str:
                 cells.append("")
             else:
                 cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({value - base:+.3f})")
+        cells.append(_cost(sets.get(COST_SET, {}).get("variants", {}).get(variant)))
         lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
     queries = ", ".join(
         f"{name} {sets[name]['variants']['full']['queries']}"
@@ -178,6 +181,16 @@ def ablation_table(results: dict) -> str:
         f"backend {results['backend']}. In parentheses: the difference from the default pipeline."
     )
     return "\n".join(lines)
+
+
+def _cost(run: dict | None) -> str:
+    """What a variant adds to a question's time: the reranker's model, p50 / p95 (the other steps' cost is the same
+    in every variant, within a few ms; the whole retrieve's is bench.rerank_cost's)."""
+    if run is None:
+        return ""
+    if not run.get("reranked"):
+        return "0"
+    return f"{run['rerank_ms_p50']:.0f} / {run['rerank_ms_p95']:.0f}"
 
 
 def merge_sets(previous: dict | None, results: dict) -> dict:

@@ -47,6 +47,16 @@ def test_every_variant_has_a_row_and_each_cell_says_its_difference_from_the_defa
     assert all("0.690 (-0.010)" in row for row in rows[1:])
 
 
+def test_each_row_says_what_its_variant_adds_to_a_questions_time():
+    saved = results()
+    rerank = saved["sets"]["scifact"]["variants"]["rerank_every_top5_128"]
+    rerank.update(reranked=3, rerank_ms_p50=217.4, rerank_ms_p95=289.0)
+    rows = {line.split(" | ")[0]: line for line in ablation_table(saved).splitlines() if line.startswith("| ")}
+    assert "added time a question" in next(line for line in rows.values() if "variant" in line)
+    assert rows["| **the default pipeline**"].endswith("| 0 |")
+    assert rows["| reranking every question: its top 5, 128 word pieces each"].endswith("| 217 / 289 |")
+
+
 def test_the_page_is_rewritten_between_its_markers_only(tmp_path):
     page = tmp_path / "benchmarks.md"
     page.write_text(f"intro\n{TABLE_START}\nold table\n{TABLE_END}\noutro\n")
