@@ -260,7 +260,10 @@ def measure(name: str, config: Path, key: str, questions: list[str], args: argpa
     finally:
         service.stop()
     run = ingested[0] if ingested else None
-    report = run.json() if run and run.exit_code in (0, 1) else {}
+    try:  # a run whose sources failed (exit 2) still prints its report, with why in `failed_sources`
+        report = json.loads(run.stdout) if run else {}
+    except ValueError:
+        report = {}
     return {
         "one_client": one_client,
         "http": quiet,
@@ -273,6 +276,7 @@ def measure(name: str, config: Path, key: str, questions: list[str], args: argpa
             "overlapped_seconds": round(min(busy_until, run.seconds if run else 0.0), 1),
             # a run that did not finish says why (its last lines): the rounds beside it are not "beside an ingest"
             "stderr_tail": run.stderr.strip().splitlines()[-3:] if run and run.exit_code not in (0, 1) else [],
+            "failed_sources": report.get("failed_sources") or [],
         },
     }
 
