@@ -48,8 +48,9 @@ def sample_texts(shared: Path, limit: int) -> list[str]:
 
 
 def scifact_ndcg(work: Path, backend: str, queries: int) -> dict:
-    from bench.eval import VARIANTS, MemoEncoder, evaluate
+    from bench.eval import MemoEncoder, evaluate
     from bench.eval_corpora import ingest, scifact
+    from bench.eval_variants import VARIANTS
     from cairn.embedding import encoder_for
     from cairn.schemas.config import load_config
 

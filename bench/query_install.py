@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import require_shared, save
-from bench.eval import VARIANTS, evaluate
+from bench.eval import evaluate
 from bench.eval_corpora import ingest, scifact
+from bench.eval_variants import VARIANTS
 
 
 def main() -> None:

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from bench.common import DEFAULT_MODEL, percentile, require_shared, save
-from bench.eval import TUNING, VARIANTS
 from bench.eval_corpora import DEV_SETS, GROUP, TENANT, half, ingest
+from bench.eval_variants import TUNING, VARIANTS
 
 
 def main() -> None:

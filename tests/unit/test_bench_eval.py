@@ -3,19 +3,10 @@ rewritten only between its two markers, and only from saved results that hold ev
 
 import pytest
 
-from bench.eval import (
-    HALVES,
-    TABLE_END,
-    TABLE_PAGE,
-    TABLE_START,
-    VARIANTS,
-    ablation_table,
-    half,
-    incomplete,
-    merge_sets,
-    write_table,
-)
+from bench.eval_corpora import HALVES, half
 from bench.eval_ranks import compare, first_relevant, moved
+from bench.eval_table import TABLE_END, TABLE_PAGE, TABLE_START, ablation_table, incomplete, merge_sets, write_table
+from bench.eval_variants import VARIANTS
 from tests.conftest import REPO
 
 
