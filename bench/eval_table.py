@@ -55,7 +55,8 @@ def ablation_table(results: dict) -> str:
             if value is None or base is None:
                 cells.append("")
             else:
-                cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({value - base:+.3f})")
+                change = round(value - base, 3) + 0.0  # + 0.0: a difference that rounds to nothing is +0.000
+                cells.append(f"{value:.3f}" if variant == "full" else f"{value:.3f} ({change:+.3f})")
         cells.append(_cost(sets.get(COST_SET, {}).get("variants", {}).get(variant)))
         lines.append(f"| {LABELS[variant]} | " + " | ".join(cells) + " |")
     queries = ", ".join(

@@ -38,6 +38,13 @@ def test_every_variant_has_a_row_and_each_cell_says_its_difference_from_the_defa
     assert all("0.690 (-0.010)" in row for row in rows[1:])
 
 
+def test_a_difference_that_rounds_to_nothing_is_written_without_a_sign_of_its_own():
+    saved = results(delta=0.0)
+    saved["sets"]["scifact"]["variants"]["no_gate"]["metrics"]["recall@10"] = 0.8 - 1e-9
+    row = next(line for line in ablation_table(saved).splitlines() if line.startswith("| without the query gate"))
+    assert "-0.000" not in row and "0.800 (+0.000)" in row
+
+
 def test_each_row_says_what_its_variant_adds_to_a_questions_time():
     saved = results()
     rerank = saved["sets"]["scifact"]["variants"]["rerank_every_top5_128"]
