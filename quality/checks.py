@@ -85,22 +85,28 @@ class CompiledTemplates:
     """The Data Docs templates compiled once per process. great-expectations makes a new jinja2 Environment for
     every page it renders, so each run compiled its 54 templates again: 0.3 of the 0.4 s of CPU its Data Docs
     took in the checks server (quality/server.py), on every small run's path. jinja2's bytecode cache keeps them,
-    keyed by template name and checked against the template's source (a changed template is compiled again).
-    `hits` and `compiled` count what it served and what it stored."""
+    keyed by template name and file and checked against the template's source (a changed template is compiled
+    again). Each run's context brings one template of its own (its folder's custom styles), so the least recently
+    used beyond `limit` are let go: a server up for weeks holds at most that many. `hits` and `compiled` count what
+    it served and what it stored."""
 
-    def __init__(self) -> None:
-        self.code: dict[str, bytes] = {}
-        self.hits = self.compiled = 0
+    def __init__(self, limit: int = 256) -> None:
+        self.code: dict[str, bytes] = {}  # in order of last use
+        self.limit, self.hits, self.compiled = limit, 0, 0
 
     def load(self, bucket: Any) -> None:
-        code = self.code.get(bucket.key)
+        code = self.code.pop(bucket.key, None)
         if code is not None:
+            self.code[bucket.key] = code
             bucket.bytecode_from_string(code)  # jinja2 resets it if the template's source changed since
             self.hits += 1
 
     def dump(self, bucket: Any) -> None:
+        self.code.pop(bucket.key, None)
         self.code[bucket.key] = bucket.bytecode_to_string()
         self.compiled += 1
+        while len(self.code) > self.limit:
+            del self.code[next(iter(self.code))]
 
     def install(self) -> bool:
         """Every Data Docs view made from now on in this process compiles through this cache (its module's jinja2

@@ -64,3 +64,32 @@ def test_the_idle_time_of_the_checks_server_is_a_setting_that_refuses_a_negative
     assert QualityConfig(worker_idle_seconds=0).worker_idle_seconds == 0.0
     with pytest.raises(ValueError, match="worker_idle_seconds"):
         QualityConfig(worker_idle_seconds=-1)
+
+
+def test_the_compiled_templates_kept_are_bounded_and_the_ones_in_use_stay():
+    from cairn.quality.checks import CompiledTemplates
+
+    class Bucket:  # what jinja2 hands a bytecode cache: a key, and the code to load or store
+        def __init__(self, key: str) -> None:
+            self.key, self.code = key, None
+
+        def bytecode_from_string(self, code: bytes) -> None:
+            self.code = code
+
+        def bytecode_to_string(self) -> bytes:
+            return f"code of {self.key}".encode()
+
+    templates = CompiledTemplates(limit=3)
+    for key in ("page", "index", "styles-run-1"):
+        templates.dump(Bucket(key))
+    used = Bucket("page")
+    templates.load(used)  # a template every run renders
+    assert used.code == b"code of page" and templates.hits == 1
+    for run in range(2, 50):  # each run renders the page again and brings styles of its own
+        templates.load(Bucket("page"))
+        templates.dump(Bucket(f"styles-run-{run}"))
+    assert len(templates.code) == 3 and {"page", "styles-run-49"} <= templates.code.keys()
+    assert "index" not in templates.code and templates.hits == 49
+    missing = Bucket("index")
+    templates.load(missing)
+    assert missing.code is None and templates.hits == 49  # let go: compiled again on its next use
