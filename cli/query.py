@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -198,14 +199,21 @@ def parse_filters(raw: str | None) -> dict | None:
 
 def run_query(config: CairnConfig, options: QueryOptions, scope: Scope) -> Outcome:
     """Open the retriever, answer one question or the batch, print."""
-    warm_encoder(config)
-    from cairn.index.engine_import import import_pymilvus
+    warming = warm_encoder(config)
+    try:
+        from cairn.index.engine_import import import_pymilvus
 
-    import_pymilvus()  # before cairn.query imports it: without pandas and requests (index/engine_import.py)
-    from cairn.query import Retriever
+        import_pymilvus()  # before cairn.query imports it: without pandas and requests (index/engine_import.py)
+        from cairn.query import Retriever
+
+        retriever = Retriever.from_config(config)
+    except BaseException:
+        # an index to open first, say: the model's session may still be in the making, in native code, and an
+        # interpreter torn down under it aborts (exit -6, "terminate called", instead of the error's own code)
+        warming.join(WARM_JOIN_SECONDS)
+        raise
     from cairn.query.answers import result_json
 
-    retriever = Retriever.from_config(config)
     try:
         if options.queries:
             return run_batch(retriever, options.queries, options.output, scope)
@@ -244,12 +252,14 @@ def print_answer(data: dict, as_json: bool, explain: bool) -> Outcome:
     return Outcome.OK
 
 
-def warm_encoder(config: CairnConfig) -> None:
+WARM_JOIN_SECONDS = 60.0  # what a failing `cairn query` waits at most for the encoder's load to end before it exits
+
+
+def warm_encoder(config: CairnConfig) -> threading.Thread:
     """The configured encoder loaded in a thread while the query side imports (pymilvus and what it pulls in:
     1-2 s of a `cairn query`) and opens the index: the model's session is built in native code, mostly beside
     the imports, and the Retriever finds it loaded. What fails here fails again, and is said, when the Retriever
-    loads it (an encoder other than the configured one, during a rebuild, is loaded then)."""
-    import threading
+    loads it (an encoder other than the configured one, during a rebuild, is loaded then). The thread, started."""
 
     def load() -> None:
         try:
@@ -259,7 +269,9 @@ def warm_encoder(config: CairnConfig) -> None:
         except Exception:  # noqa: BLE001 - the Retriever loads it again and says why
             return
 
-    threading.Thread(target=load, name="cairn-warm-encoder", daemon=True).start()
+    thread = threading.Thread(target=load, name="cairn-warm-encoder", daemon=True)
+    thread.start()
+    return thread
 
 
 def run_batch(retriever: Retriever, queries: Path, out_path: Path | None, scope: Scope) -> Outcome:

@@ -243,3 +243,35 @@ def test_an_as_of_outside_the_years_1_to_9999_exits_2_with_one_line(tmp_path, ca
     err = capsys.readouterr().err
     assert "--as-of: '0001-01-01T00:00:00+14:00' is outside the years 1 to 9999" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_query_that_cannot_open_its_index_ends_only_once_the_encoder_load_beside_it_has(monkeypatch, tmp_path):
+    """The encoder loads in a thread while the query imports; the interpreter torn down while that thread was in
+    native code aborted the process (exit -6, "terminate called without an active exception") instead of exit 2."""
+    import threading
+    import time
+
+    import cairn.embedding.model as model
+    import cairn.index.engine_import as engine_import
+    from cairn.cli import query
+    from cairn.errors import CairnError
+    from cairn.query import Retriever
+    from cairn.schemas.config import load_config
+    from tests.conftest import write_config
+
+    def slow_encoder(config):
+        time.sleep(0.5)  # the ONNX session in the making
+        raise RuntimeError("not loaded here")
+
+    def no_index(config):
+        raise CairnError("no index: run `cairn ingest` first")
+
+    monkeypatch.setattr(model, "query_encoder_for", slow_encoder)
+    monkeypatch.setattr(engine_import, "import_pymilvus", lambda: None)
+    monkeypatch.setattr(Retriever, "from_config", no_index)
+    config = load_config(write_config(tmp_path / "c.toml", tmp_path / "index", []))
+    options = QueryOptions(text="anything")
+    scope = Scope(principal=Principal("t", ["g"]), k=3)
+    with pytest.raises(CairnError, match="cairn ingest"):
+        query.run_query(config, options, scope)
+    assert not any(t.name == "cairn-warm-encoder" and t.is_alive() for t in threading.enumerate())
