@@ -9,7 +9,6 @@ questions on both and compares what both engines must agree on. Nothing persists
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -17,18 +16,13 @@ from dataclasses import replace
 import numpy as np
 
 from cairn.index.ledger import IndexedDocument, LedgerEntry, read_ledger
-from cairn.schemas.collection import OUTPUT_FIELDS
+from cairn.schemas.collection import OUTPUT_FIELDS, analyzed
 from cairn.schemas.config import MilvusConfig
 from cairn.schemas.row_filter import RowFilter
 from cairn.schemas.rows import ChunkRow, ScoredRow
 
-# Milvus's BM25 function with its default analyzer: lower-cased word tokens, k1 = 1.2, b = 0.75.
-_WORD = re.compile(r"\w+")
+# Milvus's BM25 function with its default analyzer (schemas/collection.py analyzed): k1 = 1.2, b = 0.75.
 K1, B = 1.2, 0.75
-
-
-def tokens(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 class Refused(Exception):
@@ -105,10 +99,10 @@ class InMemoryStore:
         return found
 
     def search_bm25(self, text: str, where: RowFilter, limit: int, fields: list[str] | None = None) -> list[ScoredRow]:
-        asked = Counter(tokens(text))  # a word said twice weighs twice, as in Milvus ("renewal term term")
+        asked = Counter(analyzed(text))  # a word said twice weighs twice, as in Milvus ("renewal term term")
         query = set(asked)
         if (id(self.rows_by_id), self.writes) != self._terms_of:  # written since, or rows put back from a copy
-            self._terms = {i: Counter(tokens(row.search_text)) for i, row in self.rows_by_id.items()}
+            self._terms = {i: Counter(analyzed(row.search_text)) for i, row in self.rows_by_id.items()}
             self._terms_of = (id(self.rows_by_id), self.writes)
         if not query or not self._terms:
             return []

@@ -3,7 +3,6 @@ Candidates with each leg's score."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +11,7 @@ from cairn.embedding.model import cosine_scale
 from cairn.index.protocol import IndexReader
 from cairn.query.gate import STOPWORDS
 from cairn.query.types import Candidate
-from cairn.schemas.collection import SEARCH_FIELDS
+from cairn.schemas.collection import SEARCH_FIELDS, analyzed
 from cairn.schemas.config import QueryConfig
 from cairn.schemas.row_filter import RowFilter
 from cairn.schemas.rows import ChunkRow, ScoredRow
@@ -121,12 +120,9 @@ class Search:
             by_id[chunk_id].distance = 1.0 - raw
 
 
-_TOKEN = re.compile(r"\w+")  # the engine's analyzer: lower-cased word tokens (index/memory.py does the same)
-
-
 def keyword_terms(text: str) -> frozenset[str]:
     """The question's content words as the BM25 analyzer splits them: what a keyword match must share with it."""
-    return frozenset(w for w in _TOKEN.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS)
+    return frozenset(w for w in analyzed(text) if len(w) > 1 and w not in STOPWORDS)
 
 
 def shares_a_term(row: ChunkRow, terms: frozenset[str]) -> bool:
@@ -138,7 +134,7 @@ def shares_a_term(row: ChunkRow, terms: frozenset[str]) -> bool:
     if not terms:
         return True
     text = row.search_text or " ".join([row.title, *row.breadcrumbs, row.text])
-    return not terms.isdisjoint(_TOKEN.findall(text.lower()))
+    return not terms.isdisjoint(analyzed(text))
 
 
 def cosine(vector: list[float], query_vector: list[float]) -> float:

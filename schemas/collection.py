@@ -11,6 +11,7 @@ never widen the match; access_control_list keeps the plain list the schema names
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +36,14 @@ JSON_FIELDS = ("quality_flags", "extra")
 DENSE_FIELDS = ("abstract_embedding", "full_text_embedding")
 SPARSE_FIELD = "text_sparse"
 BM25_INPUT = "search_text"  # title + breadcrumbs + text: what BM25 ranks (text alone lacks the heading words)
+_ANALYZER_WORD = re.compile(r"\w+")  # the BM25 function's default analyzer: lower-cased word tokens
+
+
+def analyzed(text: str) -> list[str]:
+    """The words the engine's BM25 analyzer makes of `text`, in order (what the in-memory store ranks and what a
+    keyword match must share with the question)."""
+    return _ANALYZER_WORD.findall(text.lower())
+
 
 # Everything a reader may ask for; vectors are never returned to callers.
 OUTPUT_FIELDS = (
